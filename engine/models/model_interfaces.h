@@ -1,0 +1,57 @@
+// The two networks behind one interface, for every backend (CPU, CUDA).
+//
+// Shapes follow pyannote (../shared/specs/models.md): a window is 10 s of
+// 16 kHz mono float32 audio in [-1, 1]; segmentation gives (589, 7) powerset
+// log-probabilities per window; the embedding model takes a window and
+// several per-frame speaker weights (589 segmentation frames each), runs the
+// fbank and ResNet trunk once per window and pools once per mask.
+#ifndef DIARIZATION_ENGINE_MODELS_MODEL_INTERFACES_H_
+#define DIARIZATION_ENGINE_MODELS_MODEL_INTERFACES_H_
+
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace diarization::models {
+
+inline constexpr int kSampleRate = 16000;
+inline constexpr int kWindowSamples = 160000;
+inline constexpr int kSegmentationFrames = 589;
+inline constexpr int kPowersetClasses = 7;
+inline constexpr int kLocalSpeakers = 3;
+inline constexpr int kEmbeddingDim = 256;
+
+// Thread-compatible: one caller at a time per instance (a device worker owns
+// its models). Implementations may use internal thread pools.
+class SegmentationModel {
+ public:
+  virtual ~SegmentationModel() = default;
+
+  // windows: batch × kWindowSamples, contiguous. log_probs: batch ×
+  // kSegmentationFrames × kPowersetClasses, written in full.
+  virtual absl::Status Run(std::span<const float> windows, int batch,
+                           std::span<float> log_probs) = 0;
+
+  // "fp32" or "tf32".
+  virtual std::string precision() const = 0;
+};
+
+class EmbeddingModel {
+ public:
+  virtual ~EmbeddingModel() = default;
+
+  // windows: batch × kWindowSamples. masks: batch × masks_per_window ×
+  // kSegmentationFrames per-frame weights (pyannote passes 0/1). embeddings:
+  // batch × masks_per_window × kEmbeddingDim, written in full. An all-zero
+  // mask gives the embedding layer's bias, as in pyannote.
+  virtual absl::Status Run(std::span<const float> windows, int batch,
+                           std::span<const float> masks, int masks_per_window,
+                           std::span<float> embeddings) = 0;
+
+  virtual std::string precision() const = 0;
+};
+
+}  // namespace diarization::models
+
+#endif  // DIARIZATION_ENGINE_MODELS_MODEL_INTERFACES_H_

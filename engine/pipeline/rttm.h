@@ -1,0 +1,44 @@
+// Speaker segments and their RTTM text form (NIST RTTM, as pyannote writes it).
+//
+// Writer: pyannote.core Annotation.write_rttm — one line per segment,
+//   SPEAKER {uri} 1 {start:.3f} {duration:.3f} <NA> <NA> {label} <NA> <NA>
+// sorted by (start, end, label). Reader: the same lines; blank lines and
+// lines starting with ';;' or '#' are skipped; other record types are skipped.
+#ifndef DIARIZATION_ENGINE_PIPELINE_RTTM_H_
+#define DIARIZATION_ENGINE_PIPELINE_RTTM_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace diarization {
+
+// One speaker turn: [start_s, end_s) in seconds, and a speaker label.
+struct Segment {
+  double start_s = 0.0;
+  double end_s = 0.0;
+  std::string speaker;
+  // File id the segment belongs to (the RTTM "uri" column).
+  std::string uri;
+
+  friend bool operator==(const Segment&, const Segment&) = default;
+};
+
+// Formats segments as RTTM lines ("%.{decimals}f" for onset and duration,
+// pyannote uses 3). Segments are written in the order given; `uri` overrides
+// each segment's own uri when not empty.
+std::string FormatRttm(const std::vector<Segment>& segments,
+                       std::string_view uri = "", int decimals = 3);
+
+// Parses RTTM text. Errors name the line number and what is wrong (too few
+// fields, a non-numeric or negative onset/duration).
+absl::StatusOr<std::vector<Segment>> ParseRttm(std::string_view text);
+
+// Reads and parses an RTTM file.
+absl::StatusOr<std::vector<Segment>> ReadRttmFile(const std::string& path);
+
+}  // namespace diarization
+
+#endif  // DIARIZATION_ENGINE_PIPELINE_RTTM_H_

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The project's one test command (README): installs what it needs, builds
+# every target (GPU targets included: they must compile), runs every test that
+# does not need a GPU, and ends with the line "N passed, M failed".
+#
+# Golden data: DIARIZATION_TEST_DATA (default ../shared/data beside the repo).
+# Tests fail, not skip, when it is missing.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+bash scripts/install_deps.sh || { echo "install failed"; echo "0 passed, 1 failed"; exit 1; }
+
+export DIARIZATION_TEST_DATA="${DIARIZATION_TEST_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
+export DIARIZATION_MODELS_DIR="${DIARIZATION_MODELS_DIR:-$(dirname "$DIARIZATION_TEST_DATA")/models}"
+
+# Python tools used by tests (pinned, in a venv the tool's own script makes).
+if [[ -x tools/venv.sh ]]; then
+  bash tools/venv.sh >/dev/null || { echo "venv setup failed"; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+BAZEL_FLAGS=(--test_env=DIARIZATION_TEST_DATA --test_env=DIARIZATION_MODELS_DIR
+             --test_env=DIARIZATION_VENV="$ROOT/.venv")
+
+echo "== build //..."
+if ! bazel build //... ; then
+  echo "build failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+echo "== test (non-GPU)"
+bazel test "${BAZEL_FLAGS[@]}" --test_tag_filters=-gpu,-manual //...
+bazel_rc=$?
+
+# Count test cases from each test target's JUnit XML (gtest writes one case
+# per TEST; sh_test targets count as one case).
+python3 tools/ci/count_tests.py "$(bazel info bazel-testlogs 2>/dev/null)"
+count_rc=$?
+if [[ $bazel_rc -ne 0 && $count_rc -eq 0 ]]; then
+  # Bazel failed without a failing case (e.g. a target that did not build).
+  echo "bazel test exited $bazel_rc"
+  exit $bazel_rc
+fi
+exit $count_rc

@@ -1,0 +1,32 @@
+"""Thin wrappers over Bazel's native C++ rules.
+
+Bazel 4.2.3 (Debian's bazel-bootstrap) wants to download @rules_cc; Debian's
+bazel-rules-cc needs Bazel >= 5. These macros make the name resolve offline.
+"""
+
+def cc_library(**kwargs):
+    native.cc_library(**kwargs)
+
+def cc_binary(**kwargs):
+    native.cc_binary(**kwargs)
+
+def cc_test(**kwargs):
+    native.cc_test(**kwargs)
+
+def cc_import(**kwargs):
+    native.cc_import(**kwargs)
+
+def cc_proto_library(**kwargs):
+    native.cc_proto_library(**kwargs)
+
+def cc_toolchain(**kwargs):
+    native.cc_toolchain(**kwargs)
+
+def cc_toolchain_suite(**kwargs):
+    native.cc_toolchain_suite(**kwargs)
+
+def objc_library(**kwargs):
+    native.objc_library(**kwargs)
+
+def fdo_profile(**kwargs):
+    native.fdo_profile(**kwargs)
