@@ -23,6 +23,12 @@ namespace diarization::models {
 
 enum class DType { kF32, kF64, kF16, kBF16, kI64, kI32, kI8, kU8, kBool };
 
+// The safetensors spelling ("F32", "I64", "BOOL", ...), the element size in
+// bytes, and the inverse of DTypeName (InvalidArgument for other names).
+std::string DTypeName(DType dtype);
+int64_t DTypeSize(DType dtype);
+absl::StatusOr<DType> ParseDType(const std::string& name);
+
 // Read-only view of one tensor inside a mapped file.
 struct TensorView {
   std::string name;
@@ -50,8 +56,13 @@ class SafetensorsFile {
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
-  // nullptr when absent.
+  // Opening fails with NotFound (no such file), DataLoss (truncated or
+  // corrupt: bad JSON, bad offsets, overlapping/gapped/trailing data, sizes
+  // not matching shapes) or InvalidArgument (not a regular file).
+
+  // nullptr when absent. Views stay valid while this object lives.
   const TensorView* Find(const std::string& name) const;
+  // Tensor names, sorted.
   std::vector<std::string> names() const;
   const std::map<std::string, std::string>& metadata() const;
   const std::string& path() const;
@@ -70,14 +81,16 @@ class SafetensorsFile {
 };
 
 // Writes tensors to a safetensors file (used by the random-model tool and
-// tests). Data must match each spec's dtype and shape.
+// tests). Data must match each spec's dtype and shape. The output is a
+// deterministic function of the arguments (header keys sorted, data in the
+// given order, header padded to 8 bytes); written to `path`.tmp and renamed.
 struct TensorData {
   TensorSpec spec;
   std::vector<std::byte> bytes;
 };
-absl::Status WriteSafetensors(const std::string& path,
-                              const std::vector<TensorData>& tensors,
-                              const std::map<std::string, std::string>& metadata);
+absl::Status WriteSafetensors(
+    const std::string& path, const std::vector<TensorData>& tensors,
+    const std::map<std::string, std::string>& metadata);
 
 }  // namespace diarization::models
 
