@@ -1,0 +1,43 @@
+// The service's limits (flags in main.cc, reported by GetInfo, enforced by the
+// reactors and the validation in request_validation.h). Each limit that is
+// reached fails the call with a message naming the value and the limit.
+#ifndef DIARIZATION_SERVER_LIMITS_H_
+#define DIARIZATION_SERVER_LIMITS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace diarization::server {
+
+struct ServiceLimits {
+  // Largest gRPC message either way (the unary DiarizeFile request carries a
+  // whole file, so this bounds unary audio too).
+  int64_t max_message_bytes = 64 << 20;
+  // Longest audio one request may carry (unary or streamed), in seconds.
+  double max_audio_s_per_request = 4.0 * 3600.0;
+  // Longest wall-clock life of a Diarize stream, in seconds.
+  double max_stream_duration_s = 4.0 * 3600.0;
+  // Diarize streams and DiarizeFile calls open at the same time.
+  int max_concurrent_streams = 64;
+  // Admission control in the engine: audio seconds accepted but not yet
+  // processed, over all requests (0 = the engine's default).
+  double max_backlog_audio_s = 3600.0;
+  int min_sample_rate_hz = 8000;
+  int max_sample_rate_hz = 192000;
+  int max_channel_count = 32;
+  // Speaker hints above this are refused (clustering cost grows with it and
+  // no meeting needs more).
+  int max_speakers = 64;
+  // Partial results no more often than this many seconds of audio.
+  double min_partial_interval_s = 1.0;
+  double default_partial_interval_s = 5.0;
+};
+
+// Checks that the limits themselves make sense (positive, ordered), for flag
+// validation at start-up.
+absl::Status ValidateLimits(const ServiceLimits& limits);
+
+}  // namespace diarization::server
+
+#endif  // DIARIZATION_SERVER_LIMITS_H_

@@ -1,0 +1,55 @@
+// Checks a client's DiarizationConfig before any work starts, and turns it
+// into the plain settings the reactors use. Every refusal is
+// INVALID_ARGUMENT with a message that names the field, the value and the
+// rule (docs/api.md, "Validation").
+#ifndef DIARIZATION_SERVER_REQUEST_VALIDATION_H_
+#define DIARIZATION_SERVER_REQUEST_VALIDATION_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "diarization/v1/diarization.pb.h"
+#include "server/limits.h"
+
+namespace diarization::server {
+
+enum class RpcKind { kStream, kUnary };
+
+// A config that passed validation; defaults filled in.
+struct ValidatedConfig {
+  // ENCODED (a container file) or raw PCM; only DiarizeFile takes ENCODED.
+  v1::AudioEncoding encoding = v1::LINEAR16;
+  int sample_rate_hz = 16000;
+  int channel_count = 1;
+  int num_speakers = 0;
+  int min_speakers = 0;
+  int max_speakers = 0;
+  bool exclusive = false;
+  bool return_centroids = false;
+  bool fast = false;
+  bool partial_results = false;
+  double partial_interval_s = 5.0;
+  // The client's request_id, or one made up by the server.
+  std::string request_id;
+  std::string uri = "audio";
+
+  // Bytes per interleaved frame of raw PCM (0 for ENCODED).
+  int frame_bytes() const;
+};
+
+// Validates `config` for a call of kind `kind` under `limits`. For the unary
+// call a missing config means ENCODED audio and defaults everywhere.
+absl::StatusOr<ValidatedConfig> ValidateConfig(
+    const v1::DiarizationConfig& config, RpcKind kind,
+    const ServiceLimits& limits);
+
+// Checks a request_id or uri: 1 to 128 printable ASCII characters without
+// spaces ('!' to '~'). `field` names it in the error.
+absl::Status ValidateToken(const std::string& value, const char* field);
+
+// A fresh request id: "srv-" and 16 random hex digits.
+std::string NewRequestId();
+
+}  // namespace diarization::server
+
+#endif  // DIARIZATION_SERVER_REQUEST_VALIDATION_H_
