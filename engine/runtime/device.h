@@ -1,0 +1,69 @@
+// A device as the engine sees it: a name, the two pre-loaded networks that
+// run on it, and optional hooks for its memory statistics and its worker
+// thread. The engine runs one worker thread per Device; that thread is the
+// only caller of the Device's models (they are thread-compatible,
+// engine/models/model_interfaces.h).
+//
+// The CPU backend is one Device ("cpu") whose models use their own thread
+// count; the CUDA backend gives one Device per GPU ("cuda:0", "cuda:1", ...),
+// each with its own models, weights resident, and memory from that GPU's
+// arena (engine/runtime/device_arena.h, helper "cuda").
+#ifndef DIARIZATION_ENGINE_RUNTIME_DEVICE_H_
+#define DIARIZATION_ENGINE_RUNTIME_DEVICE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "engine/models/model_interfaces.h"
+
+namespace diarization::runtime {
+
+// A snapshot of one device's memory, in bytes. Fields a device cannot report
+// stay 0 (the CPU device reports none of them).
+struct DeviceMemoryStats {
+  // The device arena (GPU only): address space reserved, physical memory
+  // mapped into it, bytes handed out now, and the high-water mark of used.
+  uint64_t arena_reserved_bytes = 0;
+  uint64_t arena_mapped_bytes = 0;
+  uint64_t arena_used_bytes = 0;
+  uint64_t arena_peak_bytes = 0;
+  // cudaMemGetInfo of the whole device.
+  uint64_t device_free_bytes = 0;
+  uint64_t device_total_bytes = 0;
+};
+
+struct Device {
+  // "cpu", "cuda:0", ...; unique within an engine. Used as the `device`
+  // label of metrics and in every JobResult.
+  std::string name;
+  // Human-readable, e.g. "NVIDIA H200 (sm_90)" or "x86_64, 8 threads".
+  std::string description;
+
+  // Both required. Owned by the engine after Engine::Create; only this
+  // device's worker thread calls them.
+  std::unique_ptr<models::SegmentationModel> segmentation;
+  std::unique_ptr<models::EmbeddingModel> embedding;
+
+  // "fp32" / "tf32". Empty means: ask the model's precision().
+  std::string segmentation_precision;
+  std::string embedding_precision;
+
+  // Optional. Called from an engine thread (about once a second for metrics,
+  // and from Engine::Devices()); must be thread-safe and cheap. Unset = no
+  // memory statistics (all zero).
+  std::function<DeviceMemoryStats()> memory_stats;
+
+  // Optional. Run once on the device's worker thread before its first batch
+  // (e.g. cudaSetDevice for the GPU this Device stands for). An error makes
+  // Engine::Create fail with that status.
+  std::function<absl::Status()> on_worker_start;
+  // Optional. Run once on the worker thread when it stops.
+  std::function<void()> on_worker_stop;
+};
+
+}  // namespace diarization::runtime
+
+#endif  // DIARIZATION_ENGINE_RUNTIME_DEVICE_H_
