@@ -1,0 +1,184 @@
+// Raw PCM decoding (whole buffers and streams) and format validation.
+#include "engine/audio/audio.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "engine/audio/limits.h"
+#include "engine/audio/pcm_convert.h"
+#include "engine/audio/resampler.h"
+#include "engine/common/status_macros.h"
+
+namespace diarization::audio {
+
+absl::Status ValidateRateAndChannels(int sample_rate_hz, int channel_count,
+                                     const DecodeLimits& limits) {
+  if (sample_rate_hz < limits.min_sample_rate_hz ||
+      sample_rate_hz > limits.max_sample_rate_hz) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sample rate ", sample_rate_hz, " Hz is outside the accepted range [",
+        limits.min_sample_rate_hz, ", ", limits.max_sample_rate_hz, "] Hz"));
+  }
+  if (channel_count < 1 || channel_count > limits.max_channel_count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "channel count ", channel_count, " is outside the accepted range [1, ",
+        limits.max_channel_count, "]"));
+  }
+  return absl::OkStatus();
+}
+
+int64_t MaxFrames(const DecodeLimits& limits, int sample_rate_hz) {
+  const double frames = std::floor(limits.max_duration_s * sample_rate_hz);
+  if (!(frames > 0.0)) return 0;
+  if (frames >= 9.0e18) return INT64_MAX;
+  return static_cast<int64_t>(frames);
+}
+
+absl::Status TooLongError(int64_t frames, int sample_rate_hz,
+                          const DecodeLimits& limits) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "audio is too long: ", static_cast<double>(frames) / sample_rate_hz,
+      " s or more at ", sample_rate_hz, " Hz, the limit is ",
+      limits.max_duration_s, " s"));
+}
+
+absl::Status ValidatePcmFormat(const PcmFormat& format,
+                               const DecodeLimits& limits) {
+  if (format.encoding != PcmEncoding::kLinear16 &&
+      format.encoding != PcmEncoding::kFloat32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unsupported PCM encoding ", static_cast<int>(format.encoding),
+        "; supported: LINEAR16, FLOAT32 (little-endian)"));
+  }
+  return ValidateRateAndChannels(format.sample_rate_hz, format.channel_count,
+                                 limits);
+}
+
+namespace {
+
+class PcmStreamDecoder final : public StreamDecoder {
+ public:
+  PcmStreamDecoder(const PcmFormat& format, const DecodeLimits& limits,
+                   std::unique_ptr<Resampler> resampler)
+      : format_(format),
+        frame_bytes_(BytesPerSample(format.encoding) * format.channel_count),
+        max_frames_(MaxFrames(limits, format.sample_rate_hz)),
+        limits_(limits),
+        resampler_(std::move(resampler)) {}
+
+  absl::Status Push(std::span<const std::byte> bytes,
+                    std::vector<float>& out) override {
+    if (finished_) {
+      return absl::FailedPreconditionError("Push() after Finish()");
+    }
+    const size_t total_bytes = pending_.size() + bytes.size();
+    const int64_t new_frames = static_cast<int64_t>(total_bytes / frame_bytes_);
+    if (new_frames > max_frames_ - frames_) {
+      return TooLongError(frames_ + new_frames, format_.sample_rate_hz,
+                          limits_);
+    }
+    // Convert first, commit state only on success, so a failed Push leaves
+    // the decoder as it was.
+    std::vector<float> mono;
+    size_t used = 0;  // bytes of `bytes` consumed into whole frames
+    if (!pending_.empty()) {
+      const size_t fill =
+          std::min(frame_bytes_ - pending_.size(), bytes.size());
+      if (pending_.size() + fill == frame_bytes_) {
+        std::vector<std::byte> frame(pending_);
+        frame.insert(frame.end(), bytes.begin(), bytes.begin() + fill);
+        RETURN_IF_ERROR(AppendMonoFromPcm(
+            frame, format_.encoding, format_.channel_count, frames_, mono));
+        used = fill;
+      } else {
+        // Still not a whole frame.
+        pending_.insert(pending_.end(), bytes.begin(), bytes.end());
+        return absl::OkStatus();
+      }
+    }
+    const size_t whole = (bytes.size() - used) / frame_bytes_ * frame_bytes_;
+    RETURN_IF_ERROR(AppendMonoFromPcm(
+        bytes.subspan(used, whole), format_.encoding, format_.channel_count,
+        frames_ + static_cast<int64_t>(mono.size()), mono));
+    used += whole;
+    pending_.assign(bytes.begin() + used, bytes.end());
+    frames_ += static_cast<int64_t>(mono.size());
+    return resampler_->Process(mono, out);
+  }
+
+  absl::Status Finish(std::vector<float>& out) override {
+    if (finished_) {
+      return absl::FailedPreconditionError("Finish() called twice");
+    }
+    finished_ = true;
+    if (!pending_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "audio stream ended with a partial frame: ", pending_.size(),
+          " bytes left over, a frame is ", frame_bytes_, " bytes (",
+          format_.channel_count, " channel(s) of ",
+          BytesPerSample(format_.encoding), "-byte samples)"));
+    }
+    return resampler_->Flush(out);
+  }
+
+  double input_duration_s() const override {
+    return static_cast<double>(frames_) / format_.sample_rate_hz;
+  }
+
+ private:
+  const PcmFormat format_;
+  const size_t frame_bytes_;
+  const int64_t max_frames_;
+  const DecodeLimits limits_;
+  std::unique_ptr<Resampler> resampler_;
+  std::vector<std::byte> pending_;  // a partial frame, < frame_bytes_
+  int64_t frames_ = 0;              // whole input frames decoded
+  bool finished_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StreamDecoder>> StreamDecoder::Create(
+    const PcmFormat& format, const DecodeLimits& limits) {
+  RETURN_IF_ERROR(ValidatePcmFormat(format, limits));
+  ASSIGN_OR_RETURN(std::unique_ptr<Resampler> resampler,
+                   Resampler::Create(format.sample_rate_hz));
+  return std::unique_ptr<StreamDecoder>(
+      new PcmStreamDecoder(format, limits, std::move(resampler)));
+}
+
+absl::StatusOr<Waveform> DecodePcm(std::span<const std::byte> bytes,
+                                   const PcmFormat& format,
+                                   const DecodeLimits& limits) {
+  RETURN_IF_ERROR(ValidatePcmFormat(format, limits));
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError("audio is empty (0 bytes)");
+  }
+  const size_t frame_bytes =
+      BytesPerSample(format.encoding) * format.channel_count;
+  if (bytes.size() % frame_bytes != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "raw PCM of ", bytes.size(), " bytes is not a whole number of ",
+        frame_bytes, "-byte frames (", format.channel_count, " channel(s) of ",
+        BytesPerSample(format.encoding),
+        "-byte samples); the input is truncated or the format is wrong"));
+  }
+  // One code path with streaming: the same decoder, fed everything at once.
+  ASSIGN_OR_RETURN(std::unique_ptr<StreamDecoder> decoder,
+                   StreamDecoder::Create(format, limits));
+  Waveform waveform;
+  waveform.source_sample_rate_hz = format.sample_rate_hz;
+  waveform.source_channel_count = format.channel_count;
+  const double ratio =
+      static_cast<double>(kTargetSampleRate) / format.sample_rate_hz;
+  waveform.samples.reserve(
+      static_cast<size_t>(bytes.size() / frame_bytes * ratio) + 16);
+  RETURN_IF_ERROR(decoder->Push(bytes, waveform.samples));
+  RETURN_IF_ERROR(decoder->Finish(waveform.samples));
+  return waveform;
+}
+
+}  // namespace diarization::audio

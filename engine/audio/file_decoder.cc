@@ -1,0 +1,263 @@
+// Container decoding through libsndfile, from memory (sf_open_virtual).
+#include <sndfile.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/audio/audio.h"
+#include "engine/audio/limits.h"
+#include "engine/audio/pcm_convert.h"
+#include "engine/audio/resampler.h"
+#include "engine/common/status_macros.h"
+
+namespace diarization::audio {
+namespace {
+
+// A read-only file in memory for libsndfile's virtual I/O.
+struct MemoryFile {
+  std::span<const std::byte> bytes;
+  sf_count_t position = 0;
+};
+
+sf_count_t MemoryLength(void* user) {
+  return static_cast<sf_count_t>(static_cast<MemoryFile*>(user)->bytes.size());
+}
+
+sf_count_t MemorySeek(sf_count_t offset, int whence, void* user) {
+  auto* file = static_cast<MemoryFile*>(user);
+  const sf_count_t size = static_cast<sf_count_t>(file->bytes.size());
+  sf_count_t base = 0;
+  switch (whence) {
+    case SEEK_SET:
+      base = 0;
+      break;
+    case SEEK_CUR:
+      base = file->position;
+      break;
+    case SEEK_END:
+      base = size;
+      break;
+    default:
+      return -1;
+  }
+  // Refuse positions outside [0, size] (and overflow) instead of trusting
+  // offsets read from a possibly hostile header.
+  if ((offset > 0 && base > size - offset) || base + offset < 0) return -1;
+  file->position = base + offset;
+  return file->position;
+}
+
+sf_count_t MemoryRead(void* destination, sf_count_t count, void* user) {
+  auto* file = static_cast<MemoryFile*>(user);
+  const sf_count_t size = static_cast<sf_count_t>(file->bytes.size());
+  if (count <= 0 || file->position >= size) return 0;
+  const sf_count_t n = std::min(count, size - file->position);
+  std::memcpy(destination, file->bytes.data() + file->position,
+              static_cast<size_t>(n));
+  file->position += n;
+  return n;
+}
+
+sf_count_t MemoryWrite(const void*, sf_count_t, void*) { return 0; }
+
+sf_count_t MemoryTell(void* user) {
+  return static_cast<MemoryFile*>(user)->position;
+}
+
+struct SndfileCloser {
+  void operator()(SNDFILE* file) const { sf_close(file); }
+};
+
+// Containers and encodings accepted (audio.h). Anything else libsndfile
+// recognises (AIFF, AU, MP3, A-law, ADPCM ...) is refused: the service
+// promises these, and a small set is a small attack surface.
+bool IsSupported(int format, std::string* description) {
+  const int container = format & SF_FORMAT_TYPEMASK;
+  const int encoding = format & SF_FORMAT_SUBMASK;
+  switch (container) {
+    case SF_FORMAT_WAV:
+    case SF_FORMAT_WAVEX:
+    case SF_FORMAT_RF64:
+      *description = "WAV";
+      return encoding == SF_FORMAT_PCM_16 || encoding == SF_FORMAT_PCM_24 ||
+             encoding == SF_FORMAT_PCM_32 || encoding == SF_FORMAT_FLOAT;
+    case SF_FORMAT_FLAC:
+      *description = "FLAC";
+      return true;
+    case SF_FORMAT_OGG:
+      *description = "OGG";
+      return encoding == SF_FORMAT_VORBIS || encoding == SF_FORMAT_OPUS;
+    default:
+      *description = "an unsupported container";
+      return false;
+  }
+}
+
+std::string FormatName(int format) {
+  SF_FORMAT_INFO info;
+  std::memset(&info, 0, sizeof(info));
+  info.format = format & SF_FORMAT_TYPEMASK;
+  std::string container = "unknown container";
+  if (sf_command(nullptr, SFC_GET_FORMAT_INFO, &info, sizeof(info)) == 0 &&
+      info.name != nullptr) {
+    container = info.name;
+  }
+  std::memset(&info, 0, sizeof(info));
+  info.format = format & SF_FORMAT_SUBMASK;
+  std::string encoding = "unknown encoding";
+  if (sf_command(nullptr, SFC_GET_FORMAT_INFO, &info, sizeof(info)) == 0 &&
+      info.name != nullptr) {
+    encoding = info.name;
+  }
+  return absl::StrFormat("%s, %s (format 0x%08x)", container, encoding, format);
+}
+
+// libsndfile clamps a WAV "data" chunk that runs past the end of the file
+// and decodes what is there; only its log says so ("data : <declared>
+// (should be <present>)"). A cut upload must not pass for a shorter
+// recording, so that is an error, except for the placeholder lengths (0,
+// 0xFFFFFFFF) that streaming writers leave when they cannot seek back.
+absl::Status CheckWavDataLength(SNDFILE* file) {
+  std::vector<char> log(16384, '\0');
+  sf_command(file, SFC_GET_LOG_INFO, log.data(),
+             static_cast<int>(log.size()) - 1);
+  const std::string_view text(log.data());
+  size_t at = 0;
+  while ((at = text.find("data : ", at)) != std::string_view::npos) {
+    const bool line_start = at == 0 || text[at - 1] == '\n';
+    unsigned long long declared = 0, present = 0;
+    if (line_start &&
+        std::sscanf(log.data() + at, "data : %llu (should be %llu)", &declared,
+                    &present) == 2 &&
+        declared > present && declared != 0 && declared != 0xFFFFFFFFull) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("WAV audio is truncated: the data chunk announces ",
+                       declared, " bytes, only ", present, " are present"));
+    }
+    at += 7;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Waveform> DecodeFile(std::span<const std::byte> bytes,
+                                    const DecodeLimits& limits) {
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError("audio file is empty (0 bytes)");
+  }
+  MemoryFile memory{.bytes = bytes};
+  SF_VIRTUAL_IO io = {MemoryLength, MemorySeek, MemoryRead, MemoryWrite,
+                      MemoryTell};
+  SF_INFO info;
+  std::memset(&info, 0, sizeof(info));
+  std::unique_ptr<SNDFILE, SndfileCloser> file(
+      sf_open_virtual(&io, SFM_READ, &info, &memory));
+  if (file == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot decode audio file (", bytes.size(),
+        " bytes): ", sf_strerror(nullptr),
+        "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis, "
+        "or send raw PCM with its format"));
+  }
+  std::string container;
+  if (!IsSupported(info.format, &container)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unsupported audio encoding: ", FormatName(info.format),
+        "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis"));
+  }
+  RETURN_IF_ERROR(
+      ValidateRateAndChannels(info.samplerate, info.channels, limits));
+  const int64_t max_frames = MaxFrames(limits, info.samplerate);
+  if (info.frames > max_frames) {
+    return TooLongError(info.frames, info.samplerate, limits);
+  }
+  // libsndfile scales integer PCM to [-1, 1) by 1/32768 (16-bit),
+  // 1/8388608 (24-bit), 1/2^31 (32-bit): exactly torchaudio's convention.
+  sf_command(file.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
+
+  ASSIGN_OR_RETURN(std::unique_ptr<Resampler> resampler,
+                   Resampler::Create(info.samplerate));
+  Waveform waveform;
+  waveform.source_sample_rate_hz = info.samplerate;
+  waveform.source_channel_count = info.channels;
+  if (info.frames > 0) {
+    waveform.samples.reserve(static_cast<size_t>(
+        static_cast<double>(info.frames) * kTargetSampleRate / info.samplerate +
+        16));
+  }
+  constexpr sf_count_t kBlockFrames = 8192;
+  std::vector<float> interleaved(kBlockFrames * info.channels);
+  std::vector<float> mono;
+  int64_t frames_read = 0;
+  while (true) {
+    const sf_count_t n =
+        sf_readf_float(file.get(), interleaved.data(), kBlockFrames);
+    if (n <= 0) break;
+    if (n > max_frames - frames_read) {
+      return TooLongError(frames_read + n, info.samplerate, limits);
+    }
+    mono.clear();
+    RETURN_IF_ERROR(AppendMonoFromInterleaved(
+        std::span<const float>(interleaved.data(), n * info.channels),
+        info.channels, frames_read, mono));
+    frames_read += n;
+    RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
+  }
+  const int error = sf_error(file.get());
+  if (info.frames > 0 && frames_read < info.frames) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        container, " audio is truncated: the header announces ", info.frames,
+        " frames, only ", frames_read, " could be decoded",
+        error != SF_ERR_NO_ERROR
+            ? absl::StrCat(" (", sf_error_number(error), ")")
+            : ""));
+  }
+  if (error != SF_ERR_NO_ERROR) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(container, " audio is corrupt after ", frames_read,
+                     " frames: ", sf_error_number(error)));
+  }
+  if ((info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_FLAC &&
+      (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_OGG) {
+    RETURN_IF_ERROR(CheckWavDataLength(file.get()));
+  }
+  if (frames_read == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(container, " file contains no audio samples"));
+  }
+  RETURN_IF_ERROR(resampler->Flush(waveform.samples));
+  return waveform;
+}
+
+absl::StatusOr<Waveform> DecodeFilePath(const std::string& path,
+                                        const DecodeLimits& limits) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open audio file '", path, "'"));
+  }
+  std::vector<char> contents((std::istreambuf_iterator<char>(stream)),
+                             std::istreambuf_iterator<char>());
+  if (stream.bad()) {
+    return absl::DataLossError(
+        absl::StrCat("error while reading audio file '", path, "'"));
+  }
+  absl::StatusOr<Waveform> waveform =
+      DecodeFile(std::as_bytes(std::span<const char>(contents)), limits);
+  if (!waveform.ok()) {
+    return absl::Status(waveform.status().code(),
+                        absl::StrCat(path, ": ", waveform.status().message()));
+  }
+  return waveform;
+}
+
+}  // namespace diarization::audio
