@@ -1,0 +1,430 @@
+#include "engine/models/cpu_segmentation_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/models/dnnl_util.h"
+#include "engine/models/sincnet_filters.h"
+#include "engine/models/weights.h"
+
+namespace diarization::models {
+namespace {
+
+using dnnl::memory;
+using Tag = dnnl::memory::format_tag;
+constexpr auto kF32 = dnnl::memory::data_type::f32;
+
+constexpr int kHidden = 128;
+constexpr int kGates = 4;
+constexpr int kLayers = 4;
+constexpr int kConvChannels = 60;
+constexpr int kLinear = 128;
+constexpr float kEps = 1e-5f;
+constexpr float kSlope = 0.01f;
+
+// Lengths through SincNet for a 10 s window (models.md §1.2).
+constexpr int kConv0Len = (kWindowSamples - kSincKernel) / 10 + 1;  // 15975
+constexpr int kPool0Len = kConv0Len / 3;                            // 5325
+constexpr int kConv1Len = kPool0Len - 4;                            // 5321
+constexpr int kPool1Len = kConv1Len / 3;                            // 1773
+constexpr int kConv2Len = kPool1Len - 4;                            // 1769
+constexpr int kPool2Len = kConv2Len / 3;                            // 589
+static_assert(kPool2Len == kSegmentationFrames);
+
+// InstanceNorm statistics (biased variance) in double, as torch accumulates
+// float batch-norm statistics; then y = x·α + β with α = γ/√(var+ε),
+// β = b − mean·α (torch's batch_norm transform).
+void NormalizeAffine(const float* x, int len, float gamma, float beta, float* y,
+                     bool leaky) {
+  double sum = 0.0;
+  for (int i = 0; i < len; ++i) sum += x[i];
+  const double mean = sum / len;
+  double ss = 0.0;
+  for (int i = 0; i < len; ++i) {
+    const double d = x[i] - mean;
+    ss += d * d;
+  }
+  const double invstd = 1.0 / std::sqrt(ss / len + kEps);
+  const float alpha = static_cast<float>(invstd * gamma);
+  const float shift = static_cast<float>(beta - mean * alpha);
+  for (int i = 0; i < len; ++i) {
+    const float v = x[i] * alpha + shift;
+    y[i] = leaky && v < 0.0f ? v * kSlope : v;
+  }
+}
+
+// Max-pool (k=3, s=3) over time, then InstanceNorm(affine) and leaky ReLU,
+// for (batch, channels, in_len) → (batch, channels, in_len / 3).
+void PoolNormLeaky(const float* in, int batch, int channels, int in_len,
+                   const std::vector<float>& gamma,
+                   const std::vector<float>& beta, float* out) {
+  const int out_len = in_len / 3;
+#pragma omp parallel for schedule(static)
+  for (int bc = 0; bc < batch * channels; ++bc) {
+    const float* x = in + static_cast<size_t>(bc) * in_len;
+    float* y = out + static_cast<size_t>(bc) * out_len;
+    for (int t = 0; t < out_len; ++t) {
+      y[t] = std::max(std::max(x[3 * t], x[3 * t + 1]), x[3 * t + 2]);
+    }
+    const int c = bc % channels;
+    NormalizeAffine(y, out_len, gamma[c], beta[c], y, /*leaky=*/true);
+  }
+}
+
+}  // namespace
+
+struct CpuSegmentationModel::Weights {
+  float wav_gamma = 1.0f, wav_beta = 0.0f;
+  std::vector<float> sinc;  // (80, 1, 251)
+  std::vector<float> norm_gamma[3], norm_beta[3];
+  std::vector<float> conv_w[2], conv_b[2];  // (60, C, 5), (60)
+  // Per LSTM layer: ldigo weights (1, 2, in, 4, 128), (1, 2, 128, 4, 128),
+  // ldgo bias (1, 2, 4, 128) = bias_ih + bias_hh.
+  std::vector<float> lstm_wx[kLayers], lstm_wh[kLayers], lstm_b[kLayers];
+  std::vector<float> lin_w[3], lin_b[3];  // linear.0, linear.1, classifier
+};
+
+struct CpuSegmentationModel::Plan {
+  int batch = 0;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+
+  std::vector<float> wav, conv0_out, pool0, conv1_out, pool1, conv2_out;
+  std::vector<float> lstm_in, lstm_a, lstm_b;
+  std::vector<float> lin0_out, lin1_out, logits;
+
+  struct Step {
+    dnnl::primitive prim;
+    std::unordered_map<int, memory> args;
+  };
+  std::vector<Step> sincnet_convs;  // conv0, conv1, conv2
+  std::vector<Step> lstms;          // 4 layers
+  std::vector<Step> linears;        // linear.0, linear.1, classifier
+};
+
+CpuSegmentationModel::CpuSegmentationModel() = default;
+CpuSegmentationModel::~CpuSegmentationModel() = default;
+
+absl::StatusOr<std::unique_ptr<CpuSegmentationModel>>
+CpuSegmentationModel::Create(const SafetensorsFile& file,
+                             const CpuModelOptions& options) {
+  std::unique_ptr<CpuSegmentationModel> model(new CpuSegmentationModel());
+  model->options_ = options;
+  auto w = std::make_unique<Weights>();
+
+  ASSIGN_OR_RETURN(auto wav_g, ReadF32(file, "sincnet.wav_norm1d.weight", {1}));
+  ASSIGN_OR_RETURN(auto wav_b, ReadF32(file, "sincnet.wav_norm1d.bias", {1}));
+  w->wav_gamma = wav_g[0];
+  w->wav_beta = wav_b[0];
+  const std::string fb = "sincnet.conv1d.0.filterbank.";
+  ASSIGN_OR_RETURN(auto low, ReadF32(file, fb + "low_hz_", {kSincBands, 1}));
+  ASSIGN_OR_RETURN(auto band, ReadF32(file, fb + "band_hz_", {kSincBands, 1}));
+  ASSIGN_OR_RETURN(auto window,
+                   ReadF32(file, fb + "window_", {kSincHalfKernel}));
+  ASSIGN_OR_RETURN(auto n, ReadF32(file, fb + "n_", {1, kSincHalfKernel}));
+  ASSIGN_OR_RETURN(w->sinc, ComputeSincFilters(low, band, window, n));
+
+  const int norm_channels[3] = {kSincFilters, kConvChannels, kConvChannels};
+  for (int i = 0; i < 3; ++i) {
+    const std::string p = absl::StrCat("sincnet.norm1d.", i, ".");
+    ASSIGN_OR_RETURN(w->norm_gamma[i],
+                     ReadF32(file, p + "weight", {norm_channels[i]}));
+    ASSIGN_OR_RETURN(w->norm_beta[i],
+                     ReadF32(file, p + "bias", {norm_channels[i]}));
+  }
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = absl::StrCat("sincnet.conv1d.", i + 1, ".");
+    const int in = i == 0 ? kSincFilters : kConvChannels;
+    ASSIGN_OR_RETURN(w->conv_w[i],
+                     ReadF32(file, p + "weight", {kConvChannels, in, 5}));
+    ASSIGN_OR_RETURN(w->conv_b[i], ReadF32(file, p + "bias", {kConvChannels}));
+  }
+  for (int layer = 0; layer < kLayers; ++layer) {
+    const int in = layer == 0 ? kConvChannels : 2 * kHidden;
+    w->lstm_wx[layer].assign(2 * in * kGates * kHidden, 0.0f);
+    w->lstm_wh[layer].assign(2 * kHidden * kGates * kHidden, 0.0f);
+    w->lstm_b[layer].assign(2 * kGates * kHidden, 0.0f);
+    for (int d = 0; d < 2; ++d) {
+      const std::string s = absl::StrCat("_l", layer, d == 1 ? "_reverse" : "");
+      ASSIGN_OR_RETURN(auto wih, ReadF32(file, "lstm.weight_ih" + s,
+                                         {kGates * kHidden, in}));
+      ASSIGN_OR_RETURN(auto whh, ReadF32(file, "lstm.weight_hh" + s,
+                                         {kGates * kHidden, kHidden}));
+      ASSIGN_OR_RETURN(auto bih,
+                       ReadF32(file, "lstm.bias_ih" + s, {kGates * kHidden}));
+      ASSIGN_OR_RETURN(auto bhh,
+                       ReadF32(file, "lstm.bias_hh" + s, {kGates * kHidden}));
+      // PyTorch rows are [i | f | g | o] × 128, oneDNN's gate order is the
+      // same (i, f, c̃, o); ldigo puts the input index outside the gates.
+      for (int go = 0; go < kGates * kHidden; ++go) {
+        for (int i = 0; i < in; ++i) {
+          w->lstm_wx[layer]
+                    [(static_cast<size_t>(d) * in + i) * kGates * kHidden +
+                     go] = wih[static_cast<size_t>(go) * in + i];
+        }
+        for (int i = 0; i < kHidden; ++i) {
+          w->lstm_wh[layer]
+                    [(static_cast<size_t>(d) * kHidden + i) * kGates * kHidden +
+                     go] = whh[static_cast<size_t>(go) * kHidden + i];
+        }
+        w->lstm_b[layer][d * kGates * kHidden + go] = bih[go] + bhh[go];
+      }
+    }
+  }
+  const char* lin_names[3] = {"linear.0", "linear.1", "classifier"};
+  const int lin_in[3] = {2 * kHidden, kLinear, kLinear};
+  const int lin_out[3] = {kLinear, kLinear, kPowersetClasses};
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(w->lin_w[i],
+                     ReadF32(file, absl::StrCat(lin_names[i], ".weight"),
+                             {lin_out[i], lin_in[i]}));
+    ASSIGN_OR_RETURN(
+        w->lin_b[i],
+        ReadF32(file, absl::StrCat(lin_names[i], ".bias"), {lin_out[i]}));
+  }
+  model->weights_ = std::move(w);
+  // Build the batch-1 plan now so that a bad oneDNN setup fails at load.
+  RETURN_IF_ERROR(model->GetPlan(1).status());
+  return model;
+}
+
+absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
+    int batch) {
+  auto it = plans_.find(batch);
+  if (it != plans_.end()) return it->second.get();
+  auto plan = std::make_unique<Plan>();
+  Plan& p = *plan;
+  const Weights& w = *weights_;
+  const int64_t b = batch;
+  p.batch = batch;
+  try {
+    p.wav.resize(b * kWindowSamples);
+    p.conv0_out.resize(b * kSincFilters * kConv0Len);
+    p.pool0.resize(b * kSincFilters * kPool0Len);
+    p.conv1_out.resize(b * kConvChannels * kConv1Len);
+    p.pool1.resize(b * kConvChannels * kPool1Len);
+    p.conv2_out.resize(b * kConvChannels * kConv2Len);
+    p.lstm_in.resize(b * kSegmentationFrames * kConvChannels);
+    p.lstm_a.resize(b * kSegmentationFrames * 2 * kHidden);
+    p.lstm_b.resize(b * kSegmentationFrames * 2 * kHidden);
+    p.lin0_out.resize(b * kSegmentationFrames * kLinear);
+    p.lin1_out.resize(b * kSegmentationFrames * kLinear);
+    p.logits.resize(b * kSegmentationFrames * kPowersetClasses);
+
+    // SincNet convolutions on plain (batch, channel, time) buffers.
+    struct ConvSpec {
+      const float* src;
+      int ic;
+      int src_len;
+      float* dst;
+      int oc;
+      int dst_len;
+      int k;
+      int stride;
+      const float* wts;
+      const float* bias;
+      bool abs;
+    };
+    const ConvSpec convs[3] = {
+        {p.wav.data(), 1, kWindowSamples, p.conv0_out.data(), kSincFilters,
+         kConv0Len, kSincKernel, 10, w.sinc.data(), nullptr, true},
+        {p.pool0.data(), kSincFilters, kPool0Len, p.conv1_out.data(),
+         kConvChannels, kConv1Len, 5, 1, w.conv_w[0].data(), w.conv_b[0].data(),
+         false},
+        {p.pool1.data(), kConvChannels, kPool1Len, p.conv2_out.data(),
+         kConvChannels, kConv2Len, 5, 1, w.conv_w[1].data(), w.conv_b[1].data(),
+         false},
+    };
+    for (const ConvSpec& c : convs) {
+      memory::desc src_md({b, c.ic, c.src_len}, kF32, Tag::ncw);
+      memory::desc dst_md({b, c.oc, c.dst_len}, kF32, Tag::ncw);
+      memory::desc w_user({c.oc, c.ic, c.k}, kF32, Tag::oiw);
+      memory::desc w_any({c.oc, c.ic, c.k}, kF32, Tag::any);
+      memory::desc bias_md({c.oc}, kF32, Tag::x);
+      dnnl::post_ops po;
+      if (c.abs)
+        po.append_eltwise(1.0f, dnnl::algorithm::eltwise_abs, 0.f, 0.f);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      auto desc = c.bias != nullptr
+                      ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference,
+                            dnnl::algorithm::convolution_direct, src_md, w_any,
+                            bias_md, dst_md, {c.stride}, {0}, {0})
+                      : dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference,
+                            dnnl::algorithm::convolution_direct, src_md, w_any,
+                            dst_md, {c.stride}, {0}, {0});
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, p.engine);
+      Plan::Step step;
+      step.prim = dnnl::convolution_forward(pd);
+      step.args[DNNL_ARG_SRC] = Wrap(p.engine, src_md, c.src);
+      step.args[DNNL_ARG_DST] = Wrap(p.engine, dst_md, c.dst);
+      step.args[DNNL_ARG_WEIGHTS] =
+          ReorderedCopy(p.engine, p.stream, w_user, c.wts, pd.weights_desc());
+      if (c.bias != nullptr)
+        step.args[DNNL_ARG_BIAS] = Wrap(p.engine, bias_md, c.bias);
+      p.sincnet_convs.push_back(std::move(step));
+    }
+
+    // Bidirectional LSTM, one primitive per layer (layer 0 has 60 inputs,
+    // the others 256), time-major (t, batch, feature).
+    const int64_t t = kSegmentationFrames;
+    for (int layer = 0; layer < kLayers; ++layer) {
+      const int64_t in = layer == 0 ? kConvChannels : 2 * kHidden;
+      const float* src =
+          layer == 0 ? p.lstm_in.data()
+                     : (layer % 2 == 1 ? p.lstm_a.data() : p.lstm_b.data());
+      float* dst = layer % 2 == 0 ? p.lstm_a.data() : p.lstm_b.data();
+      memory::desc src_md({t, b, in}, kF32, Tag::tnc);
+      memory::desc dst_md({t, b, 2 * kHidden}, kF32, Tag::tnc);
+      memory::desc wx_user({1, 2, in, kGates, kHidden}, kF32, Tag::ldigo);
+      memory::desc wh_user({1, 2, kHidden, kGates, kHidden}, kF32, Tag::ldigo);
+      memory::desc wx_any({1, 2, in, kGates, kHidden}, kF32, Tag::any);
+      memory::desc wh_any({1, 2, kHidden, kGates, kHidden}, kF32, Tag::any);
+      memory::desc bias_md({1, 2, kGates, kHidden}, kF32, Tag::ldgo);
+      dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                    dnnl::rnn_direction::bidirectional_concat,
+                                    src_md, memory::desc(), memory::desc(),
+                                    wx_any, wh_any, bias_md, dst_md,
+                                    memory::desc(), memory::desc());
+      dnnl::lstm_forward::primitive_desc pd(desc, p.engine);
+      Plan::Step step;
+      step.prim = dnnl::lstm_forward(pd);
+      step.args[DNNL_ARG_SRC_LAYER] = Wrap(p.engine, src_md, src);
+      step.args[DNNL_ARG_DST_LAYER] = Wrap(p.engine, dst_md, dst);
+      step.args[DNNL_ARG_WEIGHTS_LAYER] =
+          ReorderedCopy(p.engine, p.stream, wx_user, w.lstm_wx[layer].data(),
+                        pd.weights_layer_desc());
+      step.args[DNNL_ARG_WEIGHTS_ITER] =
+          ReorderedCopy(p.engine, p.stream, wh_user, w.lstm_wh[layer].data(),
+                        pd.weights_iter_desc());
+      step.args[DNNL_ARG_BIAS] =
+          Wrap(p.engine, bias_md, w.lstm_b[layer].data());
+      p.lstms.push_back(std::move(step));
+    }
+
+    // Linears on (t·batch, features) rows; PyTorch's (out, in) weight is the
+    // (in, out) matrix in "ba" layout.
+    const float* lstm_out =
+        kLayers % 2 == 0 ? p.lstm_b.data() : p.lstm_a.data();
+    const float* lin_src[3] = {lstm_out, p.lin0_out.data(), p.lin1_out.data()};
+    float* lin_dst[3] = {p.lin0_out.data(), p.lin1_out.data(), p.logits.data()};
+    const int64_t lin_in[3] = {2 * kHidden, kLinear, kLinear};
+    const int64_t lin_out[3] = {kLinear, kLinear, kPowersetClasses};
+    const int64_t rows = t * b;
+    for (int i = 0; i < 3; ++i) {
+      memory::desc src_md({rows, lin_in[i]}, kF32, Tag::ab);
+      memory::desc w_user({lin_in[i], lin_out[i]}, kF32, Tag::ba);
+      memory::desc w_any({lin_in[i], lin_out[i]}, kF32, Tag::any);
+      memory::desc bias_md({1, lin_out[i]}, kF32, Tag::ab);
+      memory::desc dst_md({rows, lin_out[i]}, kF32, Tag::ab);
+      dnnl::post_ops po;
+      if (i < 2) {
+        // leaky_relu(0.01) = oneDNN's relu with negative slope alpha.
+        po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, kSlope, 0.f);
+      }
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      dnnl::matmul::desc desc(src_md, w_any, bias_md, dst_md);
+      dnnl::matmul::primitive_desc pd(desc, attr, p.engine);
+      Plan::Step step;
+      step.prim = dnnl::matmul(pd);
+      step.args[DNNL_ARG_SRC] = Wrap(p.engine, src_md, lin_src[i]);
+      step.args[DNNL_ARG_DST] = Wrap(p.engine, dst_md, lin_dst[i]);
+      step.args[DNNL_ARG_WEIGHTS] = ReorderedCopy(
+          p.engine, p.stream, w_user, w.lin_w[i].data(), pd.weights_desc());
+      step.args[DNNL_ARG_BIAS] = Wrap(p.engine, bias_md, w.lin_b[i].data());
+      p.linears.push_back(std::move(step));
+    }
+  } catch (const dnnl::error& e) {
+    return DnnlError(
+        e, absl::StrCat("building segmentation primitives for batch ", batch));
+  }
+  Plan* raw = plan.get();
+  plans_[batch] = std::move(plan);
+  return raw;
+}
+
+absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
+                                       int batch, std::span<float> log_probs) {
+  if (batch <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch must be > 0, got ", batch));
+  }
+  const size_t b = batch;
+  if (windows.size() != b * kWindowSamples) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("segmentation input holds ", windows.size(),
+                     " samples, expected ", batch, " × ", kWindowSamples));
+  }
+  if (log_probs.size() != b * kSegmentationFrames * kPowersetClasses) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "segmentation output holds ", log_probs.size(), " floats, expected ",
+        batch, " × ", kSegmentationFrames, " × ", kPowersetClasses));
+  }
+  ApplyCpuThreads(options_.threads);
+  ASSIGN_OR_RETURN(Plan * p, GetPlan(batch));
+  const Weights& w = *weights_;
+  try {
+    // 1. InstanceNorm over each window's samples.
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < batch; ++i) {
+      NormalizeAffine(windows.data() + i * kWindowSamples, kWindowSamples,
+                      w.wav_gamma, w.wav_beta,
+                      p->wav.data() + i * kWindowSamples,
+                      /*leaky=*/false);
+    }
+    // 2–9. SincNet.
+    auto run = [&](Plan::Step& s) { s.prim.execute(p->stream, s.args); };
+    run(p->sincnet_convs[0]);
+    p->stream.wait();
+    PoolNormLeaky(p->conv0_out.data(), batch, kSincFilters, kConv0Len,
+                  w.norm_gamma[0], w.norm_beta[0], p->pool0.data());
+    run(p->sincnet_convs[1]);
+    p->stream.wait();
+    PoolNormLeaky(p->conv1_out.data(), batch, kConvChannels, kConv1Len,
+                  w.norm_gamma[1], w.norm_beta[1], p->pool1.data());
+    run(p->sincnet_convs[2]);
+    p->stream.wait();
+    std::vector<float> pooled(b * kConvChannels * kPool2Len);
+    PoolNormLeaky(p->conv2_out.data(), batch, kConvChannels, kConv2Len,
+                  w.norm_gamma[2], w.norm_beta[2], pooled.data());
+    // 10. (batch, channel, frame) → (frame, batch, channel) for the LSTM.
+    for (size_t i = 0; i < b; ++i) {
+      for (int c = 0; c < kConvChannels; ++c) {
+        const float* src = pooled.data() + (i * kConvChannels + c) * kPool2Len;
+        for (int t = 0; t < kPool2Len; ++t) {
+          p->lstm_in[(t * b + i) * kConvChannels + c] = src[t];
+        }
+      }
+    }
+    // 11–14. LSTM and linears.
+    for (auto& s : p->lstms) run(s);
+    for (auto& s : p->linears) run(s);
+    p->stream.wait();
+  } catch (const dnnl::error& e) {
+    return DnnlError(e, "running the segmentation network");
+  }
+  // 15. Log-softmax, rows (frame, batch) → output (batch, frame, class).
+  for (size_t i = 0; i < b; ++i) {
+    for (int t = 0; t < kSegmentationFrames; ++t) {
+      const float* z = p->logits.data() + (t * b + i) * kPowersetClasses;
+      float* out =
+          log_probs.data() + (i * kSegmentationFrames + t) * kPowersetClasses;
+      float mx = z[0];
+      for (int c = 1; c < kPowersetClasses; ++c) mx = std::max(mx, z[c]);
+      double sum = 0.0;
+      for (int c = 0; c < kPowersetClasses; ++c)
+        sum += std::exp(double(z[c]) - mx);
+      const float lse = static_cast<float>(std::log(sum));
+      for (int c = 0; c < kPowersetClasses; ++c) out[c] = (z[c] - mx) - lse;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace diarization::models
