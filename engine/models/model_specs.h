@@ -1,0 +1,71 @@
+// The tensors of the two networks, exactly as pyannote.audio's modules name
+// them in their state_dict (../shared/specs/models.md §1, §4, §5):
+// PyanNet with segmentation-3.0's hyper-parameters and WeSpeakerResNet34.
+// A model directory's safetensors files must hold exactly these tensors; the
+// CPU and CUDA backends read their weights by these names.
+#ifndef DIARIZATION_ENGINE_MODELS_MODEL_SPECS_H_
+#define DIARIZATION_ENGINE_MODELS_MODEL_SPECS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/models/safetensors.h"
+
+namespace diarization::models {
+
+// segmentation-3.0 hyper-parameters (stored in its checkpoint; PyanNet's
+// class defaults differ, e.g. num_layers=2).
+struct PyanNetHyperParameters {
+  static constexpr int kSampleRate = 16000;
+  static constexpr int kSincBands = 40;    // (low_hz_, band_hz_) pairs.
+  static constexpr int kSincFilters = 80;  // 40 cos + 40 sin filters.
+  static constexpr int kSincKernel = 251;
+  static constexpr int kSincHalfKernel = 125;
+  static constexpr int kSincStride = 10;
+  static constexpr float kSincMinLowHz = 50.0f;
+  static constexpr float kSincMinBandHz = 50.0f;
+  static constexpr int kConvChannels = 60;  // sincnet.conv1d.{1,2}.
+  static constexpr int kConvKernel = 5;
+  static constexpr int kPoolKernel = 3;
+  static constexpr int kLstmHidden = 128;
+  static constexpr int kLstmLayers = 4;      // bidirectional, monolithic.
+  static constexpr int kLinearHidden = 128;  // linear.0, linear.1.
+  static constexpr int kLinearLayers = 2;
+  static constexpr int kClasses = 7;  // powerset(3 speakers, max 2).
+  static constexpr float kNormEps = 1e-5f;
+  static constexpr float kLeakySlope = 0.01f;
+};
+
+// WeSpeaker ResNet34 as pyannote wraps it (prefix "resnet.").
+struct ResNet34HyperParameters {
+  static constexpr int kFeatDim = 80;  // fbank mel bins.
+  static constexpr int kBaseChannels = 32;
+  static constexpr std::array<int, 4> kBlocks = {3, 4, 6, 3};
+  static constexpr std::array<int, 4> kChannels = {32, 64, 128, 256};
+  static constexpr int kStatsDim = 5120;  // 2 × 256 channels × 10 freq rows.
+  static constexpr int kEmbedDim = 256;
+  static constexpr float kBatchNormEps = 1e-5f;
+};
+
+// The 54 state_dict tensors of PyanNet (segmentation-3.0), in state_dict
+// order. Includes the two SincNet buffers window_ and n_.
+const std::vector<TensorSpec>& PyanNetTensorSpecs();
+
+// The 218 state_dict tensors of WeSpeakerResNet34, in state_dict order.
+// Includes BatchNorm running_mean/running_var (F32) and num_batches_tracked
+// (I64 scalar, unused at inference).
+const std::vector<TensorSpec>& ResNet34TensorSpecs();
+
+// False for buffers (SincNet window_/n_, BatchNorm running statistics and
+// num_batches_tracked), true for learnable parameters.
+bool IsLearnableParameter(std::string_view name);
+
+// Sum of element counts of the learnable tensors among `specs`.
+int64_t CountLearnableParameters(const std::vector<TensorSpec>& specs);
+
+}  // namespace diarization::models
+
+#endif  // DIARIZATION_ENGINE_MODELS_MODEL_SPECS_H_

@@ -1,0 +1,53 @@
+// Deterministic random weights for PyanNet (segmentation-3.0) and
+// WeSpeakerResNet34, with realistic statistics, for tests, CI and the demo
+// where the real (gated) weights are not available.
+//
+// The bytes are a function of the seed alone: every tensor draws from its
+// own std::mt19937_64 stream (seeded from the seed and the tensor name), with
+// uniforms and Box-Muller normals written out here, because the standard
+// library's distributions differ between implementations.
+//
+// Statistics (so a backend cannot pass on degenerate values):
+// - SincNet low_hz_/band_hz_: asteroid ParamSincFB's mel-spaced init
+//   (30..7900 Hz) with ±10% jitter; window_ and n_ exactly as asteroid
+//   computes them (models.md §1.1).
+// - conv/linear/LSTM weights and biases: PyTorch's default init scales,
+//   U(±1/sqrt(fan_in)) (LSTM: U(±1/sqrt(hidden))); ResNet convs
+//   N(0, 1/fan_in).
+// - Norm layers: weight U(0.8, 1.2) (bn2 of residual blocks U(0.3, 0.6)),
+//   bias N(0, 0.1); BatchNorm running_mean N(0, 0.1), running_var
+//   U(0.5, 2.0); num_batches_tracked 100000.
+#ifndef DIARIZATION_ENGINE_MODELS_RANDOM_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_RANDOM_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/models/safetensors.h"
+
+namespace diarization::models {
+
+// All 54 PyanNet tensors in PyanNetTensorSpecs() order.
+std::vector<TensorData> RandomPyanNetTensors(uint64_t seed);
+
+// All 218 WeSpeakerResNet34 tensors in ResNet34TensorSpecs() order.
+std::vector<TensorData> RandomResNet34Tensors(uint64_t seed);
+
+// Exactly asteroid-filterbanks' ParamSincFB buffers (float32, 125 values):
+// window_ = float32(np.hamming(251)[:125]) and
+// n_ = 2π·(arange(-125, 0) / 16000) in float32 arithmetic.
+std::vector<float> SincWindowBuffer();
+std::vector<float> SincTimeBuffer();
+
+// Writes a complete model directory (model_dir.h) with random networks of
+// `seed` and the real PLDA files copied from `plda_from` (a folder holding
+// xvec_transform.npz and plda.npz). The manifest marks both networks
+// random_weights: true.
+absl::Status MakeRandomModelDirectory(const std::string& out_dir, uint64_t seed,
+                                      const std::string& plda_from);
+
+}  // namespace diarization::models
+
+#endif  // DIARIZATION_ENGINE_MODELS_RANDOM_MODEL_H_
