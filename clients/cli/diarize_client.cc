@@ -1,0 +1,280 @@
+// diarize-client: send a recording to the diarization service and print who
+// spoke when.
+//
+//   diarize_client [--server HOST:PORT] [--mode stream|realtime|unary]
+//                  [--output rttm|json|text] [flags] FILE
+//   diarize_client --info            # GetInfo as JSON
+//   diarize_client --wait_for_serving_s 60   # block until health SERVING
+//
+// stream: decode FILE here to 16-bit PCM at its own rate and send it in
+// --chunk_ms chunks as fast as flow control allows; realtime: the same at the
+// pace of the audio (as a live source would); unary: send the file's bytes
+// whole with DiarizeFile (the server decodes). Exit codes: exit_codes.h.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "clients/cli/audio_file.h"
+#include "clients/cli/exit_codes.h"
+#include "clients/cli/output_format.h"
+#include "diarization/v1/diarization.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port");
+ABSL_FLAG(std::string, mode, "stream",
+          "stream (full speed), realtime (paced like live audio), or unary "
+          "(DiarizeFile with the file's bytes)");
+ABSL_FLAG(std::string, output, "rttm", "rttm, json or text");
+ABSL_FLAG(int, chunk_ms, 100, "Audio per stream message, milliseconds");
+ABSL_FLAG(int, num_speakers, 0, "Exact speaker count (0: unknown)");
+ABSL_FLAG(int, min_speakers, 0, "Lower bound on the speaker count (0: none)");
+ABSL_FLAG(int, max_speakers, 0, "Upper bound on the speaker count (0: none)");
+ABSL_FLAG(bool, exclusive, false,
+          "Exclusive view: at most one speaker at a time");
+ABSL_FLAG(bool, fast, false, "FAST quality mode (2 s window step)");
+ABSL_FLAG(bool, centroids, false, "Ask for one centroid per speaker");
+ABSL_FLAG(bool, partial, false,
+          "Ask for partial results while streaming (printed to stderr)");
+ABSL_FLAG(double, partial_interval_s, 0,
+          "Seconds of audio between partial results (0: server default)");
+ABSL_FLAG(std::string, request_id, "", "Request id (default: server's)");
+ABSL_FLAG(std::string, uri, "", "RTTM file id (default: the file's stem)");
+ABSL_FLAG(double, deadline_s, 0, "Call deadline in seconds (0: none)");
+ABSL_FLAG(bool, info, false, "Print GetInfo as JSON and exit");
+ABSL_FLAG(double, wait_for_serving_s, 0,
+          "Wait up to this long for health SERVING (then run, or exit when no "
+          "FILE is given); exit 4 if it never comes");
+
+namespace diarization::client {
+namespace {
+
+int Report(const grpc::Status& status) {
+  if (!status.ok()) {
+    std::cerr << "diarize_client: " << CodeName(status.error_code()) << ": "
+              << status.error_message() << "\n";
+  }
+  return ExitCodeFor(status.error_code());
+}
+
+void SetDeadline(grpc::ClientContext* context) {
+  const double s = absl::GetFlag(FLAGS_deadline_s);
+  if (s > 0) {
+    context->set_deadline(
+        std::chrono::system_clock::now() +
+        std::chrono::microseconds(static_cast<int64_t>(s * 1e6)));
+  }
+}
+
+std::string FileStem(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  const size_t dot = name.find_last_of('.');
+  if (dot != std::string::npos && dot > 0) name = name.substr(0, dot);
+  // The server refuses spaces and non-ASCII in uri.
+  for (char& c : name) {
+    if (c < '!' || c > '~') c = '_';
+  }
+  return name.empty() ? "audio" : name.substr(0, 128);
+}
+
+v1::DiarizationConfig BaseConfig(const std::string& path) {
+  v1::DiarizationConfig c;
+  c.mutable_speakers()->set_num_speakers(absl::GetFlag(FLAGS_num_speakers));
+  c.mutable_speakers()->set_min_speakers(absl::GetFlag(FLAGS_min_speakers));
+  c.mutable_speakers()->set_max_speakers(absl::GetFlag(FLAGS_max_speakers));
+  v1::DiarizationOptions* o = c.mutable_options();
+  o->set_exclusive(absl::GetFlag(FLAGS_exclusive));
+  o->set_return_centroids(absl::GetFlag(FLAGS_centroids));
+  o->set_quality(absl::GetFlag(FLAGS_fast) ? v1::FAST : v1::ACCURATE);
+  o->set_partial_results(absl::GetFlag(FLAGS_partial));
+  o->set_partial_interval_s(absl::GetFlag(FLAGS_partial_interval_s));
+  c.set_request_id(absl::GetFlag(FLAGS_request_id));
+  c.set_uri(absl::GetFlag(FLAGS_uri).empty() ? FileStem(path)
+                                             : absl::GetFlag(FLAGS_uri));
+  return c;
+}
+
+// Polls grpc.health.v1.Health/Check until SERVING or the timeout.
+bool WaitForServing(const std::shared_ptr<grpc::Channel>& channel,
+                    double timeout_s) {
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  const absl::Time end = absl::Now() + absl::Seconds(timeout_s);
+  std::string last = "no answer";
+  while (true) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(2));
+    grpc::health::v1::HealthCheckRequest request;
+    grpc::health::v1::HealthCheckResponse response;
+    const grpc::Status s = stub->Check(&context, request, &response);
+    if (s.ok() &&
+        response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+      return true;
+    }
+    last = s.ok() ? grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+                        response.status())
+                  : s.error_message();
+    if (absl::Now() >= end) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  std::cerr << "diarize_client: the server did not report SERVING within "
+            << timeout_s << " s (last: " << last << ")\n";
+  return false;
+}
+
+int RunInfo(v1::Diarization::Stub& stub) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ServerInfo info;
+  const grpc::Status s = stub.GetInfo(&context, v1::GetInfoRequest(), &info);
+  if (s.ok()) std::cout << ToJson(info);
+  return Report(s);
+}
+
+int RunUnary(v1::Diarization::Stub& stub, const std::string& path,
+             OutputFormat format) {
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) {
+    std::cerr << "diarize_client: " << bytes.status().message() << "\n";
+    return kExitUsage;
+  }
+  v1::DiarizeFileRequest request;
+  *request.mutable_config() = BaseConfig(path);
+  request.mutable_config()->mutable_audio()->set_encoding(v1::ENCODED);
+  request.set_audio(*std::move(bytes));
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::DiarizeResult result;
+  const grpc::Status s = stub.DiarizeFile(&context, request, &result);
+  if (s.ok()) std::cout << FormatResult(result, format);
+  return Report(s);
+}
+
+int RunStream(v1::Diarization::Stub& stub, const std::string& path,
+              OutputFormat format, bool realtime) {
+  absl::StatusOr<PcmAudio> audio = ReadPcm(path);
+  if (!audio.ok()) {
+    std::cerr << "diarize_client: " << audio.status().message() << "\n";
+    return kExitUsage;
+  }
+  const int chunk_ms = absl::GetFlag(FLAGS_chunk_ms);
+  if (chunk_ms < 1) {
+    std::cerr << "diarize_client: --chunk_ms must be >= 1\n";
+    return kExitUsage;
+  }
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  std::unique_ptr<
+      grpc::ClientReaderWriter<v1::DiarizeRequest, v1::DiarizeResponse>>
+      stream = stub.Diarize(&context);
+
+  // The writer runs beside the reader so that partial results show up while
+  // audio is still being sent.
+  std::thread writer([&] {
+    v1::DiarizeRequest first;
+    *first.mutable_config() = BaseConfig(path);
+    v1::AudioFormat* f = first.mutable_config()->mutable_audio();
+    f->set_encoding(v1::LINEAR16);
+    f->set_sample_rate_hz(audio->sample_rate_hz);
+    f->set_channel_count(audio->channel_count);
+    if (!stream->Write(first)) return;
+    const int64_t frames_per_chunk = std::max<int64_t>(
+        1, static_cast<int64_t>(audio->sample_rate_hz) * chunk_ms / 1000);
+    const int64_t total = audio->frames();
+    const absl::Time start = absl::Now();
+    for (int64_t frame = 0; frame < total; frame += frames_per_chunk) {
+      const int64_t n = std::min(frames_per_chunk, total - frame);
+      if (realtime) {
+        // Send a chunk once its audio "has been recorded".
+        const absl::Time due =
+            start + absl::Seconds(static_cast<double>(frame + n) /
+                                  audio->sample_rate_hz);
+        absl::SleepFor(due - absl::Now());
+      }
+      v1::DiarizeRequest chunk;
+      chunk.set_audio(
+          reinterpret_cast<const char*>(audio->samples.data() +
+                                        frame * audio->channel_count),
+          static_cast<size_t>(n) * audio->channel_count * sizeof(int16_t));
+      if (!stream->Write(chunk)) return;  // the server ended the call
+    }
+    stream->WritesDone();
+  });
+
+  v1::DiarizeResponse response;
+  bool have_final = false;
+  v1::DiarizeResult final_result;
+  while (stream->Read(&response)) {
+    if (response.has_partial()) {
+      std::cerr << FormatPartial(response.partial());
+    } else if (response.has_final()) {
+      final_result = response.final();
+      have_final = true;
+    }
+  }
+  writer.join();
+  const grpc::Status s = stream->Finish();
+  if (s.ok() && !have_final) {
+    std::cerr << "diarize_client: the stream ended OK without a final result\n";
+    return kExitOther;
+  }
+  if (s.ok()) std::cout << FormatResult(final_result, format);
+  return Report(s);
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "diarize_client [flags] FILE   (see --help; exit codes in docs/api.md)");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<OutputFormat> format =
+      ParseOutputFormat(absl::GetFlag(FLAGS_output));
+  if (!format.ok()) {
+    std::cerr << "diarize_client: " << format.status().message() << "\n";
+    return kExitUsage;
+  }
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(-1);
+  channel_args.SetMaxSendMessageSize(-1);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(),
+      channel_args);
+  auto stub = v1::Diarization::NewStub(channel);
+
+  if (const double wait = absl::GetFlag(FLAGS_wait_for_serving_s); wait > 0) {
+    if (!WaitForServing(channel, wait)) return kExitRetryLater;
+    if (args.size() < 2 && !absl::GetFlag(FLAGS_info)) return kExitOk;
+  }
+  if (absl::GetFlag(FLAGS_info)) return RunInfo(*stub);
+  if (args.size() != 2) {
+    std::cerr << "diarize_client: expected exactly one FILE (got "
+              << args.size() - 1 << "); see --help\n";
+    return kExitUsage;
+  }
+  const std::string path = args[1];
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "unary") return RunUnary(*stub, path, *format);
+  if (mode == "stream") return RunStream(*stub, path, *format, false);
+  if (mode == "realtime") return RunStream(*stub, path, *format, true);
+  std::cerr << "diarize_client: --mode is '" << mode
+            << "'; use stream, realtime or unary\n";
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace diarization::client
+
+int main(int argc, char** argv) {
+  return diarization::client::Main(argc, argv);
+}
