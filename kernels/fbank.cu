@@ -1,7 +1,7 @@
-#include "kernels/fbank.h"
-
 #include <cfloat>
 #include <string>
+
+#include "kernels/fbank.h"
 
 namespace diarization::kernels {
 namespace {
@@ -9,17 +9,20 @@ namespace {
 absl::Status LaunchStatus(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(std::string(what) + " launch failed: " + cudaGetErrorString(err));
+  return absl::InternalError(std::string(what) +
+                             " launch failed: " + cudaGetErrorString(err));
 }
 
 // One block (128 threads) per frame.
-__global__ void FramesKernel(const float* __restrict__ audio, const float* __restrict__ window,
-                             double* __restrict__ frames, int64_t samples_per_item,
-                             int frames_per_item) {
+__global__ void FramesKernel(const float* __restrict__ audio,
+                             const float* __restrict__ window,
+                             double* __restrict__ frames,
+                             int64_t samples_per_item, int frames_per_item) {
   const int64_t frame = blockIdx.x;  // over batch * frames_per_item
   const int64_t item = frame / frames_per_item;
   const int m = static_cast<int>(frame % frames_per_item);
-  const float* src = audio + item * samples_per_item + static_cast<int64_t>(m) * kFbankFrameShift;
+  const float* src = audio + item * samples_per_item +
+                     static_cast<int64_t>(m) * kFbankFrameShift;
   __shared__ float s[kFbankFrameLength];
   __shared__ double partial[128];
   double sum = 0.0;
@@ -35,7 +38,8 @@ __global__ void FramesKernel(const float* __restrict__ audio, const float* __res
     __syncthreads();
   }
   // Same rounding as the CPU: double sum -> float, then float division.
-  const float mean = static_cast<float>(partial[0]) / static_cast<float>(kFbankFrameLength);
+  const float mean =
+      static_cast<float>(partial[0]) / static_cast<float>(kFbankFrameLength);
   double* out = frames + frame * kFbankFrameLength;
   for (int j = threadIdx.x; j < kFbankFrameLength; j += blockDim.x) {
     const float cur = s[j] - mean;
@@ -46,21 +50,22 @@ __global__ void FramesKernel(const float* __restrict__ audio, const float* __res
   }
 }
 
-__global__ void PowerKernel(const double* __restrict__ spectrum, float* __restrict__ power,
-                            int64_t rows) {
+__global__ void PowerKernel(const double* __restrict__ spectrum,
+                            float* __restrict__ power, int64_t rows) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= rows * kFbankBins) return;
   const int64_t r = i / kFbankBins;
   const int k = static_cast<int>(i % kFbankBins);
   const double re = spectrum[r * 2 * kFbankBins + k];
   const double im = spectrum[r * 2 * kFbankBins + kFbankBins + k];
-  const float mag = static_cast<float>(sqrt(__dadd_rn(__dmul_rn(re, re), __dmul_rn(im, im))));
+  const float mag =
+      static_cast<float>(sqrt(__dadd_rn(__dmul_rn(re, re), __dmul_rn(im, im))));
   power[i] = __fmul_rn(mag, mag);
 }
 
 // One block per (item, bin); frames fit in shared memory (998 for 10 s).
-__global__ void LogNormalizeKernel(const float* __restrict__ mel, float* __restrict__ out,
-                                   int frames) {
+__global__ void LogNormalizeKernel(const float* __restrict__ mel,
+                                   float* __restrict__ out, int frames) {
   extern __shared__ float logs[];
   __shared__ double partial[256];
   const int64_t item = blockIdx.x;
@@ -68,7 +73,8 @@ __global__ void LogNormalizeKernel(const float* __restrict__ mel, float* __restr
   const float* src = mel + item * frames * kFbankMel + bin;
   double sum = 0.0;
   for (int m = threadIdx.x; m < frames; m += blockDim.x) {
-    const float v = logf(fmaxf(src[static_cast<int64_t>(m) * kFbankMel], FLT_EPSILON));
+    const float v =
+        logf(fmaxf(src[static_cast<int64_t>(m) * kFbankMel], FLT_EPSILON));
     logs[m] = v;
     sum += v;
   }
@@ -80,41 +86,50 @@ __global__ void LogNormalizeKernel(const float* __restrict__ mel, float* __restr
   }
   const float mean = static_cast<float>(partial[0] / frames);
   float* dst = out + (item * kFbankMel + bin) * static_cast<int64_t>(frames);
-  for (int m = threadIdx.x; m < frames; m += blockDim.x) dst[m] = __fsub_rn(logs[m], mean);
+  for (int m = threadIdx.x; m < frames; m += blockDim.x)
+    dst[m] = __fsub_rn(logs[m], mean);
 }
 
 }  // namespace
 
-absl::Status LaunchFbankFrames(const FbankFramesParams& p, cudaStream_t stream) {
-  if (p.audio == nullptr || p.window == nullptr || p.frames == nullptr || p.batch <= 0 ||
-      p.frames_per_item <= 0 ||
-      static_cast<int64_t>(p.frames_per_item - 1) * kFbankFrameShift + kFbankFrameLength >
+absl::Status LaunchFbankFrames(const FbankFramesParams& p,
+                               cudaStream_t stream) {
+  if (p.audio == nullptr || p.window == nullptr || p.frames == nullptr ||
+      p.batch <= 0 || p.frames_per_item <= 0 ||
+      static_cast<int64_t>(p.frames_per_item - 1) * kFbankFrameShift +
+              kFbankFrameLength >
           p.samples_per_item) {
-    return absl::InvalidArgumentError("LaunchFbankFrames: bad buffers or sizes");
+    return absl::InvalidArgumentError(
+        "LaunchFbankFrames: bad buffers or sizes");
   }
-  FramesKernel<<<static_cast<unsigned>(p.batch * p.frames_per_item), 128, 0, stream>>>(
-      p.audio, p.window, p.frames, p.samples_per_item, p.frames_per_item);
+  FramesKernel<<<static_cast<unsigned>(p.batch * p.frames_per_item), 128, 0,
+                 stream>>>(p.audio, p.window, p.frames, p.samples_per_item,
+                           p.frames_per_item);
   return LaunchStatus("FbankFramesKernel");
 }
 
-absl::Status LaunchFbankPower(const double* spectrum, float* power, int64_t rows,
-                              cudaStream_t stream) {
+absl::Status LaunchFbankPower(const double* spectrum, float* power,
+                              int64_t rows, cudaStream_t stream) {
   if (spectrum == nullptr || power == nullptr || rows <= 0) {
     return absl::InvalidArgumentError("LaunchFbankPower: bad buffers or rows");
   }
   const int64_t n = rows * kFbankBins;
-  PowerKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(spectrum, power, rows);
+  PowerKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(
+      spectrum, power, rows);
   return LaunchStatus("FbankPowerKernel");
 }
 
-absl::Status LaunchFbankLogNormalize(const float* mel, float* out, int64_t batch, int frames,
+absl::Status LaunchFbankLogNormalize(const float* mel, float* out,
+                                     int64_t batch, int frames,
                                      cudaStream_t stream) {
-  if (mel == nullptr || out == nullptr || batch <= 0 || frames <= 0 || frames > 8192) {
+  if (mel == nullptr || out == nullptr || batch <= 0 || frames <= 0 ||
+      frames > 8192) {
     return absl::InvalidArgumentError(
         "LaunchFbankLogNormalize: bad buffers, or frames outside 1..8192");
   }
   const dim3 grid(static_cast<unsigned>(batch), kFbankMel);
-  LogNormalizeKernel<<<grid, 256, frames * sizeof(float), stream>>>(mel, out, frames);
+  LogNormalizeKernel<<<grid, 256, frames * sizeof(float), stream>>>(mel, out,
+                                                                    frames);
   return LaunchStatus("FbankLogNormalizeKernel");
 }
 

@@ -32,14 +32,15 @@ struct FbankFramesParams {
 absl::Status LaunchFbankFrames(const FbankFramesParams& p, cudaStream_t stream);
 
 // spectrum: (rows, 514) = [re 0..256 | im 0..256] float64; power: (rows, 257).
-absl::Status LaunchFbankPower(const double* spectrum, float* power, int64_t rows,
-                              cudaStream_t stream);
+absl::Status LaunchFbankPower(const double* spectrum, float* power,
+                              int64_t rows, cudaStream_t stream);
 
 // mel: (batch, frames, 80) mel energies. out: (batch, 80, frames) =
 // log(max(mel, eps)) minus its mean over frames (per item and bin): the
 // ResNet's (B, 1, 80, T) input layout.
-absl::Status LaunchFbankLogNormalize(const float* mel, float* out, int64_t batch,
-                                     int frames, cudaStream_t stream);
+absl::Status LaunchFbankLogNormalize(const float* mel, float* out,
+                                     int64_t batch, int frames,
+                                     cudaStream_t stream);
 
 }  // namespace diarization::kernels
 

@@ -1,25 +1,31 @@
-#include "kernels/lstm.h"
-
 #include <string>
+
+#include "kernels/lstm.h"
 
 namespace diarization::kernels {
 namespace {
 
 constexpr int kGroup = 4;  // windows per block
 
-__device__ __forceinline__ float Sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float Sigmoid(float x) {
+  return 1.0f / (1.0f + expf(-x));
+}
 
 __global__ void __launch_bounds__(kLstmGates)
-    LstmRecurrenceKernel(const float* __restrict__ gates_in, const float* __restrict__ w_hh_t,
+    LstmRecurrenceKernel(const float* __restrict__ gates_in,
+                         const float* __restrict__ w_hh_t,
                          float* __restrict__ out, int64_t batch, int steps) {
   __shared__ float h[kGroup][kLstmHidden];
   __shared__ float z[kGroup][kLstmGates];
   const int dir = blockIdx.y;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kGroup;
-  const int group = static_cast<int>(batch - first < kGroup ? batch - first : kGroup);
+  const int group =
+      static_cast<int>(batch - first < kGroup ? batch - first : kGroup);
   const int row = threadIdx.x;
-  const float* w = w_hh_t + static_cast<int64_t>(dir) * kLstmHidden * kLstmGates;
-  // Cell state: thread (b, u) with b = row / 128 keeps c for unit u of window b.
+  const float* w =
+      w_hh_t + static_cast<int64_t>(dir) * kLstmHidden * kLstmGates;
+  // Cell state: thread (b, u) with b = row / 128 keeps c for unit u of window
+  // b.
   const int cb = row / kLstmHidden;
   const int cu = row % kLstmHidden;
   float c = 0.0f;
@@ -32,9 +38,10 @@ __global__ void __launch_bounds__(kLstmGates)
     float acc[kGroup];
 #pragma unroll
     for (int b = 0; b < kGroup; ++b) {
-      acc[b] = b < group ? gates_in[((first + b) * steps + t) * (2 * kLstmGates) +
-                                    dir * kLstmGates + row]
-                         : 0.0f;
+      acc[b] = b < group
+                   ? gates_in[((first + b) * steps + t) * (2 * kLstmGates) +
+                              dir * kLstmGates + row]
+                   : 0.0f;
     }
     // W_hh·h in float32, in k order.
     float rec[kGroup] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -55,7 +62,8 @@ __global__ void __launch_bounds__(kLstmGates)
       c = fg * c + ig * gg;
       const float hv = og * tanhf(c);
       h[cb][cu] = hv;
-      out[((first + cb) * steps + t) * (2 * kLstmHidden) + dir * kLstmHidden + cu] = hv;
+      out[((first + cb) * steps + t) * (2 * kLstmHidden) + dir * kLstmHidden +
+          cu] = hv;
     }
     __syncthreads();
   }
@@ -63,19 +71,23 @@ __global__ void __launch_bounds__(kLstmGates)
 
 }  // namespace
 
-absl::Status LaunchLstmRecurrence(const LstmRecurrenceParams& p, cudaStream_t stream) {
-  if (p.gates_in == nullptr || p.w_hh_t == nullptr || p.out == nullptr || p.batch <= 0 ||
-      p.steps <= 0) {
-    return absl::InvalidArgumentError("LaunchLstmRecurrence: bad buffers or sizes");
+absl::Status LaunchLstmRecurrence(const LstmRecurrenceParams& p,
+                                  cudaStream_t stream) {
+  if (p.gates_in == nullptr || p.w_hh_t == nullptr || p.out == nullptr ||
+      p.batch <= 0 || p.steps <= 0) {
+    return absl::InvalidArgumentError(
+        "LaunchLstmRecurrence: bad buffers or sizes");
   }
-  static_assert(kGroup * kLstmHidden == kLstmGates, "one cell thread per (window, unit)");
+  static_assert(kGroup * kLstmHidden == kLstmGates,
+                "one cell thread per (window, unit)");
   const dim3 grid(static_cast<unsigned>((p.batch + kGroup - 1) / kGroup), 2);
-  LstmRecurrenceKernel<<<grid, kLstmGates, 0, stream>>>(p.gates_in, p.w_hh_t, p.out, p.batch,
-                                                         p.steps);
+  LstmRecurrenceKernel<<<grid, kLstmGates, 0, stream>>>(
+      p.gates_in, p.w_hh_t, p.out, p.batch, p.steps);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
-    return absl::InternalError(std::string("LstmRecurrenceKernel launch failed: ") +
-                               cudaGetErrorString(err));
+    return absl::InternalError(
+        std::string("LstmRecurrenceKernel launch failed: ") +
+        cudaGetErrorString(err));
   }
   return absl::OkStatus();
 }

@@ -29,7 +29,8 @@ struct LstmRecurrenceParams {
   int64_t batch = 0;
   int steps = 0;
 };
-absl::Status LaunchLstmRecurrence(const LstmRecurrenceParams& p, cudaStream_t stream);
+absl::Status LaunchLstmRecurrence(const LstmRecurrenceParams& p,
+                                  cudaStream_t stream);
 
 }  // namespace diarization::kernels
 

@@ -1,6 +1,6 @@
-#include "kernels/nn_ops.h"
-
 #include <string>
+
+#include "kernels/nn_ops.h"
 
 namespace diarization::kernels {
 namespace {
@@ -8,15 +8,20 @@ namespace {
 absl::Status LaunchStatus(const char* what) {
   const cudaError_t err = cudaGetLastError();
   if (err == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(std::string(what) + " launch failed: " + cudaGetErrorString(err));
+  return absl::InternalError(std::string(what) +
+                             " launch failed: " + cudaGetErrorString(err));
 }
 
-unsigned Blocks(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+unsigned Blocks(int64_t n, int threads) {
+  return static_cast<unsigned>((n + threads - 1) / threads);
+}
 
-__global__ void ScaleShiftActKernel(const float* __restrict__ x, const float* __restrict__ scale,
+__global__ void ScaleShiftActKernel(const float* __restrict__ x,
+                                    const float* __restrict__ scale,
                                     const float* __restrict__ shift,
-                                    const float* __restrict__ residual, float* out, int64_t total,
-                                    int channels, int64_t spatial, bool relu) {
+                                    const float* __restrict__ residual,
+                                    float* out, int64_t total, int channels,
+                                    int64_t spatial, bool relu) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
   const int c = static_cast<int>((i / spatial) % channels);
@@ -26,9 +31,11 @@ __global__ void ScaleShiftActKernel(const float* __restrict__ x, const float* __
   out[i] = v;
 }
 
-__global__ void MaxPool3Kernel(const float* __restrict__ x, const float* __restrict__ bias,
-                               float* __restrict__ out, int64_t rows, int channels,
-                               int64_t in_len, int64_t out_len, bool abs_first) {
+__global__ void MaxPool3Kernel(const float* __restrict__ x,
+                               const float* __restrict__ bias,
+                               float* __restrict__ out, int64_t rows,
+                               int channels, int64_t in_len, int64_t out_len,
+                               bool abs_first) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= rows * out_len) return;
   const int64_t r = i / out_len;
@@ -46,10 +53,12 @@ __global__ void MaxPool3Kernel(const float* __restrict__ x, const float* __restr
 }
 
 // One block per (item, channel) row.
-__global__ void InstanceNormKernel(const float* __restrict__ x, const float* __restrict__ gamma,
-                                   const float* __restrict__ beta, float* __restrict__ out,
-                                   int channels, int64_t len, float eps, bool leaky, float slope,
-                                   bool transpose_out) {
+__global__ void InstanceNormKernel(const float* __restrict__ x,
+                                   const float* __restrict__ gamma,
+                                   const float* __restrict__ beta,
+                                   float* __restrict__ out, int channels,
+                                   int64_t len, float eps, bool leaky,
+                                   float slope, bool transpose_out) {
   __shared__ double partial[256];
   __shared__ float alpha_beta[2];
   const int64_t row = blockIdx.x;
@@ -82,7 +91,8 @@ __global__ void InstanceNormKernel(const float* __restrict__ x, const float* __r
     const float invstd = 1.0f / sqrtf(__fadd_rn(var, eps));
     const float alpha = __fmul_rn(invstd, gamma[c]);
     alpha_beta[0] = alpha;
-    alpha_beta[1] = __fsub_rn(beta[c], __fmul_rn(static_cast<float>(mean), alpha));
+    alpha_beta[1] =
+        __fsub_rn(beta[c], __fmul_rn(static_cast<float>(mean), alpha));
   }
   __syncthreads();
   const float alpha = alpha_beta[0];
@@ -98,8 +108,9 @@ __global__ void InstanceNormKernel(const float* __restrict__ x, const float* __r
   }
 }
 
-__global__ void BroadcastRowsKernel(const float* __restrict__ row, float* __restrict__ out,
-                                    int64_t rows, int cols) {
+__global__ void BroadcastRowsKernel(const float* __restrict__ row,
+                                    float* __restrict__ out, int64_t rows,
+                                    int cols) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < rows * cols) out[i] = row[i % cols];
 }
@@ -109,34 +120,41 @@ __global__ void LeakyReluKernel(float* x, int64_t n, float slope) {
   if (i < n && x[i] < 0.0f) x[i] = __fmul_rn(x[i], slope);
 }
 
-__global__ void LogSoftmaxKernel(const float* __restrict__ x, float* __restrict__ out,
-                                 int64_t rows, int cols) {
+__global__ void LogSoftmaxKernel(const float* __restrict__ x,
+                                 float* __restrict__ out, int64_t rows,
+                                 int cols) {
   const int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (r >= rows) return;
   const float* src = x + r * cols;
   float m = src[0];
   for (int c = 1; c < cols; ++c) m = fmaxf(m, src[c]);
   float sum = 0.0f;
-  for (int c = 0; c < cols; ++c) sum = __fadd_rn(sum, expf(__fsub_rn(src[c], m)));
+  for (int c = 0; c < cols; ++c)
+    sum = __fadd_rn(sum, expf(__fsub_rn(src[c], m)));
   const float lse = logf(sum);
-  for (int c = 0; c < cols; ++c) out[r * cols + c] = __fsub_rn(__fsub_rn(src[c], m), lse);
+  for (int c = 0; c < cols; ++c)
+    out[r * cols + c] = __fsub_rn(__fsub_rn(src[c], m), lse);
 }
 
 }  // namespace
 
-absl::Status LaunchScaleShiftAct(const ScaleShiftActParams& p, cudaStream_t stream) {
-  if (p.x == nullptr || p.scale == nullptr || p.shift == nullptr || p.out == nullptr ||
-      p.n <= 0 || p.channels <= 0 || p.spatial <= 0) {
-    return absl::InvalidArgumentError("LaunchScaleShiftAct: bad buffers or sizes");
+absl::Status LaunchScaleShiftAct(const ScaleShiftActParams& p,
+                                 cudaStream_t stream) {
+  if (p.x == nullptr || p.scale == nullptr || p.shift == nullptr ||
+      p.out == nullptr || p.n <= 0 || p.channels <= 0 || p.spatial <= 0) {
+    return absl::InvalidArgumentError(
+        "LaunchScaleShiftAct: bad buffers or sizes");
   }
   const int64_t total = p.n * p.channels * p.spatial;
   ScaleShiftActKernel<<<Blocks(total, 256), 256, 0, stream>>>(
-      p.x, p.scale, p.shift, p.residual, p.out, total, p.channels, p.spatial, p.relu);
+      p.x, p.scale, p.shift, p.residual, p.out, total, p.channels, p.spatial,
+      p.relu);
   return LaunchStatus("ScaleShiftActKernel");
 }
 
 absl::Status LaunchMaxPool3(const MaxPool3Params& p, cudaStream_t stream) {
-  if (p.x == nullptr || p.out == nullptr || p.rows <= 0 || p.in_len < 3 || p.channels <= 0) {
+  if (p.x == nullptr || p.out == nullptr || p.rows <= 0 || p.in_len < 3 ||
+      p.channels <= 0) {
     return absl::InvalidArgumentError("LaunchMaxPool3: bad buffers or sizes");
   }
   const int64_t out_len = p.in_len / 3;
@@ -145,35 +163,44 @@ absl::Status LaunchMaxPool3(const MaxPool3Params& p, cudaStream_t stream) {
   return LaunchStatus("MaxPool3Kernel");
 }
 
-absl::Status LaunchInstanceNorm(const InstanceNormParams& p, cudaStream_t stream) {
-  if (p.x == nullptr || p.gamma == nullptr || p.beta == nullptr || p.out == nullptr ||
-      p.batch <= 0 || p.channels <= 0 || p.len <= 0 || (p.transpose_out && p.out == p.x)) {
-    return absl::InvalidArgumentError("LaunchInstanceNorm: bad buffers or sizes");
+absl::Status LaunchInstanceNorm(const InstanceNormParams& p,
+                                cudaStream_t stream) {
+  if (p.x == nullptr || p.gamma == nullptr || p.beta == nullptr ||
+      p.out == nullptr || p.batch <= 0 || p.channels <= 0 || p.len <= 0 ||
+      (p.transpose_out && p.out == p.x)) {
+    return absl::InvalidArgumentError(
+        "LaunchInstanceNorm: bad buffers or sizes");
   }
-  InstanceNormKernel<<<static_cast<unsigned>(p.batch * p.channels), 256, 0, stream>>>(
-      p.x, p.gamma, p.beta, p.out, p.channels, p.len, p.eps, p.leaky, p.slope, p.transpose_out);
+  InstanceNormKernel<<<static_cast<unsigned>(p.batch * p.channels), 256, 0,
+                       stream>>>(p.x, p.gamma, p.beta, p.out, p.channels, p.len,
+                                 p.eps, p.leaky, p.slope, p.transpose_out);
   return LaunchStatus("InstanceNormKernel");
 }
 
-absl::Status LaunchBroadcastRows(const float* row, float* out, int64_t rows, int cols,
-                                 cudaStream_t stream) {
+absl::Status LaunchBroadcastRows(const float* row, float* out, int64_t rows,
+                                 int cols, cudaStream_t stream) {
   if (row == nullptr || out == nullptr || rows <= 0 || cols <= 0) {
-    return absl::InvalidArgumentError("LaunchBroadcastRows: bad buffers or sizes");
+    return absl::InvalidArgumentError(
+        "LaunchBroadcastRows: bad buffers or sizes");
   }
-  BroadcastRowsKernel<<<Blocks(rows * cols, 256), 256, 0, stream>>>(row, out, rows, cols);
+  BroadcastRowsKernel<<<Blocks(rows * cols, 256), 256, 0, stream>>>(row, out,
+                                                                    rows, cols);
   return LaunchStatus("BroadcastRowsKernel");
 }
 
-absl::Status LaunchLeakyRelu(float* x, int64_t n, float slope, cudaStream_t stream) {
-  if (x == nullptr || n <= 0) return absl::InvalidArgumentError("LaunchLeakyRelu: bad buffer");
+absl::Status LaunchLeakyRelu(float* x, int64_t n, float slope,
+                             cudaStream_t stream) {
+  if (x == nullptr || n <= 0)
+    return absl::InvalidArgumentError("LaunchLeakyRelu: bad buffer");
   LeakyReluKernel<<<Blocks(n, 256), 256, 0, stream>>>(x, n, slope);
   return LaunchStatus("LeakyReluKernel");
 }
 
-absl::Status LaunchLogSoftmax(const float* x, float* out, int64_t rows, int cols,
-                              cudaStream_t stream) {
+absl::Status LaunchLogSoftmax(const float* x, float* out, int64_t rows,
+                              int cols, cudaStream_t stream) {
   if (x == nullptr || out == nullptr || rows <= 0 || cols <= 0 || cols > 32) {
-    return absl::InvalidArgumentError("LaunchLogSoftmax: bad buffers, or cols outside 1..32");
+    return absl::InvalidArgumentError(
+        "LaunchLogSoftmax: bad buffers, or cols outside 1..32");
   }
   LogSoftmaxKernel<<<Blocks(rows, 128), 128, 0, stream>>>(x, out, rows, cols);
   return LaunchStatus("LogSoftmaxKernel");

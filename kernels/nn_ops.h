@@ -28,13 +28,14 @@ struct ScaleShiftActParams {
   const float* scale = nullptr;  // (channels)
   const float* shift = nullptr;  // (channels)
   const float* residual = nullptr;
-  float* out = nullptr;          // may alias x
+  float* out = nullptr;  // may alias x
   int64_t n = 0;
   int channels = 0;
   int64_t spatial = 0;
   bool relu = false;
 };
-absl::Status LaunchScaleShiftAct(const ScaleShiftActParams& p, cudaStream_t stream);
+absl::Status LaunchScaleShiftAct(const ScaleShiftActParams& p,
+                                 cudaStream_t stream);
 
 // x: (rows, in_len) with rows = batch*channels; out: (rows, in_len/3).
 struct MaxPool3Params {
@@ -63,15 +64,17 @@ struct InstanceNormParams {
   float slope = 0.01f;
   bool transpose_out = false;
 };
-absl::Status LaunchInstanceNorm(const InstanceNormParams& p, cudaStream_t stream);
+absl::Status LaunchInstanceNorm(const InstanceNormParams& p,
+                                cudaStream_t stream);
 
 // out (rows, cols) = row vector `row` repeated.
-absl::Status LaunchBroadcastRows(const float* row, float* out, int64_t rows, int cols,
-                                 cudaStream_t stream);
-absl::Status LaunchLeakyRelu(float* x, int64_t n, float slope, cudaStream_t stream);
+absl::Status LaunchBroadcastRows(const float* row, float* out, int64_t rows,
+                                 int cols, cudaStream_t stream);
+absl::Status LaunchLeakyRelu(float* x, int64_t n, float slope,
+                             cudaStream_t stream);
 // out (rows, cols) = log_softmax(x) over each row; cols <= 32.
-absl::Status LaunchLogSoftmax(const float* x, float* out, int64_t rows, int cols,
-                              cudaStream_t stream);
+absl::Status LaunchLogSoftmax(const float* x, float* out, int64_t rows,
+                              int cols, cudaStream_t stream);
 
 }  // namespace diarization::kernels
 

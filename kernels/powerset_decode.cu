@@ -1,13 +1,12 @@
-#include "kernels/powerset_decode.h"
-
 #include <string>
+
+#include "kernels/powerset_decode.h"
 
 namespace diarization::kernels {
 namespace {
 
 __constant__ float kMapping[kPowersetClasses][kLocalSpeakers] = {
-    {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1},
-    {1, 1, 0}, {1, 0, 1}, {0, 1, 1},
+    {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1},
 };
 
 __global__ void PowersetDecodeKernel(const float* __restrict__ log_probs,
@@ -38,8 +37,9 @@ __global__ void PowersetDecodeKernel(const float* __restrict__ log_probs,
 
 absl::Status LaunchPowersetDecode(const PowersetDecodeParams& params,
                                   cudaStream_t stream) {
-  if (params.frames < 0 || (params.frames > 0 && (params.log_probs == nullptr ||
-                                                   params.activities == nullptr))) {
+  if (params.frames < 0 ||
+      (params.frames > 0 &&
+       (params.log_probs == nullptr || params.activities == nullptr))) {
     return absl::InvalidArgumentError(
         "LaunchPowersetDecode: null buffer or negative frame count");
   }

@@ -1,6 +1,6 @@
-#include "kernels/stats_pool.h"
-
 #include <string>
+
+#include "kernels/stats_pool.h"
 
 namespace diarization::kernels {
 namespace {
@@ -9,14 +9,16 @@ constexpr int kMaxTime = 1024;
 
 // One block per (item, mask); threads stride over features.
 __global__ void StatsPoolKernel(const float* __restrict__ features,
-                                const float* __restrict__ masks, float* __restrict__ stats,
-                                int masks_per_item, int feat, int time, int mask_frames) {
+                                const float* __restrict__ masks,
+                                float* __restrict__ stats, int masks_per_item,
+                                int feat, int time, int mask_frames) {
   __shared__ float w[kMaxTime];
   __shared__ float denoms[2];
   const int64_t pair = blockIdx.x;
   const int64_t item = pair / masks_per_item;
   const float* mask = masks + pair * mask_frames;
-  const float scale = static_cast<float>(mask_frames) / static_cast<float>(time);
+  const float scale =
+      static_cast<float>(mask_frames) / static_cast<float>(time);
   for (int j = threadIdx.x; j < time; j += blockDim.x) {
     int idx = static_cast<int>(floorf(static_cast<float>(j) * scale));
     if (idx > mask_frames - 1) idx = mask_frames - 1;
@@ -41,7 +43,8 @@ __global__ void StatsPoolKernel(const float* __restrict__ features,
   for (int f = threadIdx.x; f < feat; f += blockDim.x) {
     const float* x = features + (item * feat + f) * static_cast<int64_t>(time);
     double swx = 0.0;
-    for (int j = 0; j < time; ++j) swx += static_cast<double>(__fmul_rn(x[j], w[j]));
+    for (int j = 0; j < time; ++j)
+      swx += static_cast<double>(__fmul_rn(x[j], w[j]));
     const float mean = __fdiv_rn(static_cast<float>(swx), v1);
     double sdx = 0.0;
     for (int j = 0; j < time; ++j) {
@@ -57,14 +60,15 @@ __global__ void StatsPoolKernel(const float* __restrict__ features,
 }  // namespace
 
 absl::Status LaunchStatsPool(const StatsPoolParams& p, cudaStream_t stream) {
-  if (p.features == nullptr || p.masks == nullptr || p.stats == nullptr || p.batch <= 0 ||
-      p.masks_per_item <= 0 || p.feat <= 0 || p.time <= 0 || p.time > kMaxTime ||
-      p.mask_frames <= 0) {
+  if (p.features == nullptr || p.masks == nullptr || p.stats == nullptr ||
+      p.batch <= 0 || p.masks_per_item <= 0 || p.feat <= 0 || p.time <= 0 ||
+      p.time > kMaxTime || p.mask_frames <= 0) {
     return absl::InvalidArgumentError(
         "LaunchStatsPool: bad buffers or sizes (time must be 1..1024)");
   }
-  StatsPoolKernel<<<static_cast<unsigned>(p.batch * p.masks_per_item), 256, 0, stream>>>(
-      p.features, p.masks, p.stats, p.masks_per_item, p.feat, p.time, p.mask_frames);
+  StatsPoolKernel<<<static_cast<unsigned>(p.batch * p.masks_per_item), 256, 0,
+                    stream>>>(p.features, p.masks, p.stats, p.masks_per_item,
+                              p.feat, p.time, p.mask_frames);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
     return absl::InternalError(std::string("StatsPoolKernel launch failed: ") +

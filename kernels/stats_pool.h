@@ -20,7 +20,7 @@ namespace diarization::kernels {
 struct StatsPoolParams {
   const float* features = nullptr;  // (batch, feat, time)
   const float* masks = nullptr;     // (batch, masks_per_item, mask_frames)
-  float* stats = nullptr;           // (batch * masks_per_item, 2 * feat): [mean | std]
+  float* stats = nullptr;  // (batch * masks_per_item, 2 * feat): [mean | std]
   int64_t batch = 0;
   int masks_per_item = 0;
   int feat = 0;

@@ -1,0 +1,486 @@
+#include "engine/models/cuda_embedding_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/models/cuda_graph_cache.h"
+#include "engine/models/cuda_util.h"
+#include "engine/models/fbank.h"
+#include "kernels/fbank.h"
+#include "kernels/nn_ops.h"
+#include "kernels/stats_pool.h"
+
+namespace diarization::models {
+namespace {
+
+using cuda::Conv2d;
+using cuda::CublasStatus;
+using cuda::CudaContext;
+using cuda::CudaStatus;
+using cuda::DeviceBuffer;
+
+constexpr int kMel = kFbankMelBins;                        // 80
+constexpr int kFrames = 1 + (kWindowSamples - 400) / 160;  // 998
+constexpr int kDftRows = 2 * kernels::kFbankBins;          // 514
+constexpr int kStem = 32;
+constexpr int kFeat = 2560;  // 256 channels × 10 rows
+constexpr int kStats = 2 * kFeat;
+constexpr float kBnEps = 1e-5f;
+
+// A conv followed by eval BatchNorm as per-channel scale and shift.
+struct ConvBn {
+  std::unique_ptr<Conv2d> conv;
+  DeviceBuffer scale;
+  DeviceBuffer shift;
+};
+
+struct Block {
+  ConvBn conv1, conv2;
+  std::optional<ConvBn> shortcut;
+};
+
+absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
+                                  const std::string& conv_name,
+                                  const std::string& bn,
+                                  const Conv2d::Shape& shape) {
+  const int64_t nw = int64_t{shape.out_channels} * shape.in_channels *
+                     shape.kernel_h * shape.kernel_w;
+  ASSIGN_OR_RETURN(std::vector<float> weight,
+                   cuda::ReadTensor(w, conv_name + ".weight", nw));
+  const int c = shape.out_channels;
+  ASSIGN_OR_RETURN(std::vector<float> gamma,
+                   cuda::ReadTensor(w, bn + ".weight", c));
+  ASSIGN_OR_RETURN(std::vector<float> beta,
+                   cuda::ReadTensor(w, bn + ".bias", c));
+  ASSIGN_OR_RETURN(std::vector<float> mean,
+                   cuda::ReadTensor(w, bn + ".running_mean", c));
+  ASSIGN_OR_RETURN(std::vector<float> var,
+                   cuda::ReadTensor(w, bn + ".running_var", c));
+  // torch's CPU eval BatchNorm: alpha = invstd·γ, beta = β − mean·alpha, in
+  // float.
+  std::vector<float> scale(c), shift(c);
+  for (int i = 0; i < c; ++i) {
+    const float invstd = 1.0f / std::sqrt(var[i] + kBnEps);
+    scale[i] = invstd * gamma[i];
+    shift[i] = beta[i] - mean[i] * scale[i];
+  }
+  const std::string owner = ctx->owner() + "/weights";
+  ConvBn out;
+  ASSIGN_OR_RETURN(out.conv, Conv2d::Create(ctx, shape, weight, owner));
+  ASSIGN_OR_RETURN(out.scale,
+                   DeviceBuffer::FromHost(ctx->arena(), scale, owner));
+  ASSIGN_OR_RETURN(out.shift,
+                   DeviceBuffer::FromHost(ctx->arena(), shift, owner));
+  return out;
+}
+
+// The 512-point real DFT as a (514 × 400) column-major matrix: rows 0..256
+// are cos(2πkn/512), rows 257..513 are −sin(2πkn/512); float64, with the
+// angle reduced exactly (k·n mod 512) before the trigonometry.
+std::vector<double> DftMatrix() {
+  std::vector<double> d(static_cast<size_t>(kDftRows) *
+                        kernels::kFbankFrameLength);
+  for (int n = 0; n < kernels::kFbankFrameLength; ++n) {
+    for (int k = 0; k < kernels::kFbankBins; ++k) {
+      const double angle = 2.0 * std::numbers::pi * ((k * n) % 512) / 512.0;
+      d[static_cast<size_t>(n) * kDftRows + k] = std::cos(angle);
+      d[static_cast<size_t>(n) * kDftRows + kernels::kFbankBins + k] =
+          -std::sin(angle);
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+struct CudaEmbeddingModel::Impl {
+  CudaModelOptions options;
+  cuda::Precision precision = cuda::Precision::kFp32;
+  // Declared first: destroyed last, after every buffer went back to it.
+  std::shared_ptr<runtime::DeviceArena> arena_owner;
+  runtime::DeviceArena* arena = nullptr;
+  std::unique_ptr<CudaContext> ctx;
+  std::unique_ptr<cuda::GraphCache> graphs;
+
+  // Weights.
+  DeviceBuffer window, mel_banks, dft;
+  ConvBn stem;
+  std::vector<Block> blocks;
+  std::unique_ptr<cuda::Linear> seg1;
+
+  // Buffers for max_batch windows / max_batch × max_masks pairs.
+  int max_pairs = 0;
+  DeviceBuffer audio, masks, act[4], stats, emb;
+  float* host_audio = nullptr;  // pinned
+  float* host_masks = nullptr;
+  float* host_emb = nullptr;
+
+  ~Impl() {
+    if (ctx) cudaStreamSynchronize(ctx->stream());
+    graphs.reset();
+    if (host_audio) cudaFreeHost(host_audio);
+    if (host_masks) cudaFreeHost(host_masks);
+    if (host_emb) cudaFreeHost(host_emb);
+  }
+
+  absl::Status Enqueue(int n, int s);
+};
+
+absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
+  cudaStream_t stream = ctx->stream();
+  const int64_t rows = int64_t{n} * kFrames;
+  // Fbank. Buffer roles: act[2] frames (f64), act[3] spectrum (f64),
+  // act[2] power, act[1] mel, act[0] features (n, 1, 80, 998).
+  double* frames = act[2].f64();
+  double* spectrum = act[3].f64();
+  float* power = act[2].f32();
+  float* mel = act[1].f32();
+  float* feats = act[0].f32();
+  RETURN_IF_ERROR(
+      kernels::LaunchFbankFrames({.audio = audio.f32(),
+                                  .window = window.f32(),
+                                  .frames = frames,
+                                  .batch = n,
+                                  .samples_per_item = kWindowSamples,
+                                  .frames_per_item = kFrames},
+                                 stream));
+  {
+    const double one = 1.0, zero = 0.0;
+    RETURN_IF_ERROR(CublasStatus(
+        cublasDgemm(ctx->cublas(), CUBLAS_OP_N, CUBLAS_OP_N, kDftRows,
+                    static_cast<int>(rows), kernels::kFbankFrameLength, &one,
+                    dft.f64(), kDftRows, frames, kernels::kFbankFrameLength,
+                    &zero, spectrum, kDftRows),
+        "cublasDgemm (fbank DFT)"));
+  }
+  RETURN_IF_ERROR(kernels::LaunchFbankPower(spectrum, power, rows, stream));
+  {
+    // The mel product stays FP32 in every precision mode (the CPU does it in
+    // float32; TF32 here would move quiet mel bands by ~1e-3).
+    RETURN_IF_ERROR(
+        CublasStatus(cublasSetMathMode(ctx->cublas(), CUBLAS_PEDANTIC_MATH),
+                     "cublasSetMathMode"));
+    const float one = 1.0f, zero = 0.0f;
+    RETURN_IF_ERROR(
+        CublasStatus(cublasSgemm(ctx->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, kMel,
+                                 static_cast<int>(rows), kernels::kFbankBins,
+                                 &one, mel_banks.f32(), kernels::kFbankBins,
+                                 power, kernels::kFbankBins, &zero, mel, kMel),
+                     "cublasSgemm (fbank mel)"));
+    RETURN_IF_ERROR(CublasStatus(
+        cublasSetMathMode(ctx->cublas(), precision == cuda::Precision::kFp32
+                                             ? CUBLAS_PEDANTIC_MATH
+                                             : CUBLAS_TF32_TENSOR_OP_MATH),
+        "cublasSetMathMode"));
+  }
+  RETURN_IF_ERROR(
+      kernels::LaunchFbankLogNormalize(mel, feats, n, kFrames, stream));
+
+  // Stem: conv3×3 → BN → ReLU.
+  int h = kMel, w = kFrames;
+  float* cur = act[1].f32();
+  float* scratch = act[2].f32();
+  float* spare = act[3].f32();
+  RETURN_IF_ERROR(stem.conv->Forward(feats, n, h, w, scratch));
+  RETURN_IF_ERROR(kernels::LaunchScaleShiftAct({.x = scratch,
+                                                .scale = stem.scale.f32(),
+                                                .shift = stem.shift.f32(),
+                                                .out = cur,
+                                                .n = n,
+                                                .channels = kStem,
+                                                .spatial = int64_t{h} * w,
+                                                .relu = true},
+                                               stream));
+  float* free_buf = act[0].f32();  // the features are dead now
+  // BasicBlocks: y = ReLU(bn2(conv2(ReLU(bn1(conv1(x))))) + shortcut(x)).
+  for (Block& b : blocks) {
+    const int c = b.conv1.conv->shape().out_channels;
+    const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
+    const int64_t spatial = int64_t{oh} * ow;
+    float* t = free_buf;
+    float* y = scratch;
+    RETURN_IF_ERROR(b.conv1.conv->Forward(cur, n, h, w, y));
+    RETURN_IF_ERROR(kernels::LaunchScaleShiftAct({.x = y,
+                                                  .scale = b.conv1.scale.f32(),
+                                                  .shift = b.conv1.shift.f32(),
+                                                  .out = t,
+                                                  .n = n,
+                                                  .channels = c,
+                                                  .spatial = spatial,
+                                                  .relu = true},
+                                                 stream));
+    RETURN_IF_ERROR(b.conv2.conv->Forward(t, n, oh, ow, y));
+    const float* residual = cur;
+    if (b.shortcut) {
+      RETURN_IF_ERROR(b.shortcut->conv->Forward(cur, n, h, w, t));
+      RETURN_IF_ERROR(
+          kernels::LaunchScaleShiftAct({.x = t,
+                                        .scale = b.shortcut->scale.f32(),
+                                        .shift = b.shortcut->shift.f32(),
+                                        .out = t,
+                                        .n = n,
+                                        .channels = c,
+                                        .spatial = spatial,
+                                        .relu = false},
+                                       stream));
+      residual = t;
+    }
+    RETURN_IF_ERROR(kernels::LaunchScaleShiftAct({.x = y,
+                                                  .scale = b.conv2.scale.f32(),
+                                                  .shift = b.conv2.shift.f32(),
+                                                  .residual = residual,
+                                                  .out = y,
+                                                  .n = n,
+                                                  .channels = c,
+                                                  .spatial = spatial,
+                                                  .relu = true},
+                                                 stream));
+    // Rotate: y is the new input; the old input and t are free.
+    float* old = cur;
+    cur = y;
+    scratch = old;
+    free_buf = t;
+    (void)spare;
+    h = oh;
+    w = ow;
+  }
+  // cur: (n, 256, 10, 125) = (n, 2560, 125).
+  if (int64_t{h} * 256 != kFeat) {
+    return absl::InternalError(
+        absl::StrCat("ResNet output has ", h, " rows, expected 10"));
+  }
+  RETURN_IF_ERROR(kernels::LaunchStatsPool({.features = cur,
+                                            .masks = masks.f32(),
+                                            .stats = stats.f32(),
+                                            .batch = n,
+                                            .masks_per_item = s,
+                                            .feat = kFeat,
+                                            .time = w,
+                                            .mask_frames = kSegmentationFrames},
+                                           stream));
+  return seg1->Forward(stats.f32(), int64_t{n} * s, emb.f32());
+}
+
+CudaEmbeddingModel::CudaEmbeddingModel(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+CudaEmbeddingModel::~CudaEmbeddingModel() = default;
+
+std::string CudaEmbeddingModel::precision() const {
+  return impl_->options.precision;
+}
+int CudaEmbeddingModel::graphs() const { return impl_->graphs->size(); }
+
+absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
+    const SafetensorsFile& w, std::shared_ptr<runtime::DeviceArena> arena_owner,
+    const CudaModelOptions& options) {
+  runtime::DeviceArena* arena = arena_owner.get();
+  if (arena == nullptr)
+    return absl::InvalidArgumentError("CudaEmbeddingModel: no arena");
+  if (options.max_batch < 1 || options.max_masks_per_window < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CudaEmbeddingModel: max_batch (", options.max_batch,
+                     ") and max_masks_per_window (",
+                     options.max_masks_per_window, ") must be >= 1"));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  ASSIGN_OR_RETURN(impl->precision, cuda::ParsePrecision(options.precision));
+  impl->arena_owner = std::move(arena_owner);
+  impl->arena = arena;
+  ASSIGN_OR_RETURN(impl->ctx,
+                   CudaContext::Create(arena, "embedding", impl->precision,
+                                       options.workspace_bytes));
+  CudaContext* ctx = impl->ctx.get();
+  impl->graphs =
+      std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "embedding");
+  const std::string wowner = "embedding/weights";
+
+  // Fbank constants, from the CPU fbank so both backends use the same floats.
+  ASSIGN_OR_RETURN(std::unique_ptr<Fbank> fbank, Fbank::Create());
+  ASSIGN_OR_RETURN(impl->window,
+                   DeviceBuffer::FromHost(arena, fbank->window(), wowner));
+  ASSIGN_OR_RETURN(impl->mel_banks,
+                   DeviceBuffer::FromHost(arena, fbank->mel_banks(), wowner));
+  {
+    const std::vector<double> dft = DftMatrix();
+    ASSIGN_OR_RETURN(
+        impl->dft,
+        DeviceBuffer::Allocate(arena, dft.size() * sizeof(double), wowner));
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpy(impl->dft.data(), dft.data(), dft.size() * sizeof(double),
+                   cudaMemcpyHostToDevice),
+        "copying the DFT matrix"));
+  }
+
+  // ResNet34 trunk.
+  ASSIGN_OR_RETURN(impl->stem, LoadConvBn(ctx, w, "resnet.conv1", "resnet.bn1",
+                                          {.out_channels = kStem,
+                                           .in_channels = 1,
+                                           .kernel_h = 3,
+                                           .kernel_w = 3,
+                                           .pad_h = 1,
+                                           .pad_w = 1}));
+  const int kBlocks[4] = {3, 4, 6, 3};
+  const int kPlanes[4] = {32, 64, 128, 256};
+  int in_planes = kStem;
+  for (int layer = 0; layer < 4; ++layer) {
+    for (int b = 0; b < kBlocks[layer]; ++b) {
+      const int planes = kPlanes[layer];
+      const int stride = (layer > 0 && b == 0) ? 2 : 1;
+      const std::string p = absl::StrCat("resnet.layer", layer + 1, ".", b);
+      Block block;
+      ASSIGN_OR_RETURN(block.conv1, LoadConvBn(ctx, w, p + ".conv1", p + ".bn1",
+                                               {.out_channels = planes,
+                                                .in_channels = in_planes,
+                                                .kernel_h = 3,
+                                                .kernel_w = 3,
+                                                .stride_h = stride,
+                                                .stride_w = stride,
+                                                .pad_h = 1,
+                                                .pad_w = 1}));
+      ASSIGN_OR_RETURN(block.conv2, LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
+                                               {.out_channels = planes,
+                                                .in_channels = planes,
+                                                .kernel_h = 3,
+                                                .kernel_w = 3,
+                                                .pad_h = 1,
+                                                .pad_w = 1}));
+      if (stride != 1 || in_planes != planes) {
+        ASSIGN_OR_RETURN(
+            ConvBn sc, LoadConvBn(ctx, w, p + ".shortcut.0", p + ".shortcut.1",
+                                  {.out_channels = planes,
+                                   .in_channels = in_planes,
+                                   .kernel_h = 1,
+                                   .kernel_w = 1,
+                                   .stride_h = stride,
+                                   .stride_w = stride}));
+        block.shortcut = std::move(sc);
+      }
+      impl->blocks.push_back(std::move(block));
+      in_planes = planes;
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<float> seg_w,
+                   cuda::ReadTensor(w, "resnet.seg_1.weight",
+                                    int64_t{kEmbeddingDim} * kStats));
+  ASSIGN_OR_RETURN(std::vector<float> seg_b,
+                   cuda::ReadTensor(w, "resnet.seg_1.bias", kEmbeddingDim));
+  ASSIGN_OR_RETURN(impl->seg1, cuda::Linear::Create(ctx, kStats, kEmbeddingDim,
+                                                    seg_w, seg_b, wowner));
+
+  // Activations, sized for max_batch windows.
+  const int64_t bm = options.max_batch;
+  impl->max_pairs = options.max_batch * options.max_masks_per_window;
+  const std::string aowner = "embedding/activations";
+  const size_t act_bytes =
+      std::max<size_t>({sizeof(float) * kStem * kMel * kFrames,
+                        sizeof(double) * kFrames * kDftRows,
+                        sizeof(double) * kFrames * kernels::kFbankFrameLength});
+  ASSIGN_OR_RETURN(impl->audio,
+                   DeviceBuffer::Allocate(
+                       arena, sizeof(float) * bm * kWindowSamples, aowner));
+  ASSIGN_OR_RETURN(
+      impl->masks,
+      DeviceBuffer::Allocate(
+          arena, sizeof(float) * impl->max_pairs * kSegmentationFrames,
+          aowner));
+  for (DeviceBuffer& a : impl->act) {
+    ASSIGN_OR_RETURN(a, DeviceBuffer::Allocate(arena, act_bytes * bm, aowner));
+  }
+  ASSIGN_OR_RETURN(
+      impl->stats,
+      DeviceBuffer::Allocate(arena, sizeof(float) * impl->max_pairs * kStats,
+                             aowner));
+  ASSIGN_OR_RETURN(
+      impl->emb,
+      DeviceBuffer::Allocate(
+          arena, sizeof(float) * impl->max_pairs * kEmbeddingDim, aowner));
+  RETURN_IF_ERROR(CudaStatus(
+      cudaHostAlloc(reinterpret_cast<void**>(&impl->host_audio),
+                    sizeof(float) * bm * kWindowSamples, cudaHostAllocDefault),
+      "cudaHostAlloc"));
+  RETURN_IF_ERROR(CudaStatus(
+      cudaHostAlloc(reinterpret_cast<void**>(&impl->host_masks),
+                    sizeof(float) * impl->max_pairs * kSegmentationFrames,
+                    cudaHostAllocDefault),
+      "cudaHostAlloc"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&impl->host_emb),
+                               sizeof(float) * impl->max_pairs * kEmbeddingDim,
+                               cudaHostAllocDefault),
+                 "cudaHostAlloc"));
+  return std::unique_ptr<CudaEmbeddingModel>(
+      new CudaEmbeddingModel(std::move(impl)));
+}
+
+absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
+                                     std::span<const float> masks,
+                                     int masks_per_window,
+                                     std::span<float> embeddings) {
+  Impl& m = *impl_;
+  if (batch < 0 || masks_per_window < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CudaEmbeddingModel::Run: batch ", batch,
+                     ", masks_per_window ", masks_per_window));
+  }
+  const size_t b = static_cast<size_t>(batch),
+               s = static_cast<size_t>(masks_per_window);
+  if (windows.size() != b * kWindowSamples ||
+      masks.size() != b * s * kSegmentationFrames ||
+      embeddings.size() != b * s * kEmbeddingDim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CudaEmbeddingModel::Run: sizes windows ", windows.size(), ", masks ",
+        masks.size(), ", embeddings ", embeddings.size(),
+        " do not match batch ", batch, " × ", masks_per_window, " masks"));
+  }
+  if (masks_per_window > m.max_pairs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CudaEmbeddingModel::Run: ", masks_per_window,
+                     " masks per window exceed the ", m.max_pairs,
+                     " pairs the buffers hold; raise max_masks_per_window"));
+  }
+  if (batch == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(
+      CudaStatus(cudaSetDevice(m.arena->device()), "cudaSetDevice"));
+  const int chunk =
+      std::min(m.options.max_batch, m.max_pairs / masks_per_window);
+  cudaStream_t stream = m.ctx->stream();
+  for (int first = 0; first < batch; first += chunk) {
+    const int n = std::min(chunk, batch - first);
+    const size_t audio_count = size_t{static_cast<size_t>(n)} * kWindowSamples;
+    const size_t mask_count = static_cast<size_t>(n) * s * kSegmentationFrames;
+    const size_t emb_count = static_cast<size_t>(n) * s * kEmbeddingDim;
+    std::memcpy(m.host_audio, windows.data() + first * size_t{kWindowSamples},
+                audio_count * sizeof(float));
+    std::memcpy(m.host_masks, masks.data() + first * s * kSegmentationFrames,
+                mask_count * sizeof(float));
+    RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(m.audio.data(), m.host_audio,
+                                               audio_count * sizeof(float),
+                                               cudaMemcpyHostToDevice, stream),
+                               "copying windows to the device"));
+    RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(m.masks.data(), m.host_masks,
+                                               mask_count * sizeof(float),
+                                               cudaMemcpyHostToDevice, stream),
+                               "copying masks to the device"));
+    RETURN_IF_ERROR(
+        m.graphs->Run({n, masks_per_window}, m.options.use_cuda_graphs,
+                      [&] { return m.Enqueue(n, masks_per_window); }));
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(m.host_emb, m.emb.data(), emb_count * sizeof(float),
+                        cudaMemcpyDeviceToHost, stream),
+        "copying embeddings from the device"));
+    RETURN_IF_ERROR(
+        CudaStatus(cudaStreamSynchronize(stream), "embedding forward"));
+    std::memcpy(embeddings.data() + first * s * kEmbeddingDim, m.host_emb,
+                emb_count * sizeof(float));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace diarization::models

@@ -1,0 +1,53 @@
+// WeSpeaker ResNet34 (pyannote's WeSpeakerResNet34 wrapper) on the GPU
+// (../shared/specs/models.md §3-4): kaldi fbank on the device (kernels/fbank
+// around a float64 DFT GEMM), the ResNet trunk as cuDNN convolutions with
+// eval BatchNorm (+ residual, ReLU) in one epilogue kernel, mask-weighted
+// statistics pooling (kernels/stats_pool) and seg_1 as a cuBLAS GEMM.
+//
+// The trunk runs once per window and pools once per mask. Precision: "fp32"
+// (pedantic cuBLAS, FMA-only cuDNN kernels) or "tf32" (tensor cores for the
+// convolutions and seg_1; the fbank stays FP32/FP64). All device memory comes
+// from the arena; one CUDA graph is captured per (windows, masks) shape.
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_MODEL_H_
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/models/cuda_options.h"
+#include "engine/models/model_interfaces.h"
+#include "engine/models/safetensors.h"
+#include "engine/runtime/device_arena.h"
+
+namespace diarization::models {
+
+class CudaEmbeddingModel : public EmbeddingModel {
+ public:
+  // Reads the 218 ResNet34 tensors (pyannote names) from `weights` and puts
+  // them on the arena's device; the file may be closed afterwards. The model
+  // keeps the arena alive.
+  static absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> Create(
+      const SafetensorsFile& weights,
+      std::shared_ptr<runtime::DeviceArena> arena,
+      const CudaModelOptions& options);
+  ~CudaEmbeddingModel() override;
+
+  absl::Status Run(std::span<const float> windows, int batch,
+                   std::span<const float> masks, int masks_per_window,
+                   std::span<float> embeddings) override;
+  std::string precision() const override;
+
+  // Number of CUDA graphs captured so far (one per batch shape).
+  int graphs() const;
+
+ private:
+  struct Impl;
+  explicit CudaEmbeddingModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace diarization::models
+
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_MODEL_H_

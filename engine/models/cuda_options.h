@@ -1,0 +1,28 @@
+// Options of the CUDA networks (one per model instance).
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+
+namespace diarization::models {
+
+struct CudaModelOptions {
+  // "fp32" or "tf32" (tf32 only for the embedding model; DESIGN.md).
+  std::string precision = "fp32";
+  // Windows per launch; device buffers are sized for this. Larger calls are
+  // split, smaller ones run as they are (one CUDA graph per batch shape).
+  int max_batch = 32;
+  // Masks per window the buffers are sized for (embedding only); calls with
+  // more masks run fewer windows per launch.
+  int max_masks_per_window = 3;
+  // Capture a CUDA graph per (batch, masks) shape on first use and replay it
+  // afterwards. Off: every call enqueues the kernels one by one.
+  bool use_cuda_graphs = true;
+  // cuDNN convolution workspace, from the arena.
+  size_t workspace_bytes = size_t{256} << 20;
+};
+
+}  // namespace diarization::models
+
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_

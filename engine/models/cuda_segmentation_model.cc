@@ -1,0 +1,399 @@
+#include "engine/models/cuda_segmentation_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/models/cuda_graph_cache.h"
+#include "engine/models/cuda_util.h"
+#include "engine/models/sincnet_filters.h"
+#include "kernels/lstm.h"
+#include "kernels/nn_ops.h"
+
+namespace diarization::models {
+namespace {
+
+using cuda::Conv2d;
+using cuda::CublasStatus;
+using cuda::CudaContext;
+using cuda::CudaStatus;
+using cuda::DeviceBuffer;
+
+constexpr int kSinc = 80, kConv = 60, kHidden = 128, kLayers = 4;
+constexpr float kSlope = 0.01f;
+// Lengths along the chain (models.md §1.2) for 160000 samples.
+constexpr int kL0 = (kWindowSamples - 251) / 10 + 1;  // 15975
+constexpr int kP0 = kL0 / 3;                          // 5325
+constexpr int kL1 = kP0 - 4;                          // 5321
+constexpr int kP1 = kL1 / 3;                          // 1773
+constexpr int kL2 = kP1 - 4;                          // 1769
+constexpr int kP2 = kL2 / 3;                          // 589
+static_assert(kP2 == kSegmentationFrames);
+
+struct Norm {
+  DeviceBuffer gamma, beta;
+};
+
+struct LstmLayer {
+  int input = 0;
+  DeviceBuffer w_ih;    // (1024, input): forward rows then reverse rows
+  DeviceBuffer bias;    // (1024): b_ih + b_hh
+  DeviceBuffer w_hh_t;  // (2, 128, 512)
+};
+
+}  // namespace
+
+struct CudaSegmentationModel::Impl {
+  CudaModelOptions options;
+  // Declared first: destroyed last, after every buffer went back to it.
+  std::shared_ptr<runtime::DeviceArena> arena_owner;
+  runtime::DeviceArena* arena = nullptr;
+  std::unique_ptr<CudaContext> ctx;
+  std::unique_ptr<cuda::GraphCache> graphs;
+
+  Norm wav_norm, norm[3];
+  std::unique_ptr<Conv2d> conv[3];
+  DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
+  LstmLayer lstm[kLayers];
+  std::unique_ptr<cuda::Linear> linear[2], classifier;
+
+  DeviceBuffer audio, normed, c0, p0, c1, p1, c2, seq, gates, h[2], lin[2],
+      logits, out;
+  float* host_audio = nullptr;
+  float* host_out = nullptr;
+
+  ~Impl() {
+    if (ctx) cudaStreamSynchronize(ctx->stream());
+    graphs.reset();
+    if (host_audio) cudaFreeHost(host_audio);
+    if (host_out) cudaFreeHost(host_out);
+  }
+  absl::Status Enqueue(int n);
+};
+
+absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
+  cudaStream_t stream = ctx->stream();
+  // Waveform InstanceNorm (no activation).
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = audio.f32(),
+                                               .gamma = wav_norm.gamma.f32(),
+                                               .beta = wav_norm.beta.f32(),
+                                               .out = normed.f32(),
+                                               .batch = n,
+                                               .channels = 1,
+                                               .len = kWindowSamples},
+                                              stream));
+  // Stage 0: sinc conv (stride 10) → |.| → max-pool 3 → InstanceNorm →
+  // LeakyReLU.
+  RETURN_IF_ERROR(
+      conv[0]->Forward(normed.f32(), n, 1, kWindowSamples, c0.f32()));
+  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c0.f32(),
+                                           .out = p0.f32(),
+                                           .rows = int64_t{n} * kSinc,
+                                           .channels = kSinc,
+                                           .in_len = kL0,
+                                           .abs_first = true},
+                                          stream));
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p0.f32(),
+                                               .gamma = norm[0].gamma.f32(),
+                                               .beta = norm[0].beta.f32(),
+                                               .out = p0.f32(),
+                                               .batch = n,
+                                               .channels = kSinc,
+                                               .len = kP0,
+                                               .leaky = true,
+                                               .slope = kSlope},
+                                              stream));
+  // Stage 1: conv 80→60 (+bias) → max-pool → InstanceNorm → LeakyReLU.
+  RETURN_IF_ERROR(conv[1]->Forward(p0.f32(), n, 1, kP0, c1.f32()));
+  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c1.f32(),
+                                           .bias = conv_bias[0].f32(),
+                                           .out = p1.f32(),
+                                           .rows = int64_t{n} * kConv,
+                                           .channels = kConv,
+                                           .in_len = kL1},
+                                          stream));
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p1.f32(),
+                                               .gamma = norm[1].gamma.f32(),
+                                               .beta = norm[1].beta.f32(),
+                                               .out = p1.f32(),
+                                               .batch = n,
+                                               .channels = kConv,
+                                               .len = kP1,
+                                               .leaky = true,
+                                               .slope = kSlope},
+                                              stream));
+  // Stage 2, written as (batch, frame, feature) for the LSTM.
+  RETURN_IF_ERROR(conv[2]->Forward(p1.f32(), n, 1, kP1, c2.f32()));
+  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c2.f32(),
+                                           .bias = conv_bias[1].f32(),
+                                           .out = c1.f32(),
+                                           .rows = int64_t{n} * kConv,
+                                           .channels = kConv,
+                                           .in_len = kL2},
+                                          stream));
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = c1.f32(),
+                                               .gamma = norm[2].gamma.f32(),
+                                               .beta = norm[2].beta.f32(),
+                                               .out = seq.f32(),
+                                               .batch = n,
+                                               .channels = kConv,
+                                               .len = kP2,
+                                               .leaky = true,
+                                               .slope = kSlope,
+                                               .transpose_out = true},
+                                              stream));
+  // BiLSTM: gates = X·W_ihᵀ + (b_ih + b_hh) for all steps, then the recurrence.
+  const int64_t rows = int64_t{n} * kP2;
+  const float* x = seq.f32();
+  for (int l = 0; l < kLayers; ++l) {
+    RETURN_IF_ERROR(
+        kernels::LaunchBroadcastRows(lstm[l].bias.f32(), gates.f32(), rows,
+                                     2 * kernels::kLstmGates, stream));
+    const float one = 1.0f;
+    RETURN_IF_ERROR(CublasStatus(
+        cublasSgemm(ctx->cublas(), CUBLAS_OP_T, CUBLAS_OP_N,
+                    2 * kernels::kLstmGates, static_cast<int>(rows),
+                    lstm[l].input, &one, lstm[l].w_ih.f32(), lstm[l].input, x,
+                    lstm[l].input, &one, gates.f32(), 2 * kernels::kLstmGates),
+        absl::StrCat("cublasSgemm (LSTM layer ", l, " input projection)")));
+    float* hout = h[l % 2].f32();
+    RETURN_IF_ERROR(
+        kernels::LaunchLstmRecurrence({.gates_in = gates.f32(),
+                                       .w_hh_t = lstm[l].w_hh_t.f32(),
+                                       .out = hout,
+                                       .batch = n,
+                                       .steps = kP2},
+                                      stream));
+    x = hout;
+  }
+  // Linear head.
+  RETURN_IF_ERROR(linear[0]->Forward(x, rows, lin[0].f32()));
+  RETURN_IF_ERROR(
+      kernels::LaunchLeakyRelu(lin[0].f32(), rows * kHidden, kSlope, stream));
+  RETURN_IF_ERROR(linear[1]->Forward(lin[0].f32(), rows, lin[1].f32()));
+  RETURN_IF_ERROR(
+      kernels::LaunchLeakyRelu(lin[1].f32(), rows * kHidden, kSlope, stream));
+  RETURN_IF_ERROR(classifier->Forward(lin[1].f32(), rows, logits.f32()));
+  return kernels::LaunchLogSoftmax(logits.f32(), out.f32(), rows,
+                                   kPowersetClasses, stream);
+}
+
+CudaSegmentationModel::CudaSegmentationModel(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+CudaSegmentationModel::~CudaSegmentationModel() = default;
+int CudaSegmentationModel::graphs() const { return impl_->graphs->size(); }
+
+absl::StatusOr<std::unique_ptr<CudaSegmentationModel>>
+CudaSegmentationModel::Create(const SafetensorsFile& w,
+                              std::shared_ptr<runtime::DeviceArena> arena_owner,
+                              const CudaModelOptions& options) {
+  runtime::DeviceArena* arena = arena_owner.get();
+  if (arena == nullptr)
+    return absl::InvalidArgumentError("CudaSegmentationModel: no arena");
+  if (options.precision != "fp32") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the segmentation model runs in fp32 only, not '",
+                     options.precision, "'"));
+  }
+  if (options.max_batch < 1) {
+    return absl::InvalidArgumentError(
+        "CudaSegmentationModel: max_batch must be >= 1");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->arena_owner = std::move(arena_owner);
+  impl->arena = arena;
+  ASSIGN_OR_RETURN(impl->ctx, CudaContext::Create(arena, "segmentation",
+                                                  cuda::Precision::kFp32,
+                                                  options.workspace_bytes));
+  CudaContext* ctx = impl->ctx.get();
+  impl->graphs =
+      std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "segmentation");
+  const std::string wo = "segmentation/weights";
+  auto upload = [&](const std::string& name,
+                    int64_t count) -> absl::StatusOr<DeviceBuffer> {
+    ASSIGN_OR_RETURN(std::vector<float> v, cuda::ReadTensor(w, name, count));
+    return DeviceBuffer::FromHost(arena, v, wo);
+  };
+
+  ASSIGN_OR_RETURN(impl->wav_norm.gamma,
+                   upload("sincnet.wav_norm1d.weight", 1));
+  ASSIGN_OR_RETURN(impl->wav_norm.beta, upload("sincnet.wav_norm1d.bias", 1));
+  for (int i = 0; i < 3; ++i) {
+    const int c = i == 0 ? kSinc : kConv;
+    ASSIGN_OR_RETURN(impl->norm[i].gamma,
+                     upload(absl::StrCat("sincnet.norm1d.", i, ".weight"), c));
+    ASSIGN_OR_RETURN(impl->norm[i].beta,
+                     upload(absl::StrCat("sincnet.norm1d.", i, ".bias"), c));
+  }
+  {
+    const std::string fb = "sincnet.conv1d.0.filterbank.";
+    ASSIGN_OR_RETURN(std::vector<float> low,
+                     cuda::ReadTensor(w, fb + "low_hz_", kSincBands));
+    ASSIGN_OR_RETURN(std::vector<float> band,
+                     cuda::ReadTensor(w, fb + "band_hz_", kSincBands));
+    ASSIGN_OR_RETURN(std::vector<float> win,
+                     cuda::ReadTensor(w, fb + "window_", kSincHalfKernel));
+    ASSIGN_OR_RETURN(std::vector<float> nn,
+                     cuda::ReadTensor(w, fb + "n_", kSincHalfKernel));
+    ASSIGN_OR_RETURN(std::vector<float> filters,
+                     ComputeSincFilters(low, band, win, nn));
+    ASSIGN_OR_RETURN(impl->conv[0], Conv2d::Create(ctx,
+                                                   {.out_channels = kSinc,
+                                                    .in_channels = 1,
+                                                    .kernel_h = 1,
+                                                    .kernel_w = kSincKernel,
+                                                    .stride_h = 1,
+                                                    .stride_w = 10},
+                                                   filters, wo));
+  }
+  for (int i = 1; i <= 2; ++i) {
+    const int in = i == 1 ? kSinc : kConv;
+    ASSIGN_OR_RETURN(
+        std::vector<float> cw,
+        cuda::ReadTensor(w, absl::StrCat("sincnet.conv1d.", i, ".weight"),
+                         int64_t{kConv} * in * 5));
+    ASSIGN_OR_RETURN(impl->conv[i], Conv2d::Create(ctx,
+                                                   {.out_channels = kConv,
+                                                    .in_channels = in,
+                                                    .kernel_h = 1,
+                                                    .kernel_w = 5},
+                                                   cw, wo));
+    ASSIGN_OR_RETURN(
+        impl->conv_bias[i - 1],
+        upload(absl::StrCat("sincnet.conv1d.", i, ".bias"), kConv));
+  }
+  constexpr int kG = kernels::kLstmGates;  // 512
+  for (int l = 0; l < kLayers; ++l) {
+    const int in = l == 0 ? kConv : 2 * kHidden;
+    LstmLayer& layer = impl->lstm[l];
+    layer.input = in;
+    std::vector<float> w_ih(size_t{2} * kG * in), bias(2 * kG),
+        w_hh_t(size_t{2} * kHidden * kG);
+    for (int d = 0; d < 2; ++d) {
+      const std::string sfx = absl::StrCat("_l", l, d == 0 ? "" : "_reverse");
+      ASSIGN_OR_RETURN(
+          std::vector<float> wi,
+          cuda::ReadTensor(w, "lstm.weight_ih" + sfx, int64_t{kG} * in));
+      ASSIGN_OR_RETURN(
+          std::vector<float> wh,
+          cuda::ReadTensor(w, "lstm.weight_hh" + sfx, int64_t{kG} * kHidden));
+      ASSIGN_OR_RETURN(std::vector<float> bi,
+                       cuda::ReadTensor(w, "lstm.bias_ih" + sfx, kG));
+      ASSIGN_OR_RETURN(std::vector<float> bh,
+                       cuda::ReadTensor(w, "lstm.bias_hh" + sfx, kG));
+      std::copy(wi.begin(), wi.end(),
+                w_ih.begin() + size_t{static_cast<size_t>(d)} * kG * in);
+      for (int j = 0; j < kG; ++j) {
+        bias[d * kG + j] = bi[j] + bh[j];
+        for (int k = 0; k < kHidden; ++k) {
+          w_hh_t[(size_t{static_cast<size_t>(d)} * kHidden + k) * kG + j] =
+              wh[size_t{static_cast<size_t>(j)} * kHidden + k];
+        }
+      }
+    }
+    ASSIGN_OR_RETURN(layer.w_ih, DeviceBuffer::FromHost(arena, w_ih, wo));
+    ASSIGN_OR_RETURN(layer.bias, DeviceBuffer::FromHost(arena, bias, wo));
+    ASSIGN_OR_RETURN(layer.w_hh_t, DeviceBuffer::FromHost(arena, w_hh_t, wo));
+  }
+  for (int i = 0; i < 2; ++i) {
+    const int in = i == 0 ? 2 * kHidden : kHidden;
+    ASSIGN_OR_RETURN(std::vector<float> lw,
+                     cuda::ReadTensor(w, absl::StrCat("linear.", i, ".weight"),
+                                      int64_t{kHidden} * in));
+    ASSIGN_OR_RETURN(
+        std::vector<float> lb,
+        cuda::ReadTensor(w, absl::StrCat("linear.", i, ".bias"), kHidden));
+    ASSIGN_OR_RETURN(impl->linear[i],
+                     cuda::Linear::Create(ctx, in, kHidden, lw, lb, wo));
+  }
+  {
+    ASSIGN_OR_RETURN(std::vector<float> cw,
+                     cuda::ReadTensor(w, "classifier.weight",
+                                      int64_t{kPowersetClasses} * kHidden));
+    ASSIGN_OR_RETURN(std::vector<float> cb,
+                     cuda::ReadTensor(w, "classifier.bias", kPowersetClasses));
+    ASSIGN_OR_RETURN(
+        impl->classifier,
+        cuda::Linear::Create(ctx, kHidden, kPowersetClasses, cw, cb, wo));
+  }
+
+  // Activations for max_batch windows.
+  const size_t bm = static_cast<size_t>(options.max_batch);
+  const std::string ao = "segmentation/activations";
+  auto alloc = [&](size_t floats) {
+    return DeviceBuffer::Allocate(arena, sizeof(float) * bm * floats, ao);
+  };
+  ASSIGN_OR_RETURN(impl->audio, alloc(kWindowSamples));
+  ASSIGN_OR_RETURN(impl->normed, alloc(kWindowSamples));
+  ASSIGN_OR_RETURN(impl->c0, alloc(size_t{kSinc} * kL0));
+  ASSIGN_OR_RETURN(impl->p0, alloc(size_t{kSinc} * kP0));
+  ASSIGN_OR_RETURN(impl->c1, alloc(size_t{kConv} * kL1));
+  ASSIGN_OR_RETURN(impl->p1, alloc(size_t{kConv} * kP1));
+  ASSIGN_OR_RETURN(impl->c2, alloc(size_t{kConv} * kL2));
+  ASSIGN_OR_RETURN(impl->seq, alloc(size_t{kP2} * kConv));
+  ASSIGN_OR_RETURN(impl->gates, alloc(size_t{kP2} * 2 * kG));
+  ASSIGN_OR_RETURN(impl->h[0], alloc(size_t{kP2} * 2 * kHidden));
+  ASSIGN_OR_RETURN(impl->h[1], alloc(size_t{kP2} * 2 * kHidden));
+  ASSIGN_OR_RETURN(impl->lin[0], alloc(size_t{kP2} * kHidden));
+  ASSIGN_OR_RETURN(impl->lin[1], alloc(size_t{kP2} * kHidden));
+  ASSIGN_OR_RETURN(impl->logits, alloc(size_t{kP2} * kPowersetClasses));
+  ASSIGN_OR_RETURN(impl->out, alloc(size_t{kP2} * kPowersetClasses));
+  RETURN_IF_ERROR(CudaStatus(
+      cudaHostAlloc(reinterpret_cast<void**>(&impl->host_audio),
+                    sizeof(float) * bm * kWindowSamples, cudaHostAllocDefault),
+      "cudaHostAlloc"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&impl->host_out),
+                               sizeof(float) * bm * kP2 * kPowersetClasses,
+                               cudaHostAllocDefault),
+                 "cudaHostAlloc"));
+  return std::unique_ptr<CudaSegmentationModel>(
+      new CudaSegmentationModel(std::move(impl)));
+}
+
+absl::Status CudaSegmentationModel::Run(std::span<const float> windows,
+                                        int batch, std::span<float> log_probs) {
+  Impl& m = *impl_;
+  const size_t per_out = size_t{kSegmentationFrames} * kPowersetClasses;
+  if (batch < 0 ||
+      windows.size() != static_cast<size_t>(batch) * kWindowSamples ||
+      log_probs.size() != static_cast<size_t>(batch) * per_out) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CudaSegmentationModel::Run: batch ", batch, " with ", windows.size(),
+        " samples and ", log_probs.size(), " outputs; expected batch × ",
+        kWindowSamples, " and batch × ", per_out));
+  }
+  if (batch == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(
+      CudaStatus(cudaSetDevice(m.arena->device()), "cudaSetDevice"));
+  cudaStream_t stream = m.ctx->stream();
+  for (int first = 0; first < batch; first += m.options.max_batch) {
+    const int n = std::min(m.options.max_batch, batch - first);
+    const size_t in_count = static_cast<size_t>(n) * kWindowSamples;
+    const size_t out_count = static_cast<size_t>(n) * per_out;
+    std::memcpy(m.host_audio,
+                windows.data() + static_cast<size_t>(first) * kWindowSamples,
+                in_count * sizeof(float));
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(m.audio.data(), m.host_audio, in_count * sizeof(float),
+                        cudaMemcpyHostToDevice, stream),
+        "copying windows to the device"));
+    RETURN_IF_ERROR(m.graphs->Run({n, 0}, m.options.use_cuda_graphs,
+                                  [&] { return m.Enqueue(n); }));
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(m.host_out, m.out.data(), out_count * sizeof(float),
+                        cudaMemcpyDeviceToHost, stream),
+        "copying log-probabilities from the device"));
+    RETURN_IF_ERROR(
+        CudaStatus(cudaStreamSynchronize(stream), "segmentation forward"));
+    std::memcpy(log_probs.data() + static_cast<size_t>(first) * per_out,
+                m.host_out, out_count * sizeof(float));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace diarization::models

@@ -1,0 +1,50 @@
+// PyanNet (segmentation-3.0) on the GPU, float32 (../shared/specs/models.md
+// §1): waveform InstanceNorm, SincNet (the parametric sinc filters computed
+// once at load by sincnet_filters.h, then three cuDNN convolutions, each
+// followed by |.| (stage 0) / bias, max-pool 3 and InstanceNorm + LeakyReLU
+// kernels), the 4-layer BiLSTM (input projections of all steps as one cuBLAS
+// GEMM per layer, the recurrence in kernels/lstm), linear 256→128→128 with
+// LeakyReLU and the classifier as GEMMs, and log-softmax.
+//
+// Segmentation is always FP32 (DESIGN.md). All device memory comes from the
+// arena; one CUDA graph is captured per batch size.
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/models/cuda_options.h"
+#include "engine/models/model_interfaces.h"
+#include "engine/models/safetensors.h"
+#include "engine/runtime/device_arena.h"
+
+namespace diarization::models {
+
+class CudaSegmentationModel : public SegmentationModel {
+ public:
+  // Reads the PyanNet tensors (pyannote names) from `weights`; the file may
+  // be closed afterwards. options.precision must be "fp32". The model keeps the
+  // arena alive.
+  static absl::StatusOr<std::unique_ptr<CudaSegmentationModel>> Create(
+      const SafetensorsFile& weights,
+      std::shared_ptr<runtime::DeviceArena> arena,
+      const CudaModelOptions& options);
+  ~CudaSegmentationModel() override;
+
+  absl::Status Run(std::span<const float> windows, int batch,
+                   std::span<float> log_probs) override;
+  std::string precision() const override { return "fp32"; }
+  int graphs() const;
+
+ private:
+  struct Impl;
+  explicit CudaSegmentationModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace diarization::models
+
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_

@@ -1,0 +1,316 @@
+#include "engine/models/cuda_util.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "kernels/nn_ops.h"
+
+namespace diarization::models::cuda {
+
+absl::Status CudaStatus(cudaError_t err, const std::string& what) {
+  if (err == cudaSuccess) return absl::OkStatus();
+  const std::string text = absl::StrCat(what, ": ", cudaGetErrorString(err));
+  if (err == cudaErrorMemoryAllocation)
+    return absl::ResourceExhaustedError(text);
+  return absl::InternalError(text);
+}
+
+absl::Status CublasStatus(cublasStatus_t st, const std::string& what) {
+  if (st == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  const std::string text = absl::StrCat(what, ": ", cublasGetStatusString(st));
+  if (st == CUBLAS_STATUS_ALLOC_FAILED)
+    return absl::ResourceExhaustedError(text);
+  return absl::InternalError(text);
+}
+
+absl::Status CudnnStatus(cudnnStatus_t st, const std::string& what) {
+  if (st == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  const std::string text = absl::StrCat(what, ": ", cudnnGetErrorString(st));
+  if (st == CUDNN_STATUS_ALLOC_FAILED)
+    return absl::ResourceExhaustedError(text);
+  return absl::InternalError(text);
+}
+
+absl::StatusOr<Precision> ParsePrecision(const std::string& name) {
+  if (name == "fp32") return Precision::kFp32;
+  if (name == "tf32") return Precision::kTf32;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "precision '", name, "' is not supported; use fp32 or tf32"));
+}
+
+std::string PrecisionName(Precision p) {
+  return p == Precision::kFp32 ? "fp32" : "tf32";
+}
+
+// --- DeviceBuffer -----------------------------------------------------------
+
+absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(runtime::DeviceArena* arena,
+                                                    size_t bytes,
+                                                    const std::string& owner) {
+  DeviceBuffer b;
+  ASSIGN_OR_RETURN(b.ptr_, arena->Allocate(bytes, owner));
+  b.arena_ = arena;
+  b.bytes_ = bytes;
+  return b;
+}
+
+absl::StatusOr<DeviceBuffer> DeviceBuffer::FromHost(runtime::DeviceArena* arena,
+                                                    std::span<const float> host,
+                                                    const std::string& owner) {
+  ASSIGN_OR_RETURN(DeviceBuffer b, Allocate(arena, host.size_bytes(), owner));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemcpy(b.ptr_, host.data(), host.size_bytes(),
+                            cudaMemcpyHostToDevice),
+                 absl::StrCat("copying ", owner, " to the device")));
+  return b;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (arena_ != nullptr && ptr_ != nullptr) (void)arena_->Free(ptr_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept {
+  *this = std::move(other);
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    if (arena_ != nullptr && ptr_ != nullptr) (void)arena_->Free(ptr_);
+    arena_ = std::exchange(other.arena_, nullptr);
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+// --- CudaContext ------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
+    runtime::DeviceArena* arena, const std::string& owner, Precision precision,
+    size_t workspace_bytes) {
+  std::unique_ptr<CudaContext> ctx(new CudaContext());
+  ctx->arena_ = arena;
+  ctx->owner_ = owner;
+  ctx->precision_ = precision;
+  RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena->device()), "cudaSetDevice"));
+  RETURN_IF_ERROR(CudaStatus(
+      cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking),
+      "cudaStreamCreate"));
+  size_t free_before = 0, free_after = 0, total = 0;
+  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo"));
+  RETURN_IF_ERROR(CublasStatus(cublasCreate(&ctx->cublas_), "cublasCreate"));
+  RETURN_IF_ERROR(CudnnStatus(cudnnCreate(&ctx->cudnn_), "cudnnCreate"));
+  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo"));
+  // What the libraries took for themselves; booked so the ledger is whole.
+  arena->RecordExternal(
+      owner + "/library_handles",
+      free_before > free_after ? free_before - free_after : 0);
+
+  RETURN_IF_ERROR(CublasStatus(cublasSetStream(ctx->cublas_, ctx->stream_),
+                               "cublasSetStream"));
+  RETURN_IF_ERROR(
+      CudnnStatus(cudnnSetStream(ctx->cudnn_, ctx->stream_), "cudnnSetStream"));
+  RETURN_IF_ERROR(CublasStatus(
+      cublasSetMathMode(ctx->cublas_, precision == Precision::kFp32
+                                          ? CUBLAS_PEDANTIC_MATH
+                                          : CUBLAS_TF32_TENSOR_OP_MATH),
+      "cublasSetMathMode"));
+  // cuBLAS gets its workspace from the arena (no hidden cudaMalloc, and
+  // graph capture needs a fixed workspace).
+  constexpr size_t kCublasWorkspace = size_t{32} << 20;
+  ASSIGN_OR_RETURN(ctx->cublas_workspace_,
+                   DeviceBuffer::Allocate(arena, kCublasWorkspace,
+                                          owner + "/cublas_workspace"));
+  RETURN_IF_ERROR(CublasStatus(
+      cublasSetWorkspace(ctx->cublas_, ctx->cublas_workspace_.data(),
+                         kCublasWorkspace),
+      "cublasSetWorkspace"));
+  if (workspace_bytes > 0) {
+    ASSIGN_OR_RETURN(ctx->workspace_,
+                     DeviceBuffer::Allocate(arena, workspace_bytes,
+                                            owner + "/cudnn_workspace"));
+  }
+  return ctx;
+}
+
+CudaContext::~CudaContext() {
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+// --- Conv2d -----------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Conv2d>> Conv2d::Create(
+    CudaContext* ctx, const Shape& shape, std::span<const float> weights,
+    const std::string& owner) {
+  const size_t expected = static_cast<size_t>(shape.out_channels) *
+                          shape.in_channels * shape.kernel_h * shape.kernel_w;
+  if (weights.size() != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Conv2d ", owner, ": ", weights.size(),
+                     " weights, expected ", expected));
+  }
+  std::unique_ptr<Conv2d> conv(new Conv2d());
+  conv->ctx_ = ctx;
+  conv->shape_ = shape;
+  ASSIGN_OR_RETURN(conv->weights_,
+                   DeviceBuffer::FromHost(ctx->arena(), weights, owner));
+  RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&conv->x_desc_),
+                              "cudnnCreateTensorDescriptor"));
+  RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&conv->y_desc_),
+                              "cudnnCreateTensorDescriptor"));
+  RETURN_IF_ERROR(CudnnStatus(cudnnCreateFilterDescriptor(&conv->w_desc_),
+                              "cudnnCreateFilterDescriptor"));
+  RETURN_IF_ERROR(
+      CudnnStatus(cudnnCreateConvolutionDescriptor(&conv->conv_desc_),
+                  "cudnnCreateConvolutionDescriptor"));
+  RETURN_IF_ERROR(CudnnStatus(
+      cudnnSetFilter4dDescriptor(conv->w_desc_, CUDNN_DATA_FLOAT,
+                                 CUDNN_TENSOR_NCHW, shape.out_channels,
+                                 shape.in_channels, shape.kernel_h,
+                                 shape.kernel_w),
+      "cudnnSetFilter4dDescriptor"));
+  RETURN_IF_ERROR(CudnnStatus(
+      cudnnSetConvolution2dDescriptor(
+          conv->conv_desc_, shape.pad_h, shape.pad_w, shape.stride_h,
+          shape.stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+      "cudnnSetConvolution2dDescriptor"));
+  RETURN_IF_ERROR(
+      CudnnStatus(cudnnSetConvolutionMathType(
+                      conv->conv_desc_, ctx->precision() == Precision::kFp32
+                                            ? CUDNN_FMA_MATH
+                                            : CUDNN_TENSOR_OP_MATH),
+                  "cudnnSetConvolutionMathType"));
+  return conv;
+}
+
+Conv2d::~Conv2d() {
+  if (x_desc_) cudnnDestroyTensorDescriptor(x_desc_);
+  if (y_desc_) cudnnDestroyTensorDescriptor(y_desc_);
+  if (w_desc_) cudnnDestroyFilterDescriptor(w_desc_);
+  if (conv_desc_) cudnnDestroyConvolutionDescriptor(conv_desc_);
+}
+
+absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w) {
+  constexpr int kMaxAlgos = 16;
+  cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgos];
+  int returned = 0;
+  RETURN_IF_ERROR(CudnnStatus(cudnnGetConvolutionForwardAlgorithm_v7(
+                                  ctx_->cudnn(), x_desc_, w_desc_, conv_desc_,
+                                  y_desc_, kMaxAlgos, &returned, perf),
+                              "cudnnGetConvolutionForwardAlgorithm_v7"));
+  const cudnnMathType_t want = ctx_->precision() == Precision::kFp32
+                                   ? CUDNN_FMA_MATH
+                                   : CUDNN_TENSOR_OP_MATH;
+  std::string rejected;
+  for (int i = 0; i < returned; ++i) {
+    const auto& p = perf[i];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    // FP32 must not fall back to tensor-op kernels; TF32 may use either.
+    const bool math_ok = ctx_->precision() == Precision::kTf32 ||
+                         p.mathType == want || p.mathType == CUDNN_DEFAULT_MATH;
+    if (!math_ok || p.determinism != CUDNN_DETERMINISTIC ||
+        p.memory > ctx_->workspace_bytes()) {
+      absl::StrAppend(&rejected, " algo ", static_cast<int>(p.algo), " (math ",
+                      static_cast<int>(p.mathType), ", det ",
+                      static_cast<int>(p.determinism), ", ws ", p.memory, ")");
+      continue;
+    }
+    return Algo{p.algo, p.memory};
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "no deterministic cuDNN forward algorithm fits the ",
+      ctx_->workspace_bytes(), "-byte workspace for conv ", shape_.out_channels,
+      "x", shape_.in_channels, "x", shape_.kernel_h, "x", shape_.kernel_w,
+      " on input ", n, "x", shape_.in_channels, "x", h, "x", w, ";",
+      rejected.empty() ? " none offered" : rejected,
+      ". Raise CudaBackendOptions::workspace_bytes."));
+}
+
+absl::Status Conv2d::Forward(const float* x, int n, int h, int w, float* y) {
+  RETURN_IF_ERROR(CudnnStatus(
+      cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                 n, shape_.in_channels, h, w),
+      "cudnnSetTensor4dDescriptor(x)"));
+  RETURN_IF_ERROR(CudnnStatus(
+      cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                 n, shape_.out_channels, OutH(h), OutW(w)),
+      "cudnnSetTensor4dDescriptor(y)"));
+  auto key = std::make_tuple(n, h, w);
+  auto it = algos_.find(key);
+  if (it == algos_.end()) {
+    ASSIGN_OR_RETURN(Algo a, ChooseAlgo(n, h, w));
+    it = algos_.emplace(key, a).first;
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  return CudnnStatus(
+      cudnnConvolutionForward(ctx_->cudnn(), &alpha, x_desc_, x, w_desc_,
+                              weights_.f32(), conv_desc_, it->second.algo,
+                              ctx_->workspace(), it->second.workspace, &beta,
+                              y_desc_, y),
+      absl::StrCat("cudnnConvolutionForward (", shape_.out_channels, "x",
+                   shape_.in_channels, "x", shape_.kernel_h, "x",
+                   shape_.kernel_w, ")"));
+}
+
+// --- Linear -----------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Linear>> Linear::Create(
+    CudaContext* ctx, int in, int out, std::span<const float> weight,
+    std::span<const float> bias, const std::string& owner) {
+  if (weight.size() != static_cast<size_t>(in) * out ||
+      bias.size() != static_cast<size_t>(out)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Linear ", owner, ": weight ", weight.size(), " / bias ",
+                     bias.size(), " values, expected ", in * out, " / ", out));
+  }
+  std::unique_ptr<Linear> lin(new Linear());
+  lin->ctx_ = ctx;
+  lin->in_ = in;
+  lin->out_ = out;
+  ASSIGN_OR_RETURN(lin->weight_,
+                   DeviceBuffer::FromHost(ctx->arena(), weight, owner));
+  ASSIGN_OR_RETURN(lin->bias_,
+                   DeviceBuffer::FromHost(ctx->arena(), bias, owner));
+  return lin;
+}
+
+absl::Status Linear::Forward(const float* x, int64_t rows, float* y) {
+  // Bias first, then Y += X·Wᵀ (beta = 1), as torch's addmm does.
+  RETURN_IF_ERROR(
+      kernels::LaunchBroadcastRows(bias_.f32(), y, rows, out_, ctx_->stream()));
+  const float alpha = 1.0f, beta = 1.0f;
+  // Column-major view: Yᵀ (out × rows) = W (out × in, stored as in × out) ᵀ ·
+  // Xᵀ.
+  return CublasStatus(
+      cublasSgemm(ctx_->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out_,
+                  static_cast<int>(rows), in_, &alpha, weight_.f32(), in_, x,
+                  in_, &beta, y, out_),
+      absl::StrCat("cublasSgemm (linear ", in_, "->", out_, ")"));
+}
+
+absl::StatusOr<std::vector<float>> ReadTensor(const SafetensorsFile& file,
+                                              const std::string& name,
+                                              int64_t expected_elements) {
+  const TensorView* t = file.Find(name);
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file.path(), ": tensor '", name, "' is missing"));
+  }
+  if (t->dtype != DType::kF32 || t->num_elements() != expected_elements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file.path(), ": tensor '", name, "' must be F32 with ",
+                     expected_elements, " elements, has ", t->num_elements()));
+  }
+  std::span<const float> v = t->f32();
+  return std::vector<float>(v.begin(), v.end());
+}
+
+}  // namespace diarization::models::cuda
