@@ -1,0 +1,431 @@
+#include "engine/pipeline/ahc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <eigen3/Eigen/Dense>
+#include <limits>
+#include <numeric>
+
+#include "engine/pipeline/ahc_blockwise.h"
+
+namespace diarization::pipeline {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Indexed binary min-heap with decrease/increase-key, the structure scipy's
+// fast_linkage uses (same sift rules, so equal keys resolve the same way).
+class MinHeap {
+ public:
+  explicit MinHeap(const std::vector<double>& values)
+      : values_(values), heap_(values.size()), pos_(values.size()) {
+    std::iota(heap_.begin(), heap_.end(), 0);
+    std::iota(pos_.begin(), pos_.end(), 0);
+    size_ = static_cast<int>(values.size());
+    for (int i = size_ / 2 - 1; i >= 0; --i) SiftDown(i);
+  }
+  int top_key() const { return heap_[0]; }
+  double top_value() const { return values_[heap_[0]]; }
+  void RemoveMin() {
+    Swap(0, size_ - 1);
+    --size_;
+    SiftDown(0);
+  }
+  void ChangeValue(int key, double value) {
+    const int i = pos_[key];
+    const double old = values_[key];
+    values_[key] = value;
+    if (value < old) {
+      SiftUp(i);
+    } else {
+      SiftDown(i);
+    }
+  }
+
+ private:
+  void Swap(int i, int j) {
+    std::swap(heap_[i], heap_[j]);
+    pos_[heap_[i]] = i;
+    pos_[heap_[j]] = j;
+  }
+  void SiftUp(int i) {
+    while (i > 0) {
+      const int parent = (i - 1) >> 1;
+      if (values_[heap_[parent]] <= values_[heap_[i]]) break;
+      Swap(i, parent);
+      i = parent;
+    }
+  }
+  void SiftDown(int i) {
+    for (int child = 2 * i + 1; child < size_; child = 2 * i + 1) {
+      if (child + 1 < size_ &&
+          values_[heap_[child + 1]] < values_[heap_[child]])
+        ++child;
+      if (values_[heap_[i]] <= values_[heap_[child]]) break;
+      Swap(i, child);
+      i = child;
+    }
+  }
+
+  std::vector<double> values_;
+  std::vector<int> heap_;
+  std::vector<int> pos_;
+  int size_ = 0;
+};
+
+// Nearest neighbour of x among the live clusters with a larger index (scipy
+// find_min_dist: first strict minimum).
+std::pair<int, double> FindMinDist(int n, const std::vector<double>& d,
+                                   const std::vector<int>& size, int x) {
+  double best = kInf;
+  int key = -1;
+  const int64_t base = CondensedIndex(n, x, x + 1);
+  for (int i = x + 1; i < n; ++i) {
+    if (size[i] == 0) continue;
+    const double v = d[base + (i - x - 1)];
+    if (v < best) {
+      best = v;
+      key = i;
+    }
+  }
+  return {key, best};
+}
+
+inline double CentroidUpdate(double d_xi, double d_yi, double d_xy, int nx,
+                             int ny) {
+  // scipy _hierarchy_distance_update.pxi `_centroid`, same operation order.
+  return std::sqrt((((nx * d_xi * d_xi) + (ny * d_yi * d_yi)) -
+                    (static_cast<double>(nx * ny) * d_xy * d_xy) / (nx + ny)) /
+                   (nx + ny));
+}
+
+// numpy's pairwise summation (umath loops, PW_BLOCKSIZE 128, 8 partial
+// sums), which np.linalg.norm uses along a contiguous float32 row.
+float PairwiseSumF32(const float* a, int n) {
+  if (n < 8) {
+    float res = 0.0f;
+    for (int i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    float r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int i = 8;
+    for (; i < n - (n % 8); i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    }
+    float res =
+        ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  int n2 = n / 2;
+  n2 -= n2 % 8;
+  return PairwiseSumF32(a, n2) + PairwiseSumF32(a + n2, n - n2);
+}
+
+}  // namespace
+
+std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
+  std::vector<double> out(static_cast<size_t>(n) * (n - 1) / 2);
+  if (n <= 1024) {
+    // Direct differences in float64, summed in order like scipy's loop.
+    size_t k = 0;
+    for (int i = 0; i < n; ++i) {
+      const float* xi = x.data() + static_cast<size_t>(i) * d;
+      for (int j = i + 1; j < n; ++j) {
+        const float* xj = x.data() + static_cast<size_t>(j) * d;
+        double s = 0.0;
+        for (int t = 0; t < d; ++t) {
+          const double diff =
+              static_cast<double>(xi[t]) - static_cast<double>(xj[t]);
+          s += diff * diff;
+        }
+        out[k++] = std::sqrt(s);
+      }
+    }
+    return out;
+  }
+  // Large n: the Gram form ‖a‖² + ‖b‖² − 2a·b through a float64 GEMM. Its
+  // rounding differs from the direct form by ~1e-16 relative at the
+  // threshold scale; only near-zero distances lose relative precision.
+  using Mat =
+      Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Mat xd =
+      Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic,
+                                     Eigen::RowMajor>>(x.data(), n, d)
+          .cast<double>();
+  const Eigen::VectorXd sq = xd.rowwise().squaredNorm();
+  constexpr int kBlock = 256;
+  for (int i0 = 0; i0 < n; i0 += kBlock) {
+    const int bi = std::min(kBlock, n - i0);
+    const Mat g = xd.middleRows(i0, bi) * xd.middleRows(i0, n - i0).transpose();
+    for (int i = 0; i < bi; ++i) {
+      const int gi = i0 + i;
+      int64_t k = CondensedIndex(n, gi, gi + 1);
+      for (int j = gi + 1; j < n; ++j) {
+        const double v = sq[gi] + sq[j] - 2.0 * g(i, j - i0);
+        out[k++] = std::sqrt(std::max(v, 0.0));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Merge> CentroidLinkage(std::vector<double>& d, int n,
+                                   std::span<const int> initial_sizes) {
+  std::vector<Merge> z;
+  if (n < 2) return z;
+  z.reserve(n - 1);
+  std::vector<int> size(n, 1), cluster_id(n), neighbor(n, -1);
+  if (initial_sizes.size() == static_cast<size_t>(n)) {
+    size.assign(initial_sizes.begin(), initial_sizes.end());
+  }
+  std::iota(cluster_id.begin(), cluster_id.end(), 0);
+  std::vector<double> min_dist(n - 1, kInf);
+  for (int x = 0; x < n - 1; ++x) {
+    auto [key, value] = FindMinDist(n, d, size, x);
+    neighbor[x] = key;
+    min_dist[x] = value;
+  }
+  MinHeap heap(min_dist);
+  // Live clusters, ascending: the distance update only visits these.
+  std::vector<int> live(n);
+  std::iota(live.begin(), live.end(), 0);
+
+  for (int k = 0; k < n - 1; ++k) {
+    int x = 0, y = 0;
+    double dist = 0.0;
+    for (int i = 0; i < n - k; ++i) {
+      x = heap.top_key();
+      dist = heap.top_value();
+      y = neighbor[x];
+      if (y >= 0 && dist == d[CondensedIndex(n, x, y)]) break;
+      auto [key, value] = FindMinDist(n, d, size, x);
+      y = key;
+      dist = value;
+      neighbor[x] = y;
+      min_dist[x] = dist;
+      heap.ChangeValue(x, dist);
+    }
+    heap.RemoveMin();
+
+    int id_x = cluster_id[x], id_y = cluster_id[y];
+    const int nx = size[x], ny = size[y];
+    if (id_x > id_y) std::swap(id_x, id_y);
+    z.push_back({id_x, id_y, dist, nx + ny});
+    size[x] = 0;
+    size[y] = nx + ny;
+    cluster_id[y] = n + k;
+    live.erase(std::lower_bound(live.begin(), live.end(), x));
+
+    for (int zi : live) {
+      if (zi == y) continue;
+      const int64_t zy =
+          zi < y ? CondensedIndex(n, zi, y) : CondensedIndex(n, y, zi);
+      const int64_t zx =
+          zi < x ? CondensedIndex(n, zi, x) : CondensedIndex(n, x, zi);
+      d[zy] = CentroidUpdate(d[zx], d[zy], dist, nx, ny);
+    }
+    for (int zi : live) {
+      if (zi >= x) break;
+      if (neighbor[zi] == x) neighbor[zi] = y;
+    }
+    for (int zi : live) {
+      if (zi >= y) break;
+      const double v = d[CondensedIndex(n, zi, y)];
+      if (v < min_dist[zi]) {
+        neighbor[zi] = y;
+        min_dist[zi] = v;
+        heap.ChangeValue(zi, v);
+      }
+    }
+    if (y < n - 1) {
+      auto [key, value] = FindMinDist(n, d, size, y);
+      if (key != -1) {
+        neighbor[y] = key;
+        min_dist[y] = value;
+        heap.ChangeValue(y, value);
+      }
+    }
+  }
+  return z;
+}
+
+std::vector<Merge> AverageLinkage(std::vector<double>& d, int n) {
+  std::vector<Merge> raw;
+  if (n < 2) return raw;
+  raw.reserve(n - 1);
+  std::vector<int> size(n, 1);
+  std::vector<int> chain;
+  chain.reserve(n);
+  auto at = [&](int i, int j) -> double& {
+    return i < j ? d[CondensedIndex(n, i, j)] : d[CondensedIndex(n, j, i)];
+  };
+  for (int k = 0; k < n - 1; ++k) {
+    if (chain.empty()) {
+      for (int i = 0; i < n; ++i) {
+        if (size[i] > 0) {
+          chain.push_back(i);
+          break;
+        }
+      }
+    }
+    int x = 0, y = 0;
+    double current_min = kInf;
+    while (true) {
+      x = chain.back();
+      // Prefer the previous chain element on ties (scipy nn_chain).
+      if (chain.size() > 1) {
+        y = chain[chain.size() - 2];
+        current_min = at(x, y);
+      } else {
+        current_min = kInf;
+      }
+      for (int i = 0; i < n; ++i) {
+        if (size[i] == 0 || i == x) continue;
+        const double v = at(x, i);
+        if (v < current_min) {
+          current_min = v;
+          y = i;
+        }
+      }
+      if (chain.size() > 1 && y == chain[chain.size() - 2]) break;
+      chain.push_back(y);
+    }
+    chain.pop_back();
+    chain.pop_back();
+    if (x > y) std::swap(x, y);
+    const int nx = size[x], ny = size[y];
+    raw.push_back({x, y, current_min, nx + ny});
+    size[x] = 0;
+    size[y] = nx + ny;
+    for (int i = 0; i < n; ++i) {
+      const int ni = size[i];
+      if (ni == 0 || i == y) continue;
+      at(i, y) = (nx * at(i, x) + ny * at(i, y)) / (nx + ny);
+    }
+  }
+  // Sort by height (stable) and relabel with union-find, as scipy `label`.
+  std::vector<int> order(raw.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return raw[a].distance < raw[b].distance;
+  });
+  std::vector<int> parent(2 * n - 1);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<int> uf_size(2 * n - 1, 1);
+  auto find = [&](int v) {
+    int root = v;
+    while (parent[root] != root) root = parent[root];
+    while (parent[v] != root) {
+      const int next = parent[v];
+      parent[v] = root;
+      v = next;
+    }
+    return root;
+  };
+  std::vector<Merge> z;
+  z.reserve(raw.size());
+  int next_label = n;
+  for (int idx : order) {
+    int a = find(raw[idx].a), b = find(raw[idx].b);
+    if (a > b) std::swap(a, b);
+    z.push_back({a, b, raw[idx].distance, uf_size[a] + uf_size[b]});
+    parent[a] = next_label;
+    parent[b] = next_label;
+    uf_size[next_label] = uf_size[a] + uf_size[b];
+    ++next_label;
+  }
+  return z;
+}
+
+std::vector<int> FclusterDistance(const std::vector<Merge>& z, int n,
+                                  double t) {
+  std::vector<int> labels(n, 0);
+  if (n == 1) {
+    labels[0] = 1;
+    return labels;
+  }
+  // MD[k]: largest height in the subtree of node n+k (handles inversions).
+  std::vector<double> md(z.size());
+  for (size_t k = 0; k < z.size(); ++k) {
+    double m = z[k].distance;
+    if (z[k].a >= n) m = std::max(m, md[z[k].a - n]);
+    if (z[k].b >= n) m = std::max(m, md[z[k].b - n]);
+    md[k] = m;
+  }
+  // scipy cluster_monocrit: iterative DFS from the root.
+  std::vector<int> stack(n);
+  std::vector<uint8_t> visited(2 * n - 1, 0);
+  int k = 0, n_cluster = 0, leader = -1;
+  stack[0] = 2 * n - 2;
+  while (k >= 0) {
+    const int root = stack[k] - n;
+    const int lc = z[root].a, rc = z[root].b;
+    if (leader == -1 && md[root] <= t) {
+      leader = root;
+      ++n_cluster;
+    }
+    if (lc >= n && !visited[lc]) {
+      visited[lc] = 1;
+      stack[++k] = lc;
+      continue;
+    }
+    if (rc >= n && !visited[rc]) {
+      visited[rc] = 1;
+      stack[++k] = rc;
+      continue;
+    }
+    if (lc < n) {
+      if (leader == -1) ++n_cluster;
+      labels[lc] = n_cluster;
+    }
+    if (rc < n) {
+      if (leader == -1) ++n_cluster;
+      labels[rc] = n_cluster;
+    }
+    if (leader == root) leader = -1;
+    --k;
+  }
+  return labels;
+}
+
+std::vector<float> NormalizeRowsF32(std::span<const float> x, int n, int d) {
+  std::vector<float> out(x.begin(), x.begin() + static_cast<size_t>(n) * d);
+  for (int i = 0; i < n; ++i) {
+    float* row = out.data() + static_cast<size_t>(i) * d;
+    // np.linalg.norm on float32: sqrt(add.reduce(x * x)) in float32.
+    std::vector<float> sq(d);
+    for (int t = 0; t < d; ++t) sq[t] = row[t] * row[t];
+    const float norm = std::sqrt(PairwiseSumF32(sq.data(), d));
+    for (int t = 0; t < d; ++t) row[t] = row[t] / norm;
+  }
+  return out;
+}
+
+std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
+                            const AhcOptions& options) {
+  const std::vector<float> normed = NormalizeRowsF32(embeddings, n, d);
+  std::vector<int> flat;
+  if (n <= options.exact_max_n) {
+    std::vector<double> condensed = PdistEuclidean(normed, n, d);
+    const std::vector<Merge> z = CentroidLinkage(condensed, n);
+    flat = FclusterDistance(z, n, options.threshold);
+  } else {
+    flat = BlockwiseCentroidFcluster(normed, n, d, options.threshold,
+                                     options.block_size);
+  }
+  // np.unique(..., return_inverse=True): ranks of the distinct ids.
+  std::vector<int> ids = flat;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<int> labels(n);
+  for (int i = 0; i < n; ++i) {
+    labels[i] = static_cast<int>(
+        std::lower_bound(ids.begin(), ids.end(), flat[i]) - ids.begin());
+  }
+  return labels;
+}
+
+}  // namespace diarization::pipeline

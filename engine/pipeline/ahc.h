@@ -1,0 +1,75 @@
+// Agglomerative clustering that initialises VBx (pipeline.md §7.3; pyannote
+// VBxClustering.__call__ → scipy linkage(method="centroid") + fcluster(t,
+// criterion="distance")). Also average linkage, for BUT's VBx recipe.
+//
+// Precision: the unit-normalisation of the embeddings is float32 (numpy on
+// float32 arrays); pdist, the Lance–Williams updates and the heights are
+// float64, as scipy. The merge loop is Müllner's generic algorithm exactly
+// as scipy's `fast_linkage` runs it (nearest-neighbour candidates with a
+// lazily repaired min-heap), so every merge and every node id match scipy.
+// Memory is O(n²) (the condensed distance matrix): inputs larger than
+// `AhcOptions::exact_max_n` go through the bounded-memory variant of
+// ahc_blockwise.h (docs/adr/0020-scalable-ahc.md).
+#ifndef DIARIZATION_ENGINE_PIPELINE_AHC_H_
+#define DIARIZATION_ENGINE_PIPELINE_AHC_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace diarization::pipeline {
+
+// One row of scipy's linkage matrix Z: clusters `a` < `b` (ids: leaves
+// 0..n-1, the cluster made at step k is n+k) merged at `distance`.
+struct Merge {
+  int a = 0;
+  int b = 0;
+  double distance = 0.0;
+  int size = 0;
+};
+
+// Index of (i, j), i < j, in a condensed distance vector over n points.
+inline int64_t CondensedIndex(int64_t n, int64_t i, int64_t j) {
+  return n * i - i * (i + 1) / 2 + j - i - 1;
+}
+
+// scipy pdist(x, "euclidean") over float32 rows promoted to float64
+// (n × d, row-major); condensed, n(n-1)/2 entries.
+std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
+
+// scipy fast_linkage with the centroid update; `condensed` is overwritten.
+// `initial_sizes` (optional, n entries) weights the starting points as
+// clusters of that many members (used by the blockwise variant); scipy's
+// case is all ones.
+std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
+                                   std::span<const int> initial_sizes = {});
+
+// scipy/fastcluster average linkage (UPGMA) via the nearest-neighbour chain,
+// rows sorted by height (stable) and relabelled as scipy does.
+std::vector<Merge> AverageLinkage(std::vector<double>& condensed, int n);
+
+// scipy fcluster(Z, t, criterion="distance"): 1-based flat cluster ids,
+// numbered as scipy's cluster_monocrit DFS. A subtree is one cluster iff the
+// largest merge height inside it is <= t.
+std::vector<int> FclusterDistance(const std::vector<Merge>& z, int n, double t);
+
+struct AhcOptions {
+  double threshold = 0.6;
+  // Largest input clustered with the exact O(n²)-memory algorithm.
+  int exact_max_n = 4096;
+  // Block size of the bounded-memory variant used above exact_max_n.
+  int block_size = 2048;
+};
+
+// The pyannote step: x̂ = x/‖x‖ in float32, centroid linkage, fcluster, then
+// np.unique(return_inverse). Returns labels 0..S-1 for the n rows of
+// `embeddings` (n × d float32, row-major). n >= 2.
+std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
+                            const AhcOptions& options = {});
+
+// Float32 row normalisation as numpy: x / np.linalg.norm(x, axis=1).
+std::vector<float> NormalizeRowsF32(std::span<const float> x, int n, int d);
+
+}  // namespace diarization::pipeline
+
+#endif  // DIARIZATION_ENGINE_PIPELINE_AHC_H_

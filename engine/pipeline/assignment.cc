@@ -1,0 +1,227 @@
+#include "engine/pipeline/assignment.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/pipeline/config.h"
+
+namespace diarization::pipeline {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Minimum-cost assignment of every row (rows <= cols) by successive shortest
+// augmenting paths with potentials (Hungarian method, O(rows²·cols)).
+std::vector<int> MinCostRowsToCols(const std::vector<double>& cost, int rows,
+                                   int cols) {
+  // 1-based arrays as in the textbook formulation; column 0 is virtual.
+  std::vector<double> u(rows + 1, 0.0), v(cols + 1, 0.0);
+  std::vector<int> p(cols + 1, 0), way(cols + 1, 0);
+  for (int i = 1; i <= rows; ++i) {
+    p[0] = i;
+    int j0 = 0;
+    std::vector<double> minv(cols + 1, kInf);
+    std::vector<char> used(cols + 1, 0);
+    do {
+      used[j0] = 1;
+      const int i0 = p[j0];
+      double delta = kInf;
+      int j1 = 0;
+      for (int j = 1; j <= cols; ++j) {
+        if (used[j]) continue;
+        const double cur =
+            cost[static_cast<size_t>(i0 - 1) * cols + (j - 1)] - u[i0] - v[j];
+        if (cur < minv[j]) {
+          minv[j] = cur;
+          way[j] = j0;
+        }
+        if (minv[j] < delta) {
+          delta = minv[j];
+          j1 = j;
+        }
+      }
+      for (int j = 0; j <= cols; ++j) {
+        if (used[j]) {
+          u[p[j]] += delta;
+          v[j] -= delta;
+        } else {
+          minv[j] -= delta;
+        }
+      }
+      j0 = j1;
+    } while (p[j0] != 0);
+    do {
+      const int j1 = way[j0];
+      p[j0] = p[j1];
+      j0 = j1;
+    } while (j0 != 0);
+  }
+  std::vector<int> col_of_row(rows, -1);
+  for (int j = 1; j <= cols; ++j) {
+    if (p[j] != 0) col_of_row[p[j] - 1] = j - 1;
+  }
+  return col_of_row;
+}
+
+}  // namespace
+
+std::vector<int> LinearSumAssignmentMax(std::span<const double> score, int rows,
+                                        int cols) {
+  std::vector<int> col_of_row(rows, -1);
+  if (rows == 0 || cols == 0) return col_of_row;
+  if (rows <= cols) {
+    std::vector<double> cost(score.begin(), score.begin() + rows * cols);
+    for (double& c : cost) c = -c;
+    return MinCostRowsToCols(cost, rows, cols);
+  }
+  // More rows than columns: assign every column to a row (transpose).
+  std::vector<double> cost(static_cast<size_t>(cols) * rows);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c)
+      cost[static_cast<size_t>(c) * rows + r] = -score[r * cols + c];
+  }
+  const std::vector<int> row_of_col = MinCostRowsToCols(cost, cols, rows);
+  for (int c = 0; c < cols; ++c) {
+    if (row_of_col[c] >= 0) col_of_row[row_of_col[c]] = c;
+  }
+  return col_of_row;
+}
+
+std::vector<double> WeightedCentroids(std::span<const float> train, int n,
+                                      int d, std::span<const double> gamma,
+                                      int s, std::span<const double> pi,
+                                      double min_prior, int* num_kept) {
+  std::vector<int> keep;
+  for (int k = 0; k < s; ++k) {
+    if (pi[k] > min_prior) keep.push_back(k);
+  }
+  const int kept = static_cast<int>(keep.size());
+  std::vector<double> centroids(static_cast<size_t>(kept) * d, 0.0);
+  for (int j = 0; j < kept; ++j) {
+    double wsum = 0.0;
+    double* c = centroids.data() + static_cast<size_t>(j) * d;
+    for (int i = 0; i < n; ++i) {
+      const double w = gamma[static_cast<size_t>(i) * s + keep[j]];
+      wsum += w;
+      const float* x = train.data() + static_cast<size_t>(i) * d;
+      for (int t = 0; t < d; ++t) c[t] += w * static_cast<double>(x[t]);
+    }
+    for (int t = 0; t < d; ++t) c[t] /= wsum;
+  }
+  if (num_kept != nullptr) *num_kept = kept;
+  return centroids;
+}
+
+std::vector<double> MeanCentroids(std::span<const float> train, int n, int d,
+                                  std::span<const int> labels, int k) {
+  std::vector<double> centroids(static_cast<size_t>(k) * d, 0.0);
+  std::vector<int> counts(k, 0);
+  for (int i = 0; i < n; ++i) {
+    const int c = labels[i];
+    ++counts[c];
+    for (int t = 0; t < d; ++t) {
+      centroids[static_cast<size_t>(c) * d + t] +=
+          train[static_cast<size_t>(i) * d + t];
+    }
+  }
+  for (int c = 0; c < k; ++c) {
+    for (int t = 0; t < d; ++t) {
+      // np.mean of an empty cluster is NaN.
+      centroids[static_cast<size_t>(c) * d + t] /= counts[c];
+    }
+  }
+  return centroids;
+}
+
+std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
+                                 int d, std::span<const double> centroids,
+                                 int k) {
+  std::vector<double> cnorm(k, 0.0);
+  for (int j = 0; j < k; ++j) {
+    double s = 0.0;
+    for (int t = 0; t < d; ++t) {
+      const double v = centroids[static_cast<size_t>(j) * d + t];
+      s += v * v;
+    }
+    cnorm[j] = s;
+  }
+  std::vector<double> soft(static_cast<size_t>(rows) * k);
+  for (int r = 0; r < rows; ++r) {
+    const float* e = embeddings.data() + static_cast<size_t>(r) * d;
+    double ee = 0.0;
+    for (int t = 0; t < d; ++t) ee += static_cast<double>(e[t]) * e[t];
+    for (int j = 0; j < k; ++j) {
+      const double* c = centroids.data() + static_cast<size_t>(j) * d;
+      double dot = 0.0;
+      for (int t = 0; t < d; ++t) dot += static_cast<double>(e[t]) * c[t];
+      // scipy cosine: 1 − u·v / sqrt(‖u‖²‖v‖²), clipped to [0, 2].
+      double dist = 1.0 - dot / std::sqrt(ee * cnorm[j]);
+      if (dist < 0.0) dist = 0.0;
+      if (dist > 2.0) dist = 2.0;
+      soft[static_cast<size_t>(r) * k + j] = 2.0 - dist;
+    }
+  }
+  return soft;
+}
+
+std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_chunks,
+                                   int k, const std::vector<bool>& inactive) {
+  constexpr int S = kLocalSpeakers;
+  // const = soft.min() − 1 (NaN when any entry is NaN, as numpy's min).
+  double min_all = kInf;
+  bool any_nan = false;
+  for (double v : soft) {
+    if (std::isnan(v)) {
+      any_nan = true;
+    } else {
+      min_all = std::min(min_all, v);
+    }
+  }
+  const double fill =
+      any_nan ? std::numeric_limits<double>::quiet_NaN() : min_all - 1.0;
+  for (int r = 0; r < num_chunks * S; ++r) {
+    if (!inactive[r]) continue;
+    for (int j = 0; j < k; ++j) soft[static_cast<size_t>(r) * k + j] = fill;
+  }
+  // constrained_argmax: NaN → nanmin(soft) (min over the finite entries,
+  // which now include `fill` when it is finite).
+  double nanmin = kInf;
+  for (double v : soft) {
+    if (!std::isnan(v)) nanmin = std::min(nanmin, v);
+  }
+  std::vector<double> work(soft);
+  for (double& v : work) {
+    if (std::isnan(v)) v = nanmin;
+  }
+  std::vector<int> hard(static_cast<size_t>(num_chunks) * S, -2);
+  for (int c = 0; c < num_chunks; ++c) {
+    const std::vector<int> col = LinearSumAssignmentMax(
+        std::span<const double>(work.data() + static_cast<size_t>(c) * S * k,
+                                S * k),
+        S, k);
+    for (int s = 0; s < S; ++s) {
+      if (col[s] >= 0) hard[c * S + s] = static_cast<int>(col[s]);
+    }
+  }
+  return hard;
+}
+
+std::vector<int> PlainArgmax(std::span<const double> soft, int rows, int k) {
+  std::vector<int> hard(rows, 0);
+  for (int r = 0; r < rows; ++r) {
+    const double* row = soft.data() + static_cast<size_t>(r) * k;
+    int best = 0;
+    for (int j = 0; j < k; ++j) {
+      if (std::isnan(row[j])) {
+        best = j;
+        break;
+      }
+      if (row[j] > row[best]) best = j;
+    }
+    hard[r] = static_cast<int>(best);
+  }
+  return hard;
+}
+
+}  // namespace diarization::pipeline

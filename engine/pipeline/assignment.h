@@ -1,0 +1,53 @@
+// Centroids and assignment of every (chunk, local speaker) embedding to a
+// global speaker (pipeline.md §7.6 and §7.8; pyannote VBxClustering.__call__
+// and BaseClustering.constrained_argmax). float64, as scipy cdist.
+//
+// The constrained case solves, per chunk, a 3 × K linear sum assignment
+// (scipy.optimize.linear_sum_assignment, maximize=True). No Debian C++
+// library offers LSAP, so LinearSumAssignment below is a hand-written
+// shortest-augmenting-path Hungarian method (the family scipy uses).
+#ifndef DIARIZATION_ENGINE_PIPELINE_ASSIGNMENT_H_
+#define DIARIZATION_ENGINE_PIPELINE_ASSIGNMENT_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace diarization::pipeline {
+
+// Maximum-weight assignment on a rows × cols matrix (row-major, finite):
+// min(rows, cols) pairs, each row and column used at most once. Returns
+// col_of_row (−1 for an unassigned row).
+std::vector<int> LinearSumAssignmentMax(std::span<const double> score, int rows,
+                                        int cols);
+
+// centroid_k = Σ_n W[n,k]·train_n / Σ_n W[n,k] over the kept columns of the
+// responsibilities (π_k > min_prior), in their order. train: N × D float32.
+std::vector<double> WeightedCentroids(std::span<const float> train, int n,
+                                      int d, std::span<const double> gamma,
+                                      int s, std::span<const double> pi,
+                                      double min_prior, int* num_kept);
+
+// Per-cluster means of train rows with the given labels (0..k−1).
+std::vector<double> MeanCentroids(std::span<const float> train, int n, int d,
+                                  std::span<const int> labels, int k);
+
+// soft[r, k] = 2 − cosine_distance(embedding_r, centroid_k) for the rows of
+// `embeddings` (rows × D float32); NaN rows give NaN.
+std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
+                                 int d, std::span<const double> centroids,
+                                 int k);
+
+// Constrained assignment: inactive rows get min(soft) − 1 (written into
+// `soft`, as pyannote), NaN → nanmin, then one LSAP per chunk of 3 rows.
+// Unassigned rows keep −2.
+std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_chunks,
+                                   int k, const std::vector<bool>& inactive);
+
+// Unconstrained: argmax over k per row (first maximum; a NaN wins, as
+// np.argmax).
+std::vector<int> PlainArgmax(std::span<const double> soft, int rows, int k);
+
+}  // namespace diarization::pipeline
+
+#endif  // DIARIZATION_ENGINE_PIPELINE_ASSIGNMENT_H_

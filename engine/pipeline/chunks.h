@@ -1,0 +1,44 @@
+// Sliding windows over the audio and the frame grid they map to
+// (pipeline.md §2 and §4; pyannote core/inference.py `slide` and
+// `aggregate`, pyannote.core SlidingWindow.closest_frame). Integer sample
+// arithmetic for the windows; float64 for frame times, as pyannote.
+#ifndef DIARIZATION_ENGINE_PIPELINE_CHUNKS_H_
+#define DIARIZATION_ENGINE_PIPELINE_CHUNKS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/pipeline/config.h"
+
+namespace diarization::pipeline {
+
+// Window layout for N samples (§2): full windows every step, plus one
+// zero-padded last window when samples remain.
+struct ChunkLayout {
+  int64_t num_samples = 0;
+  int64_t step_samples = 16000;
+  int num_chunks = 0;
+  // Start sample of chunk c; the chunk covers [start, start + 160000),
+  // zero-padded past num_samples.
+  int64_t chunk_start(int c) const { return step_samples * c; }
+};
+ChunkLayout ComputeChunks(int64_t num_samples, const PipelineConfig& config);
+
+// pyannote.core SlidingWindow(start=0, duration=d, step=s).closest_frame(t):
+// int(rint((t - d/2) / s)).
+int64_t ClosestFrame(double t_s);
+
+// Middle of frame i, ½(i·s + (i·s + d)), float64 as pyannote computes it.
+double FrameMiddle(int64_t i);
+
+// Where each chunk lands on the global frame grid (pyannote `aggregate`).
+struct FrameGrid {
+  int num_frames = 0;             // F
+  std::vector<int> chunk_offset;  // o_c, first frame of chunk c
+};
+// `chunk_step_s` is the chunk SlidingWindow step (step_samples / 16000).
+FrameGrid ComputeFrameGrid(int num_chunks, double chunk_step_s);
+
+}  // namespace diarization::pipeline
+
+#endif  // DIARIZATION_ENGINE_PIPELINE_CHUNKS_H_

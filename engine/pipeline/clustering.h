@@ -1,0 +1,59 @@
+// pyannote's VBxClustering.__call__ (pipeline.md §7): training subset → AHC
+// → PLDA → VBx → centroids → (KMeans override) → assignment. Returns every
+// intermediate so tests can compare each stage with pyannote's recordings.
+#ifndef DIARIZATION_ENGINE_PIPELINE_CLUSTERING_H_
+#define DIARIZATION_ENGINE_PIPELINE_CLUSTERING_H_
+
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/pipeline/ahc.h"
+#include "engine/pipeline/config.h"
+#include "engine/pipeline/plda.h"
+#include "engine/pipeline/train_filter.h"
+#include "engine/pipeline/vbx.h"
+
+namespace diarization::pipeline {
+
+// Validated speaker-count hints (pyannote set_num_speakers): min defaults to
+// 1, max to "unbounded" (0 here), num is set when min == max.
+struct ResolvedHints {
+  int num = 0;  // 0 = not fixed
+  int min = 1;
+  int max = 0;  // 0 = unbounded
+};
+// InvalidArgument for negative values or min > max.
+absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints);
+
+struct ClusteringResult {
+  TrainSet train;
+  std::vector<int> ahc_labels;        // (N), empty when N < 2
+  std::vector<double> xvec;           // (N × 128) x-vector transform
+  std::vector<double> plda_features;  // (N × 128)
+  VbxResult vbx;                      // γ (N × S), π (S), ELBO
+  bool kmeans = false;                // the KMeans override ran
+  int num_clusters = 0;               // K: centroid rows
+  std::vector<double> centroids;      // (K × 256); NaN row when N == 0
+  std::vector<double> soft;           // (C × 3 × K), constrained: after the
+                                      // inactive overwrite; empty when N < 2
+  std::vector<int> hard;              // (C × 3) raw assignment (before the
+                                      // pipeline's inactive → −2 override)
+};
+
+struct ClusteringOptions {
+  double threshold = 0.6;
+  VbxOptions vbx;
+  double init_smoothing = 7.0;
+  double min_prior = 1e-7;
+  AhcOptions ahc;
+};
+
+absl::StatusOr<ClusteringResult> VbxClustering(
+    std::span<const float> segmentations, std::span<const float> embeddings,
+    int num_chunks, const PldaModel& plda, const ResolvedHints& hints,
+    const ClusteringOptions& options);
+
+}  // namespace diarization::pipeline
+
+#endif  // DIARIZATION_ENGINE_PIPELINE_CLUSTERING_H_

@@ -1,0 +1,133 @@
+#include "engine/pipeline/diarization.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/pipeline/segments.h"
+#include "engine/pipeline/speaker_count.h"
+#include "engine/pipeline/train_filter.h"
+
+namespace diarization::pipeline {
+
+absl::StatusOr<DiarizationDetails> DiarizeDetailed(
+    std::span<const float> segmentations, std::span<const float> embeddings,
+    int num_chunks, const PldaModel& plda, const PipelineConfig& config,
+    const SpeakerHints& hints, const std::string& uri, const AhcOptions& ahc) {
+  constexpr int F = kFramesPerWindow;
+  constexpr int S = kLocalSpeakers;
+  constexpr int D = kEmbeddingDim;
+  if (num_chunks <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_chunks must be > 0, got ", num_chunks));
+  }
+  const size_t want_seg = static_cast<size_t>(num_chunks) * F * S;
+  const size_t want_emb = static_cast<size_t>(num_chunks) * S * D;
+  if (segmentations.size() != want_seg) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "segmentations have ", segmentations.size(), " values, expected ",
+        num_chunks, " x ", F, " x ", S, " = ", want_seg));
+  }
+  if (embeddings.size() != want_emb) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "embeddings have ", embeddings.size(), " values, expected ", num_chunks,
+        " x ", S, " x ", D, " = ", want_emb));
+  }
+  if (config.step_samples <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("step_samples must be > 0, got ", config.step_samples));
+  }
+  for (float v : segmentations) {
+    if (!(v == 0.0f || v == 1.0f)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "segmentations must be 0/1 (hard powerset decode), found ", v));
+    }
+  }
+  if (plda.phi.size() != static_cast<size_t>(plda.lda_dim) ||
+      plda.lda_dim == 0) {
+    return absl::FailedPreconditionError("PLDA model is not loaded");
+  }
+  ASSIGN_OR_RETURN(const ResolvedHints resolved, ResolveHints(hints));
+
+  DiarizationDetails details;
+  details.grid = ComputeFrameGrid(
+      num_chunks, static_cast<double>(config.step_samples) / kSampleRateHz);
+  details.count = SpeakerCount(segmentations, details.grid);
+  const uint8_t max_count =
+      details.count.empty()
+          ? 0
+          : *std::max_element(details.count.begin(), details.count.end());
+  if (max_count == 0) return details;  // nobody speaks: empty annotations
+
+  ClusteringOptions options;
+  options.threshold = config.ahc_threshold;
+  options.vbx.fa = config.vbx_fa;
+  options.vbx.fb = config.vbx_fb;
+  options.vbx.max_iters = config.vbx_max_iters;
+  options.ahc = ahc;
+  ASSIGN_OR_RETURN(details.clustering,
+                   VbxClustering(segmentations, embeddings, num_chunks, plda,
+                                 resolved, options));
+
+  // §8: cap the count, drop inactive speakers.
+  std::vector<uint8_t> count = details.count;
+  if (resolved.max != 0) {
+    for (uint8_t& c : count) c = std::min<int>(c, resolved.max);
+  }
+  details.hard = details.clustering.hard;
+  const std::vector<bool> inactive =
+      InactiveSpeakers(segmentations, num_chunks);
+  for (size_t i = 0; i < details.hard.size(); ++i) {
+    if (inactive[i]) details.hard[i] = -2;
+  }
+
+  details.discrete =
+      Reconstruct(segmentations, details.hard, count, details.grid);
+  const std::vector<Turn> turns =
+      Binarize(details.discrete, config.min_duration_off);
+  const std::map<int, std::string> labels = SpeakerLabels(turns);
+  std::vector<uint8_t> exclusive_count = count;
+  for (uint8_t& c : exclusive_count) c = std::min<uint8_t>(c, 1);
+  details.exclusive =
+      Reconstruct(segmentations, details.hard, exclusive_count, details.grid);
+  const std::vector<Turn> exclusive_turns =
+      Binarize(details.exclusive, config.min_duration_off);
+
+  DiarizationOutput& out = details.output;
+  out.segments = ToSegments(turns, labels, uri);
+  out.exclusive_segments = ToSegments(exclusive_turns, labels, uri);
+  // Labels in order with their centroid rows (zero rows for speakers that
+  // only exist because the count exceeded the number of clusters).
+  std::vector<std::pair<std::string, int>> by_label;
+  for (const auto& [column, label] : labels)
+    by_label.push_back({label, column});
+  std::sort(by_label.begin(), by_label.end());
+  const ClusteringResult& cl = details.clustering;
+  for (const auto& [label, column] : by_label) {
+    out.labels.push_back(label);
+    std::vector<float> centroid(D, 0.0f);
+    if (column < cl.num_clusters) {
+      for (int t = 0; t < D; ++t) {
+        centroid[t] = static_cast<float>(
+            cl.centroids[static_cast<size_t>(column) * D + t]);
+      }
+    }
+    out.centroids.push_back(std::move(centroid));
+  }
+  return details;
+}
+
+absl::StatusOr<DiarizationOutput> Diarize(std::span<const float> segmentations,
+                                          std::span<const float> embeddings,
+                                          int num_chunks, const PldaModel& plda,
+                                          const PipelineConfig& config,
+                                          const SpeakerHints& hints) {
+  ASSIGN_OR_RETURN(DiarizationDetails details,
+                   DiarizeDetailed(segmentations, embeddings, num_chunks, plda,
+                                   config, hints));
+  return std::move(details.output);
+}
+
+}  // namespace diarization::pipeline

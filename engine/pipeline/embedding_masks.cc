@@ -1,0 +1,46 @@
+#include "engine/pipeline/embedding_masks.h"
+
+#include <cmath>
+
+namespace diarization::pipeline {
+
+std::vector<float> EmbeddingMasks(std::span<const float> segmentations,
+                                  int num_chunks,
+                                  const PipelineConfig& config) {
+  constexpr int F = kFramesPerWindow;
+  constexpr int S = kLocalSpeakers;
+  std::vector<float> masks(static_cast<size_t>(num_chunks) * S * F, 0.0f);
+  if (segmentations.size() < static_cast<size_t>(num_chunks) * F * S)
+    return masks;
+  const int min_frames =
+      config.embedding_exclude_overlap ? kMinEmbeddingFrames : -1;
+  for (int c = 0; c < num_chunks; ++c) {
+    const float* seg = segmentations.data() + static_cast<size_t>(c) * F * S;
+    for (int s = 0; s < S; ++s) {
+      float* out = masks.data() + (static_cast<size_t>(c) * S + s) * F;
+      float clean_sum = 0.0f;
+      for (int f = 0; f < F; ++f) {
+        // pyannote nan_to_num's the masks; a NaN frame counts as silent.
+        const float v = std::isnan(seg[f * S + s]) ? 0.0f : seg[f * S + s];
+        float clean = v;
+        if (config.embedding_exclude_overlap) {
+          float total = 0.0f;
+          for (int k = 0; k < S; ++k) total += seg[f * S + k];
+          // A NaN total compares false: the frame is not clean (as numpy).
+          clean = total < 2.0f ? v : 0.0f;
+        }
+        out[f] = clean;
+        clean_sum += clean;
+      }
+      if (!(clean_sum > static_cast<float>(min_frames))) {
+        for (int f = 0; f < F; ++f) {
+          const float v = seg[f * S + s];
+          out[f] = std::isnan(v) ? 0.0f : v;
+        }
+      }
+    }
+  }
+  return masks;
+}
+
+}  // namespace diarization::pipeline

@@ -1,0 +1,25 @@
+// Pooling weights for the embedding network (pipeline.md §5; pyannote
+// SpeakerDiarization.get_embeddings, exclude_overlap=True in community-1).
+// Exact 0/1 arithmetic.
+#ifndef DIARIZATION_ENGINE_PIPELINE_EMBEDDING_MASKS_H_
+#define DIARIZATION_ENGINE_PIPELINE_EMBEDDING_MASKS_H_
+
+#include <span>
+#include <vector>
+
+#include "engine/pipeline/config.h"
+
+namespace diarization::pipeline {
+
+// ceil(589 · 400 / 160000): WeSpeaker's minimum of 400 samples in frames.
+inline constexpr int kMinEmbeddingFrames = 2;
+
+// Per (chunk, local speaker) weights, (C × 3 × 589): the overlap-free mask
+// when it has more than kMinEmbeddingFrames active frames, otherwise the
+// plain segmentation column. Without exclude_overlap, the segmentation.
+std::vector<float> EmbeddingMasks(std::span<const float> segmentations,
+                                  int num_chunks, const PipelineConfig& config);
+
+}  // namespace diarization::pipeline
+
+#endif  // DIARIZATION_ENGINE_PIPELINE_EMBEDDING_MASKS_H_

@@ -1,0 +1,62 @@
+#include "engine/pipeline/reconstruction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace diarization::pipeline {
+
+DiscreteDiarization Reconstruct(std::span<const float> segmentations,
+                                std::span<const int> hard,
+                                std::span<const uint8_t> count,
+                                const FrameGrid& grid) {
+  constexpr int F = kFramesPerWindow;
+  constexpr int S = kLocalSpeakers;
+  const int num_chunks = static_cast<int>(grid.chunk_offset.size());
+  int clusters = 0;  // K' = max(hard) + 1
+  for (int h : hard) clusters = std::max(clusters, h + 1);
+  int max_count = 0;
+  for (uint8_t c : count) max_count = std::max<int>(max_count, c);
+  const int columns = std::max(clusters, max_count);
+
+  // activations: Σ over chunks of max_{s: hard=k} seg (skip_average).
+  std::vector<float> act(static_cast<size_t>(grid.num_frames) * columns, 0.0f);
+  for (int c = 0; c < num_chunks; ++c) {
+    const float* seg = segmentations.data() + static_cast<size_t>(c) * F * S;
+    const int o = grid.chunk_offset[c];
+    for (int k = 0; k < clusters; ++k) {
+      int members[S];
+      int m = 0;
+      for (int s = 0; s < S; ++s) {
+        if (hard[c * S + s] == k) members[m++] = s;
+      }
+      if (m == 0) continue;  // NaN column: contributes nothing
+      for (int f = 0; f < F && o + f < grid.num_frames; ++f) {
+        float v = seg[f * S + members[0]];
+        for (int i = 1; i < m; ++i) v = std::max(v, seg[f * S + members[i]]);
+        if (std::isnan(v)) continue;
+        act[static_cast<size_t>(o + f) * columns + k] += v;
+      }
+    }
+  }
+
+  DiscreteDiarization out;
+  out.num_frames = grid.num_frames;
+  out.num_speakers = columns;
+  out.data.assign(act.size(), 0.0f);
+  std::vector<int> order(columns);
+  for (int t = 0; t < grid.num_frames; ++t) {
+    const int want = t < static_cast<int>(count.size()) ? count[t] : 0;
+    if (want == 0) continue;
+    const float* a = act.data() + static_cast<size_t>(t) * columns;
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [a](int x, int y) { return a[x] > a[y]; });
+    for (int i = 0; i < want && i < columns; ++i) {
+      out.data[static_cast<size_t>(t) * columns + order[i]] = 1.0f;
+    }
+  }
+  return out;
+}
+
+}  // namespace diarization::pipeline

@@ -1,0 +1,30 @@
+// Discrete diarization from clustered segmentations and the speaker count
+// (pipeline.md §9; pyannote SpeakerDiarization.reconstruct and
+// SpeakerDiarizationMixin.to_diarization). float32 accumulation, as
+// pyannote's `aggregate`; ties in the top-k go to the lower column.
+#ifndef DIARIZATION_ENGINE_PIPELINE_RECONSTRUCTION_H_
+#define DIARIZATION_ENGINE_PIPELINE_RECONSTRUCTION_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/pipeline/chunks.h"
+
+namespace diarization::pipeline {
+
+struct DiscreteDiarization {
+  int num_frames = 0;
+  int num_speakers = 0;     // columns: max(max(hard) + 1, max(count))
+  std::vector<float> data;  // (F × columns) 0/1
+};
+
+// segmentations (C × 589 × 3), hard (C × 3; −2 = dropped), count (F).
+DiscreteDiarization Reconstruct(std::span<const float> segmentations,
+                                std::span<const int> hard,
+                                std::span<const uint8_t> count,
+                                const FrameGrid& grid);
+
+}  // namespace diarization::pipeline
+
+#endif  // DIARIZATION_ENGINE_PIPELINE_RECONSTRUCTION_H_
