@@ -148,8 +148,8 @@ struct PartialResult {
   // networks (windows 0..k-1: (k-1)·step + 10 s, at most audio_received_s).
   double audio_processed_s = 0.0;
   // Provisional regular-view segments; labels may change in the final result.
-  std::vector<pipeline::Segment> segments;
-  std::vector<pipeline::Segment> exclusive_segments;
+  std::vector<Segment> segments;
+  std::vector<Segment> exclusive_segments;
 };
 
 struct JobCallbacks {

@@ -1,0 +1,329 @@
+#include "engine/runtime/device_worker.h"
+
+#include <algorithm>
+#include <span>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/pipeline/diarization.h"
+
+namespace diarization::runtime::internal {
+namespace {
+
+constexpr absl::Duration kRtfxWindow = absl::Seconds(30);
+
+std::string PrecisionOr(const std::string& given, const std::string& model) {
+  return given.empty() ? model : given;
+}
+
+}  // namespace
+
+DeviceWorker::DeviceWorker(Device device, const EngineOptions& options,
+                           Metrics* metrics, WorkerListener* listener)
+    : device_(std::move(device)),
+      options_(options),
+      metrics_(metrics),
+      listener_(listener),
+      segmentation_precision_(PrecisionOr(device_.segmentation_precision,
+                                          device_.segmentation->precision())),
+      embedding_precision_(PrecisionOr(device_.embedding_precision,
+                                       device_.embedding->precision())) {}
+
+DeviceWorker::~DeviceWorker() { Stop(); }
+
+absl::Status DeviceWorker::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    started_ = true;
+    PublishDepthsLocked();
+  }
+  thread_ = std::thread([this] { Loop(); });
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(&start_done_));
+  return start_status_;
+}
+
+void DeviceWorker::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+    seg_queue_.clear();
+    emb_queue_.clear();
+    if (started_) PublishDepthsLocked();
+    cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void DeviceWorker::EnqueueSegmentation(const std::shared_ptr<JobState>& job,
+                                       const std::vector<int>& chunks) {
+  if (chunks.empty()) return;
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&mu_);
+  if (stop_) return;
+  for (int c : chunks) seg_queue_.push_back(Task{job, c, now});
+  PublishDepthsLocked();
+  cv_.Signal();
+}
+
+void DeviceWorker::DropJob(uint64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  auto of_job = [job_id](const Task& t) { return t.job->id == job_id; };
+  seg_queue_.erase(std::remove_if(seg_queue_.begin(), seg_queue_.end(), of_job),
+                   seg_queue_.end());
+  emb_queue_.erase(std::remove_if(emb_queue_.begin(), emb_queue_.end(), of_job),
+                   emb_queue_.end());
+  PublishDepthsLocked();
+}
+
+void DeviceWorker::PublishDepthsLocked() {
+  metrics_->SetQueueDepth(device_.name, QueueKind::kSegmentation,
+                          static_cast<double>(seg_queue_.size()));
+  metrics_->SetQueueDepth(device_.name, QueueKind::kEmbedding,
+                          static_cast<double>(emb_queue_.size()));
+}
+
+bool DeviceWorker::ReadyLocked(const std::deque<Task>& queue, int batch_size,
+                               absl::Time now) const {
+  if (queue.empty()) return false;
+  return static_cast<int>(queue.size()) >= batch_size ||
+         now - queue.front().enqueued >= options_.max_batch_wait;
+}
+
+DeviceStatus DeviceWorker::Status() {
+  DeviceStatus s;
+  s.name = device_.name;
+  s.description = device_.description;
+  s.segmentation_precision = segmentation_precision_;
+  s.embedding_precision = embedding_precision_;
+  {
+    absl::MutexLock lock(&mu_);
+    s.healthy = healthy_;
+    s.segmentation_queue_depth = static_cast<int>(seg_queue_.size());
+    s.embedding_queue_depth = static_cast<int>(emb_queue_.size());
+  }
+  if (device_.memory_stats) {
+    s.memory = device_.memory_stats();
+    metrics_->SetDeviceMemory(device_.name, s.memory);
+  }
+  s.rtfx = Rtfx();
+  return s;
+}
+
+double DeviceWorker::Rtfx() {
+  double audio_s = 0.0, busy_s = 0.0;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time cutoff = absl::Now() - kRtfxWindow;
+    while (!activity_.empty() && activity_.front().time < cutoff) {
+      activity_.pop_front();
+    }
+    for (const Activity& a : activity_) {
+      audio_s += a.audio_s;
+      busy_s += a.busy_s;
+    }
+  }
+  const double rtfx = busy_s > 0.0 ? audio_s / busy_s : 0.0;
+  metrics_->SetDeviceRtfx(device_.name, rtfx);
+  return rtfx;
+}
+
+void DeviceWorker::RecordActivity(double audio_s, double busy_s) {
+  absl::MutexLock lock(&mu_);
+  activity_.push_back(Activity{absl::Now(), audio_s, busy_s});
+}
+
+void DeviceWorker::Loop() {
+  absl::Status start = absl::OkStatus();
+  if (device_.on_worker_start) start = device_.on_worker_start();
+  {
+    absl::MutexLock lock(&mu_);
+    start_status_ = start;
+    start_done_ = true;
+  }
+  if (!start.ok()) return;
+
+  while (true) {
+    std::vector<Task> batch;
+    QueueKind kind = QueueKind::kSegmentation;
+    {
+      absl::MutexLock lock(&mu_);
+      while (true) {
+        if (stop_) break;
+        const absl::Time now = absl::Now();
+        const bool seg_ready =
+            ReadyLocked(seg_queue_, options_.segmentation_batch_size, now);
+        const bool emb_ready =
+            ReadyLocked(emb_queue_, options_.embedding_batch_size, now);
+        if (seg_ready || emb_ready) {
+          // Oldest head first: neither stage starves the other.
+          const bool take_emb =
+              emb_ready && (!seg_ready || emb_queue_.front().enqueued <=
+                                              seg_queue_.front().enqueued);
+          kind = take_emb ? QueueKind::kEmbedding : QueueKind::kSegmentation;
+          std::deque<Task>& queue = take_emb ? emb_queue_ : seg_queue_;
+          const int max_batch = take_emb ? options_.embedding_batch_size
+                                         : options_.segmentation_batch_size;
+          while (!queue.empty() && static_cast<int>(batch.size()) < max_batch) {
+            Task t = std::move(queue.front());
+            queue.pop_front();
+            if (t.job->terminal.load()) continue;
+            metrics_->ObserveQueueWait(device_.name, kind,
+                                       absl::ToDoubleSeconds(now - t.enqueued));
+            batch.push_back(std::move(t));
+          }
+          PublishDepthsLocked();
+          if (!batch.empty()) break;
+          continue;
+        }
+        absl::Time wake = absl::InfiniteFuture();
+        if (!seg_queue_.empty()) {
+          wake = std::min(
+              wake, seg_queue_.front().enqueued + options_.max_batch_wait);
+        }
+        if (!emb_queue_.empty()) {
+          wake = std::min(
+              wake, emb_queue_.front().enqueued + options_.max_batch_wait);
+        }
+        cv_.WaitWithDeadline(&mu_, wake);
+      }
+      if (batch.empty()) break;  // stopping
+    }
+    if (kind == QueueKind::kSegmentation) {
+      RunSegmentation(std::move(batch));
+    } else {
+      RunEmbedding(std::move(batch));
+    }
+  }
+  if (device_.on_worker_stop) device_.on_worker_stop();
+}
+
+void DeviceWorker::ChargeJobs(const std::vector<Task>& batch, double seconds,
+                              absl::Time start) {
+  const double share = seconds / static_cast<double>(batch.size());
+  for (const Task& t : batch) {
+    absl::MutexLock lock(&t.job->mu);
+    t.job->device_seconds += share;
+    if (!t.job->finished) t.job->device_seconds_before_finish += share;
+    if (!t.job->first_batch_seen) {
+      t.job->first_batch_seen = true;
+      t.job->first_window_wait_s =
+          std::max(0.0, absl::ToDoubleSeconds(start - t.job->accepted_time));
+    }
+  }
+}
+
+void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
+  const int n = static_cast<int>(batch.size());
+  constexpr int kOut = kFrames * models::kPowersetClasses;
+  windows_.resize(static_cast<size_t>(n) * kWindowSamples);
+  log_probs_.resize(static_cast<size_t>(n) * kOut);
+  std::vector<ChunkData*> data(n);
+  for (int i = 0; i < n; ++i) {
+    JobState& job = *batch[i].job;
+    absl::MutexLock lock(&job.mu);
+    job.CopyWindow(batch[i].chunk,
+                   windows_.data() + size_t{i} * kWindowSamples);
+    data[i] = job.chunks[batch[i].chunk].get();
+  }
+  const absl::Time start = absl::Now();
+  absl::Status status = device_.segmentation->Run(windows_, n, log_probs_);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  metrics_->ObserveStageSeconds(Stage::kSegmentation, seconds);
+  metrics_->ObserveBatchSize(device_.name, QueueKind::kSegmentation, n);
+  RecordActivity(0.0, seconds);
+  {
+    absl::MutexLock lock(&mu_);
+    healthy_ = status.ok();
+  }
+  if (!status.ok()) {
+    const absl::Status error = absl::InternalError(
+        absl::StrCat("segmentation batch of ", n, " windows failed on device ",
+                     device_.name, ": ", status.message()));
+    for (const Task& t : batch) listener_->OnJobFailed(t.job, error);
+    return;
+  }
+  ChargeJobs(batch, seconds, start);
+
+  std::vector<Task> next;
+  next.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    if (batch[i].job->terminal.load()) continue;
+    ChunkData* d = data[i];
+    pipeline::PowersetToMultilabel(
+        std::span<const float>(log_probs_.data() + size_t{i} * kOut, kOut),
+        std::span<float>(d->segmentation));
+    const std::vector<float> masks = pipeline::EmbeddingMasks(
+        d->segmentation, 1, batch[i].job->options.config);
+    if (masks.size() != d->masks.size()) {
+      listener_->OnJobFailed(
+          batch[i].job,
+          absl::InternalError(absl::StrCat(
+              "pipeline::EmbeddingMasks returned ", masks.size(),
+              " weights for one window, expected ", d->masks.size())));
+      continue;
+    }
+    std::copy(masks.begin(), masks.end(), d->masks.begin());
+    next.push_back(std::move(batch[i]));
+  }
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&mu_);
+  if (stop_) return;
+  for (Task& t : next) {
+    t.enqueued = now;
+    emb_queue_.push_back(std::move(t));
+  }
+  PublishDepthsLocked();
+}
+
+void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
+  const int n = static_cast<int>(batch.size());
+  constexpr int kMask = kSpeakers * kFrames;
+  constexpr int kEmb = kSpeakers * kDim;
+  windows_.resize(static_cast<size_t>(n) * kWindowSamples);
+  masks_.resize(static_cast<size_t>(n) * kMask);
+  embeddings_.resize(static_cast<size_t>(n) * kEmb);
+  std::vector<ChunkData*> data(n);
+  double audio_s = 0.0;
+  for (int i = 0; i < n; ++i) {
+    JobState& job = *batch[i].job;
+    absl::MutexLock lock(&job.mu);
+    job.CopyWindow(batch[i].chunk,
+                   windows_.data() + size_t{i} * kWindowSamples);
+    data[i] = job.chunks[batch[i].chunk].get();
+    std::copy(data[i]->masks.begin(), data[i]->masks.end(),
+              masks_.begin() + size_t{i} * kMask);
+    audio_s +=
+        static_cast<double>(job.options.config.step_samples) / kSampleRateHz;
+  }
+  const absl::Time start = absl::Now();
+  absl::Status status =
+      device_.embedding->Run(windows_, n, masks_, kSpeakers, embeddings_);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  metrics_->ObserveStageSeconds(Stage::kEmbedding, seconds);
+  metrics_->ObserveBatchSize(device_.name, QueueKind::kEmbedding, n);
+  {
+    absl::MutexLock lock(&mu_);
+    healthy_ = status.ok();
+  }
+  if (!status.ok()) {
+    RecordActivity(0.0, seconds);
+    const absl::Status error = absl::InternalError(
+        absl::StrCat("embedding batch of ", n, " windows failed on device ",
+                     device_.name, ": ", status.message()));
+    for (const Task& t : batch) listener_->OnJobFailed(t.job, error);
+    return;
+  }
+  RecordActivity(audio_s, seconds);
+  ChargeJobs(batch, seconds, start);
+  for (int i = 0; i < n; ++i) {
+    std::copy(embeddings_.begin() + size_t{i} * kEmb,
+              embeddings_.begin() + size_t{i + 1} * kEmb,
+              data[i]->embeddings.begin());
+  }
+  for (const Task& t : batch) {
+    if (!t.job->terminal.load()) listener_->OnChunkDone(t.job, t.chunk);
+  }
+}
+
+}  // namespace diarization::runtime::internal

@@ -1,0 +1,123 @@
+// Internal: one device's worker thread and its two batch queues.
+//
+// The worker is the only caller of its Device's models. It forms batches
+// across all jobs assigned to the device: a batch starts when it is full or
+// its oldest window has waited EngineOptions::max_batch_wait; when both
+// queues are ready, the one with the older head goes first. After a
+// segmentation batch, each window's powerset output is turned into its
+// multilabel segmentation and embedding masks right here (microseconds per
+// window) and the window joins the embedding queue; after an embedding batch
+// the listener hears of each finished window.
+#ifndef DIARIZATION_ENGINE_RUNTIME_DEVICE_WORKER_H_
+#define DIARIZATION_ENGINE_RUNTIME_DEVICE_WORKER_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/runtime/device.h"
+#include "engine/runtime/engine.h"
+#include "engine/runtime/job_state.h"
+#include "engine/runtime/metrics.h"
+
+namespace diarization::runtime::internal {
+
+class WorkerListener {
+ public:
+  virtual ~WorkerListener() = default;
+  // Window `chunk` of `job` has its embeddings. Called on the worker thread.
+  virtual void OnChunkDone(const std::shared_ptr<JobState>& job, int chunk) = 0;
+  // A network batch holding a window of `job` failed.
+  virtual void OnJobFailed(const std::shared_ptr<JobState>& job,
+                           absl::Status status) = 0;
+};
+
+class DeviceWorker {
+ public:
+  DeviceWorker(Device device, const EngineOptions& options, Metrics* metrics,
+               WorkerListener* listener);
+  ~DeviceWorker();
+
+  DeviceWorker(const DeviceWorker&) = delete;
+  DeviceWorker& operator=(const DeviceWorker&) = delete;
+
+  // Starts the thread and returns the result of Device::on_worker_start.
+  absl::Status Start();
+  // Drops what is queued and joins the thread after its current batch.
+  void Stop();
+
+  // Queues windows of `job` for segmentation. Windows of terminal jobs are
+  // skipped when batches form.
+  void EnqueueSegmentation(const std::shared_ptr<JobState>& job,
+                           const std::vector<int>& chunks);
+  // Removes every queued window of the job from both queues at once.
+  void DropJob(uint64_t job_id);
+
+  const std::string& name() const { return device_.name; }
+  // Fields the worker knows: name, description, health, precisions, memory,
+  // queue depths, rtfx (the engine fills the job counters).
+  DeviceStatus Status();
+  // Rolling RTFx over the last 30 s (see metrics.h); also refreshes the
+  // gauge.
+  double Rtfx();
+
+ private:
+  struct Task {
+    std::shared_ptr<JobState> job;
+    int chunk;
+    absl::Time enqueued;
+  };
+  struct Activity {
+    absl::Time time;
+    double audio_s;
+    double busy_s;
+  };
+
+  void Loop();
+  bool ReadyLocked(const std::deque<Task>& queue, int batch_size,
+                   absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunSegmentation(std::vector<Task> batch);
+  void RunEmbedding(std::vector<Task> batch);
+  // Adds each window's share of the batch time to its job.
+  void ChargeJobs(const std::vector<Task>& batch, double seconds,
+                  absl::Time start);
+  void RecordActivity(double audio_s, double busy_s);
+  void PublishDepthsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Device device_;
+  const EngineOptions options_;
+  Metrics* const metrics_;
+  WorkerListener* const listener_;
+  // Asked once, before the worker thread owns the models.
+  const std::string segmentation_precision_;
+  const std::string embedding_precision_;
+  std::thread thread_;
+
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::deque<Task> seg_queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<Task> emb_queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool start_done_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status start_status_ ABSL_GUARDED_BY(mu_);
+  bool healthy_ ABSL_GUARDED_BY(mu_) = true;
+  std::deque<Activity> activity_ ABSL_GUARDED_BY(mu_);
+
+  // Reused batch buffers (worker thread only).
+  std::vector<float> windows_;
+  std::vector<float> log_probs_;
+  std::vector<float> masks_;
+  std::vector<float> embeddings_;
+};
+
+}  // namespace diarization::runtime::internal
+
+#endif  // DIARIZATION_ENGINE_RUNTIME_DEVICE_WORKER_H_

@@ -1,0 +1,908 @@
+// Engine tests with fake networks whose outputs are a known function of the
+// audio (fake_models.h): every window's segmentation, masks and embeddings
+// are checked against an independent computation here, so lost, mixed-up or
+// misplaced windows fail. Audio is fresh random per run (the seed is
+// printed). The streaming test also runs the real host pipeline
+// (pipeline::Diarize with the community-1 PLDA).
+#include "engine/runtime/engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "engine/common/test_data.h"
+#include "engine/pipeline/diarization.h"
+#include "engine/runtime/fake_models.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+
+namespace diarization::runtime {
+namespace {
+
+using testing::FakeClass;
+using testing::FakeControl;
+using testing::FakeEmbedding;
+using testing::kFakeProbeStride;
+
+constexpr int kWin = 160000;
+constexpr int kF = 589;
+constexpr int kS = 3;
+constexpr int kD = 256;
+
+// ---------------------------------------------------------------- audio --
+
+absl::Mutex rng_mu;
+
+std::mt19937_64& Rng() {
+  static std::mt19937_64* rng = [] {
+    const uint64_t seed = std::random_device{}();
+    std::fprintf(stderr, "engine_test seed: %llu\n",
+                 static_cast<unsigned long long>(seed));
+    return new std::mt19937_64(seed);
+  }();
+  return *rng;
+}
+
+// Speaker turns of 0.3-2 s; each sample's level encodes the powerset class
+// the fake segmentation will read from it.
+std::vector<float> RandomAudio(int64_t num_samples) {
+  absl::MutexLock lock(&rng_mu);
+  std::mt19937_64& rng = Rng();
+  std::vector<float> audio(num_samples);
+  std::uniform_int_distribution<int> len(4800, 32000);
+  std::discrete_distribution<int> cls({20, 20, 20, 20, 7, 7, 6});
+  std::uniform_real_distribution<float> jitter(-0.06f, 0.06f);
+  std::bernoulli_distribution sign(0.5);
+  int64_t i = 0;
+  while (i < num_samples) {
+    const int c = cls(rng);
+    const int64_t end = std::min<int64_t>(num_samples, i + len(rng));
+    for (; i < end; ++i) {
+      const float level = (c + 0.5f) / 7.0f + jitter(rng);
+      audio[i] = sign(rng) ? level : -level;
+    }
+  }
+  return audio;
+}
+
+// ---------------------------------------- expected outputs, independently --
+
+int NumChunks(int64_t n, int64_t step) {
+  if (n < kWin) return 1;
+  const int64_t full = 1 + (n - kWin) / step;
+  return static_cast<int>(full + ((n - kWin) % step > 0 ? 1 : 0));
+}
+
+struct Expected {
+  int num_chunks = 0;
+  std::vector<float> segmentations;  // (C, 589, 3)
+  std::vector<float> embeddings;     // (C, 3, 256)
+};
+
+Expected Compute(const std::vector<float>& audio, int64_t step) {
+  // Powerset classes {}, {0}, {1}, {2}, {0,1}, {0,2}, {1,2}.
+  static const int kMap[7][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1},
+                                 {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
+  Expected e;
+  const int64_t n = static_cast<int64_t>(audio.size());
+  e.num_chunks = NumChunks(n, step);
+  e.segmentations.resize(size_t(e.num_chunks) * kF * kS);
+  e.embeddings.resize(size_t(e.num_chunks) * kS * kD);
+  std::vector<float> window(kWin);
+  for (int c = 0; c < e.num_chunks; ++c) {
+    for (int i = 0; i < kWin; ++i) {
+      const int64_t t = step * c + i;
+      window[i] = t < n ? audio[t] : 0.0f;
+    }
+    float* seg = &e.segmentations[size_t(c) * kF * kS];
+    for (int f = 0; f < kF; ++f) {
+      const int cls = FakeClass(window[f * kFakeProbeStride]);
+      for (int s = 0; s < kS; ++s) seg[f * kS + s] = kMap[cls][s];
+    }
+    // pipeline.md §5: overlap-free column if it has > 2 frames, else plain.
+    for (int s = 0; s < kS; ++s) {
+      std::vector<float> clean(kF), plain(kF);
+      int clean_frames = 0;
+      for (int f = 0; f < kF; ++f) {
+        const float active = seg[f * kS] + seg[f * kS + 1] + seg[f * kS + 2];
+        plain[f] = seg[f * kS + s];
+        clean[f] = active < 2 ? plain[f] : 0.0f;
+        clean_frames += clean[f] > 0;
+      }
+      const std::vector<float>& mask = clean_frames > 2 ? clean : plain;
+      FakeEmbedding(window.data(), mask.data(),
+                    &e.embeddings[(size_t(c) * kS + s) * kD]);
+    }
+  }
+  return e;
+}
+
+// ------------------------------------------------------------------ rig --
+
+// Hands the cluster stage's inputs back in the output, so tests see exactly
+// what the engine fed it.
+absl::StatusOr<pipeline::DiarizationOutput> EchoCluster(
+    std::span<const float> seg, std::span<const float> emb, int num_chunks,
+    const pipeline::PipelineConfig&, const pipeline::SpeakerHints&) {
+  pipeline::DiarizationOutput out;
+  out.labels = {std::to_string(num_chunks)};
+  out.centroids.emplace_back(seg.begin(), seg.end());
+  out.centroids.emplace_back(emb.begin(), emb.end());
+  return out;
+}
+
+struct Rig {
+  std::vector<std::shared_ptr<FakeControl>> controls;
+  std::shared_ptr<prometheus::Registry> registry;
+  std::shared_ptr<Metrics> metrics;
+  std::unique_ptr<Engine> engine;
+};
+
+Rig MakeRig(EngineOptions options, int num_devices = 1,
+            std::shared_ptr<const pipeline::PldaModel> plda = nullptr,
+            std::function<DeviceMemoryStats()> memory = nullptr) {
+  Rig rig;
+  if (plda == nullptr && !options.cluster_function) {
+    options.cluster_function = EchoCluster;
+  }
+  std::vector<Device> devices;
+  for (int i = 0; i < num_devices; ++i) {
+    auto control = std::make_shared<FakeControl>();
+    rig.controls.push_back(control);
+    Device d;
+    d.name = "fake:" + std::to_string(i);
+    d.description = "fake device";
+    d.segmentation = std::make_unique<testing::FakeSegmentationModel>(control);
+    d.embedding = std::make_unique<testing::FakeEmbeddingModel>(control);
+    d.memory_stats = memory;
+    devices.push_back(std::move(d));
+  }
+  rig.registry = std::make_shared<prometheus::Registry>();
+  auto metrics = Metrics::Create(rig.registry, {"1.2.3", "abc123"});
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  rig.metrics = *metrics;
+  auto engine =
+      Engine::Create(std::move(options), std::move(devices), plda, rig.metrics);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  rig.engine = std::move(*engine);
+  return rig;
+}
+
+// Records callbacks; fails the test on a second completion.
+class Outcome {
+ public:
+  JobCallbacks Callbacks() {
+    JobCallbacks cb;
+    cb.on_complete = [this](absl::StatusOr<JobResult> r) {
+      absl::MutexLock lock(&mu_);
+      ++completions_;
+      result_ = std::move(r);
+    };
+    cb.on_partial = [this](PartialResult p) {
+      absl::MutexLock lock(&mu_);
+      if (completions_ > 0) partial_after_completion_ = true;
+      partials_.push_back(std::move(p));
+    };
+    return cb;
+  }
+  // Waits for the completion (up to `timeout`).
+  bool Wait(absl::Duration timeout = absl::Seconds(60)) {
+    absl::MutexLock lock(&mu_);
+    auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return completions_ > 0;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+  }
+  absl::StatusOr<JobResult> result() {
+    absl::MutexLock lock(&mu_);
+    return result_.value_or(absl::UnknownError("no completion yet"));
+  }
+  int completions() {
+    absl::MutexLock lock(&mu_);
+    return completions_;
+  }
+  std::vector<PartialResult> partials() {
+    absl::MutexLock lock(&mu_);
+    return partials_;
+  }
+  bool partial_after_completion() {
+    absl::MutexLock lock(&mu_);
+    return partial_after_completion_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int completions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<absl::StatusOr<JobResult>> result_ ABSL_GUARDED_BY(mu_);
+  std::vector<PartialResult> partials_ ABSL_GUARDED_BY(mu_);
+  bool partial_after_completion_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// Checks an EchoCluster result against the independent computation.
+void ExpectMatches(const JobResult& r, const Expected& e,
+                   const std::string& what) {
+  ASSERT_EQ(r.num_chunks, e.num_chunks) << what;
+  ASSERT_EQ(r.output.centroids.size(), 2u) << what;
+  ASSERT_EQ(r.output.labels.size(), 1u) << what;
+  EXPECT_EQ(r.output.labels[0], std::to_string(e.num_chunks)) << what;
+  EXPECT_TRUE(r.output.centroids[0] == e.segmentations)
+      << what << ": segmentations differ";
+  EXPECT_TRUE(r.output.centroids[1] == e.embeddings)
+      << what << ": embeddings differ";
+}
+
+// Streams `audio` in random chunk sizes in [1, max_chunk].
+absl::Status StreamAll(Job& job, const std::vector<float>& audio,
+                       int max_chunk) {
+  std::uniform_int_distribution<int> size(1, max_chunk);
+  uint64_t seed;
+  {
+    absl::MutexLock lock(&rng_mu);
+    seed = Rng()();
+  }
+  std::mt19937_64 rng(seed);
+  size_t pos = 0;
+  while (pos < audio.size()) {
+    const size_t n = std::min(audio.size() - pos, size_t(size(rng)));
+    absl::Status s = job.Append(std::span<const float>(&audio[pos], n));
+    if (!s.ok()) return s;
+    pos += n;
+  }
+  return job.Finish();
+}
+
+// ------------------------------------------------------- metric reading --
+
+double MetricValue(prometheus::Registry& registry, const std::string& name,
+                   const std::map<std::string, std::string>& labels,
+                   const std::string& field = "value") {
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name != name) continue;
+    double total = 0.0;
+    bool found = false;
+    for (const prometheus::ClientMetric& m : family.metric) {
+      bool match = true;
+      for (const auto& [k, v] : labels) {
+        bool has = false;
+        for (const auto& l : m.label) has |= (l.name == k && l.value == v);
+        match &= has;
+      }
+      if (!match) continue;
+      found = true;
+      if (family.type == prometheus::MetricType::Counter) {
+        total += m.counter.value;
+      } else if (family.type == prometheus::MetricType::Gauge) {
+        total += m.gauge.value;
+      } else if (family.type == prometheus::MetricType::Histogram) {
+        total += field == "count" ? m.histogram.sample_count
+                                  : m.histogram.sample_sum;
+      }
+    }
+    return found ? total : 0.0;
+  }
+  return 0.0;
+}
+
+// ---------------------------------------------------------------- tests --
+
+TEST(EngineTest, WholeAudioMatchesConstructionForEveryLength) {
+  EngineOptions options;
+  Rig rig = MakeRig(options);
+  // Shorter than a window, exactly one window, full windows only, and
+  // full windows plus a padded tail; ACCURATE (1 s) and FAST (2 s) steps.
+  const std::vector<int64_t> lengths = {1,
+                                        12345,
+                                        kWin - 1,
+                                        kWin,
+                                        kWin + 16000 * 3,
+                                        kWin + 16000 * 3 + 7,
+                                        kWin + 32000 * 2 + 16000};
+  for (bool fast : {false, true}) {
+    for (int64_t n : lengths) {
+      JobOptions job;
+      job.config = fast ? pipeline::PipelineConfig::Fast()
+                        : pipeline::PipelineConfig::Accurate();
+      job.request_id = "len-" + std::to_string(n);
+      std::vector<float> audio = RandomAudio(n);
+      Outcome out;
+      ASSERT_TRUE(rig.engine->Submit(job, audio, out.Callbacks()).ok());
+      ASSERT_TRUE(out.Wait());
+      absl::StatusOr<JobResult> r = out.result();
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->request_id, job.request_id);
+      EXPECT_EQ(r->device, "fake:0");
+      EXPECT_DOUBLE_EQ(r->audio_s, n / 16000.0);
+      ExpectMatches(*r, Compute(audio, job.config.step_samples),
+                    job.request_id);
+    }
+  }
+}
+
+TEST(EngineTest, StreamingEqualsWholeAudioWithTheRealPipeline) {
+  auto plda = pipeline::LoadPlda(diarization::testing::SharedModelsDir() +
+                                 "/community-1-plda");
+  ASSERT_TRUE(plda.ok()) << plda.status();
+  auto shared_plda = std::make_shared<const pipeline::PldaModel>(*plda);
+  Rig rig = MakeRig(EngineOptions{}, 1, shared_plda);
+  int64_t n;
+  {
+    absl::MutexLock lock(&rng_mu);
+    n = std::uniform_int_distribution<int64_t>(16000 * 25, 16000 * 60)(Rng());
+  }
+  const std::vector<float> audio = RandomAudio(n);
+  JobOptions job;
+  job.return_intermediates = true;
+
+  Outcome whole;
+  ASSERT_TRUE(rig.engine->Submit(job, audio, whole.Callbacks()).ok());
+  ASSERT_TRUE(whole.Wait());
+  absl::StatusOr<JobResult> w = whole.result();
+  ASSERT_TRUE(w.ok()) << w.status();
+
+  for (int max_chunk : {1600, 20000, 100000}) {
+    Outcome streamed;
+    auto handle = rig.engine->StartJob(job, streamed.Callbacks());
+    ASSERT_TRUE(handle.ok()) << handle.status();
+    ASSERT_TRUE(StreamAll(**handle, audio, max_chunk).ok());
+    ASSERT_TRUE(streamed.Wait());
+    absl::StatusOr<JobResult> s = streamed.result();
+    ASSERT_TRUE(s.ok()) << s.status();
+
+    // Network outputs: by construction, and identical between the two.
+    const Expected e = Compute(audio, job.config.step_samples);
+    EXPECT_TRUE(s->segmentations == e.segmentations);
+    EXPECT_TRUE(s->embeddings == e.embeddings);
+    EXPECT_TRUE(w->segmentations == e.segmentations);
+    EXPECT_TRUE(w->embeddings == e.embeddings);
+    // Final result: the real host pipeline on the expected arrays.
+    auto direct = pipeline::Diarize(e.segmentations, e.embeddings, e.num_chunks,
+                                    *shared_plda, job.config, job.hints);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    ASSERT_FALSE(direct->segments.empty());
+    EXPECT_EQ(diarization::FormatRttm(s->output.segments, "x"),
+              diarization::FormatRttm(direct->segments, "x"));
+    EXPECT_EQ(diarization::FormatRttm(w->output.segments, "x"),
+              diarization::FormatRttm(direct->segments, "x"));
+    EXPECT_EQ(s->output.labels, direct->labels);
+    EXPECT_EQ(streamed.completions(), 1);
+  }
+}
+
+TEST(EngineTest, BatchesMixWindowsOfSeveralJobs) {
+  EngineOptions options;
+  options.max_batch_wait = absl::Milliseconds(200);
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  // Hold the device inside a first batch so the others queue up together.
+  control.SetGate(false);
+  Outcome first;
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(kWin), first.Callbacks())
+          .ok());
+  control.WaitEntered(1);
+  // 16 jobs of 3 windows each: 48 windows, at most 3 from any one job.
+  std::vector<std::unique_ptr<Outcome>> outs;
+  std::vector<std::vector<float>> audios;
+  for (int i = 0; i < 16; ++i) {
+    audios.push_back(RandomAudio(kWin + 32000));
+    outs.push_back(std::make_unique<Outcome>());
+    ASSERT_TRUE(
+        rig.engine
+            ->Submit(JobOptions{}, audios.back(), outs.back()->Callbacks())
+            .ok());
+  }
+  control.SetGate(true);
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_TRUE(outs[i]->Wait());
+    auto r = outs[i]->result();
+    ASSERT_TRUE(r.ok()) << r.status();
+    ExpectMatches(*r, Compute(audios[i], 16000), "job " + std::to_string(i));
+  }
+  const std::vector<int> seg = control.segmentation_batches();
+  const std::vector<int> emb = control.embedding_batches();
+  // After the held batch of 1: a full batch of 32 and one of 16.
+  EXPECT_EQ(*std::max_element(seg.begin(), seg.end()), 32);
+  EXPECT_EQ(*std::max_element(emb.begin(), emb.end()), 32);
+  int total = 0;
+  for (int b : seg) total += b;
+  EXPECT_EQ(total, 1 + 48);
+  // The same, read back from the batch-size histogram.
+  EXPECT_EQ(MetricValue(*rig.registry, "diarization_batch_size",
+                        {{"model", "segmentation"}}, "sum"),
+            49.0);
+  EXPECT_EQ(MetricValue(*rig.registry, "diarization_batch_size",
+                        {{"model", "segmentation"}}, "count"),
+            static_cast<double>(seg.size()));
+}
+
+TEST(EngineTest, SixteenConcurrentStreamsLoseAndMixNothing) {
+  EngineOptions options;
+  options.host_threads = 3;
+  Rig rig = MakeRig(options, /*num_devices=*/2);
+  constexpr int kJobs = 16;
+  std::vector<std::vector<float>> audios(kJobs);
+  std::uniform_int_distribution<int64_t> len(1000, 16000 * 24);
+  for (auto& a : audios) {
+    int64_t n;
+    {
+      absl::MutexLock lock(&rng_mu);
+      n = len(Rng());
+    }
+    a = RandomAudio(n);
+  }
+  std::vector<std::unique_ptr<Outcome>> outs(kJobs);
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int i = 0; i < kJobs; ++i) {
+    outs[i] = std::make_unique<Outcome>();
+    threads.emplace_back([&, i] {
+      JobOptions job;
+      job.request_id = "stream-" + std::to_string(i);
+      job.config = i % 2 ? pipeline::PipelineConfig::Fast()
+                         : pipeline::PipelineConfig::Accurate();
+      auto handle = rig.engine->StartJob(job, outs[i]->Callbacks());
+      if (!handle.ok() || !StreamAll(**handle, audios[i], 9000).ok()) ++errors;
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(errors.load(), 0);
+  for (int i = 0; i < kJobs; ++i) {
+    ASSERT_TRUE(outs[i]->Wait());
+    auto r = outs[i]->result();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->request_id, "stream-" + std::to_string(i));
+    ExpectMatches(*r, Compute(audios[i], i % 2 ? 32000 : 16000), r->request_id);
+  }
+  absl::SleepFor(absl::Milliseconds(100));
+  for (auto& o : outs) EXPECT_EQ(o->completions(), 1);
+  EXPECT_EQ(rig.engine->active_jobs(), 0);
+  EXPECT_EQ(rig.engine->backlog_audio_s(), 0.0);
+  EXPECT_EQ(
+      MetricValue(*rig.registry, "diarization_jobs_total", {{"code", "OK"}}),
+      kJobs);
+}
+
+TEST(EngineTest, CancelDropsQueuedWindowsAtOnce) {
+  Rig rig = MakeRig(EngineOptions{});
+  FakeControl& control = *rig.controls[0];
+  control.SetGate(false);
+  Outcome running;
+  const std::vector<float> a = RandomAudio(kWin);
+  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, a, running.Callbacks()).ok());
+  control.WaitEntered(1);  // window 0 of `running` is inside the model
+
+  Outcome cancelled;
+  auto handle = rig.engine->StartJob(JobOptions{}, cancelled.Callbacks());
+  ASSERT_TRUE(handle.ok());
+  const std::vector<float> b = RandomAudio(kWin + 16000 * 20);
+  ASSERT_TRUE((*handle)->Append(b).ok());
+  EXPECT_EQ(rig.engine->Devices()[0].segmentation_queue_depth, 21);
+  EXPECT_NEAR(rig.engine->backlog_audio_s(), 10.0 + 30.0, 1e-9);
+
+  (*handle)->Cancel();
+  // Freed at once, before the device does anything more.
+  EXPECT_EQ(rig.engine->Devices()[0].segmentation_queue_depth, 0);
+  EXPECT_NEAR(rig.engine->backlog_audio_s(), 10.0, 1e-9);
+  EXPECT_EQ(MetricValue(*rig.registry, "diarization_queue_depth",
+                        {{"queue", "segmentation"}}),
+            0.0);
+  ASSERT_TRUE(cancelled.Wait());
+  EXPECT_EQ(cancelled.result().status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ((*handle)->Append(b).code(), absl::StatusCode::kCancelled);
+
+  control.SetGate(true);
+  ASSERT_TRUE(running.Wait());
+  ASSERT_TRUE(running.result().ok());
+  // The device only ever saw the first job's window.
+  EXPECT_EQ(control.windows_seen(), 1);
+  EXPECT_EQ(cancelled.completions(), 1);
+}
+
+TEST(EngineTest, DroppingAnUnfinishedHandleCancels) {
+  Rig rig = MakeRig(EngineOptions{});
+  Outcome out;
+  {
+    auto handle = rig.engine->StartJob(JobOptions{}, out.Callbacks());
+    ASSERT_TRUE(handle.ok());
+    ASSERT_TRUE((*handle)->Append(RandomAudio(5000)).ok());
+  }
+  ASSERT_TRUE(out.Wait());
+  EXPECT_EQ(out.result().status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(EngineTest, DeadlinesFreeQueuedWork) {
+  Rig rig = MakeRig(EngineOptions{});
+  FakeControl& control = *rig.controls[0];
+  JobOptions past;
+  past.deadline = absl::Now() - absl::Seconds(1);
+  Outcome never;
+  EXPECT_EQ(
+      rig.engine->Submit(past, RandomAudio(100), never.Callbacks()).code(),
+      absl::StatusCode::kDeadlineExceeded);
+
+  control.SetGate(false);
+  Outcome blocker;
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(kWin), blocker.Callbacks())
+          .ok());
+  control.WaitEntered(1);
+  JobOptions soon;
+  soon.deadline = absl::Now() + absl::Milliseconds(150);
+  Outcome late;
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(
+      rig.engine->Submit(soon, RandomAudio(kWin + 16000 * 5), late.Callbacks())
+          .ok());
+  ASSERT_TRUE(late.Wait(absl::Seconds(10)));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(late.result().status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_GE(took, absl::Milliseconds(140));
+  EXPECT_LT(took, absl::Seconds(3));
+  EXPECT_EQ(rig.engine->Devices()[0].segmentation_queue_depth, 0);
+  control.SetGate(true);
+  ASSERT_TRUE(blocker.Wait());
+  EXPECT_TRUE(blocker.result().ok());
+  EXPECT_EQ(control.windows_seen(), 1);
+  EXPECT_EQ(never.completions(), 0);
+}
+
+TEST(EngineTest, FullBacklogIsResourceExhaustedWithRetryHint) {
+  EngineOptions options;
+  options.max_backlog_audio_s = 60.0;
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  control.SetGate(false);
+  Outcome first;
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, RandomAudio(16000 * 50), first.Callbacks())
+          .ok());
+  Outcome rejected;
+  absl::Status s = rig.engine->Submit(JobOptions{}, RandomAudio(16000 * 20),
+                                      rejected.Callbacks());
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  ASSERT_TRUE(RetryAfter(s).has_value());
+  EXPECT_GE(*RetryAfter(s), 1.0);
+  EXPECT_EQ(RetryAfter(absl::InternalError("x")), std::nullopt);
+  // Alone longer than the whole backlog: never admissible.
+  EXPECT_EQ(
+      rig.engine
+          ->Submit(JobOptions{}, RandomAudio(16000 * 61), rejected.Callbacks())
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  // A stream that would push past the limit ends with the same status.
+  Outcome streamed;
+  auto handle = rig.engine->StartJob(JobOptions{}, streamed.Callbacks());
+  ASSERT_TRUE(handle.ok());
+  ASSERT_TRUE((*handle)->Append(RandomAudio(16000 * 9)).ok());
+  absl::Status append = (*handle)->Append(RandomAudio(16000 * 2));
+  EXPECT_EQ(append.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(RetryAfter(append).has_value());
+  ASSERT_TRUE(streamed.Wait());
+  EXPECT_EQ(streamed.result().status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_NEAR(rig.engine->backlog_audio_s(), 50.0, 1e-9);
+  // 50 s < 60 s: a new stream may still start.
+  Outcome streamed2;
+  auto stream2 = rig.engine->StartJob(JobOptions{}, streamed2.Callbacks());
+  EXPECT_TRUE(stream2.ok());
+  control.SetGate(true);
+  ASSERT_TRUE(first.Wait());
+  EXPECT_TRUE(first.result().ok());
+  EXPECT_EQ(rejected.completions(), 0);
+}
+
+TEST(EngineTest, DrainFinishesAcceptedJobsAndRejectsNewOnes) {
+  Rig rig = MakeRig(EngineOptions{});
+  rig.controls[0]->SetDelay(absl::Milliseconds(20));
+  std::vector<std::unique_ptr<Outcome>> outs;
+  std::vector<std::vector<float>> audios;
+  for (int i = 0; i < 6; ++i) {
+    audios.push_back(RandomAudio(kWin + 16000 * 40));
+    outs.push_back(std::make_unique<Outcome>());
+    ASSERT_TRUE(
+        rig.engine
+            ->Submit(JobOptions{}, audios.back(), outs.back()->Callbacks())
+            .ok());
+  }
+  // A stream that finishes during the drain.
+  Outcome stream_out;
+  auto handle = rig.engine->StartJob(JobOptions{}, stream_out.Callbacks());
+  ASSERT_TRUE(handle.ok());
+  const std::vector<float> stream_audio = RandomAudio(kWin + 5000);
+  ASSERT_TRUE((*handle)->Append(stream_audio).ok());
+
+  absl::Status drained;
+  std::thread drainer(
+      [&] { drained = rig.engine->Drain(absl::Now() + absl::Seconds(60)); });
+  while (rig.engine->state() == EngineState::kServing) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  Outcome refused;
+  EXPECT_EQ(
+      rig.engine->Submit(JobOptions{}, RandomAudio(100), refused.Callbacks())
+          .code(),
+      absl::StatusCode::kUnavailable);
+  EXPECT_EQ(
+      rig.engine->StartJob(JobOptions{}, refused.Callbacks()).status().code(),
+      absl::StatusCode::kUnavailable);
+  ASSERT_TRUE((*handle)->Finish().ok());
+  drainer.join();
+  EXPECT_TRUE(drained.ok()) << drained;
+  EXPECT_EQ(rig.engine->state(), EngineState::kStopped);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(outs[i]->completions(), 1);
+    auto r = outs[i]->result();
+    ASSERT_TRUE(r.ok()) << r.status();
+    ExpectMatches(*r, Compute(audios[i], 16000), "drained job");
+  }
+  ASSERT_EQ(stream_out.completions(), 1);
+  ASSERT_TRUE(stream_out.result().ok());
+  ExpectMatches(*stream_out.result(), Compute(stream_audio, 16000), "stream");
+  EXPECT_EQ(refused.completions(), 0);
+}
+
+TEST(EngineTest, DrainDeadlineEndsUnfinishedJobsWithUnavailable) {
+  Rig rig = MakeRig(EngineOptions{});
+  Outcome open_stream;
+  auto handle = rig.engine->StartJob(JobOptions{}, open_stream.Callbacks());
+  ASSERT_TRUE(handle.ok());
+  ASSERT_TRUE((*handle)->Append(RandomAudio(20000)).ok());
+  absl::Status s = rig.engine->Drain(absl::Now() + absl::Milliseconds(50));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(open_stream.completions(), 1);
+  EXPECT_EQ(open_stream.result().status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ((*handle)->Append(RandomAudio(10)).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(rig.engine->Drain(absl::Now()).ok());
+}
+
+TEST(EngineTest, DispatchGoesToTheLeastLoadedDevice) {
+  Rig rig = MakeRig(EngineOptions{}, /*num_devices=*/2);
+  for (auto& c : rig.controls) c->SetGate(false);
+  Outcome a, b, c, d;
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(16000 * 30), a.Callbacks())
+          .ok());  // both idle: device 0
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(16000 * 12), b.Callbacks())
+          .ok());  // 0 has 30 s: device 1
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(16000 * 10), c.Callbacks())
+          .ok());  // 30 vs 12: device 1
+  auto stream = rig.engine->StartJob(JobOptions{}, d.Callbacks());
+  ASSERT_TRUE(stream.ok());  // 30 vs 22: device 1
+  EXPECT_EQ((*stream)->device(), "fake:1");
+  auto devices = rig.engine->Devices();
+  EXPECT_EQ(devices[0].active_jobs, 1);
+  EXPECT_EQ(devices[1].active_jobs, 3);
+  EXPECT_NEAR(devices[0].backlog_audio_s, 30.0, 1e-9);
+  EXPECT_NEAR(devices[1].backlog_audio_s, 22.0, 1e-9);
+  (*stream)->Cancel();
+  for (auto& ctl : rig.controls) ctl->SetGate(true);
+  for (Outcome* o : {&a, &b, &c}) ASSERT_TRUE(o->Wait());
+  EXPECT_EQ(a.result()->device, "fake:0");
+  EXPECT_EQ(b.result()->device, "fake:1");
+  EXPECT_EQ(c.result()->device, "fake:1");
+}
+
+TEST(EngineTest, MetricsFollowTheWork) {
+  DeviceMemoryStats mem;
+  mem.arena_reserved_bytes = 1 << 30;
+  mem.arena_used_bytes = 12345;
+  mem.device_total_bytes = 80ull << 30;
+  EngineOptions options;
+  options.max_batch_wait = absl::Milliseconds(300);
+  Rig rig = MakeRig(options, 1, nullptr, [mem] { return mem; });
+  prometheus::Registry& reg = *rig.registry;
+  EXPECT_EQ(MetricValue(reg, "diarization_build_info",
+                        {{"version", "1.2.3"}, {"commit", "abc123"}}),
+            1.0);
+  const double audio_before =
+      MetricValue(reg, "diarization_audio_seconds_total", {});
+  EXPECT_EQ(audio_before, 0.0);
+
+  Outcome out;
+  auto handle = rig.engine->StartJob(JobOptions{}, out.Callbacks());
+  ASSERT_TRUE(handle.ok());
+  EXPECT_EQ(MetricValue(reg, "diarization_active_streams", {}), 1.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_active_jobs", {{"device", "fake:0"}}),
+            1.0);
+  // 5 full windows wait (batch wait 300 ms) in the segmentation queue.
+  ASSERT_TRUE((*handle)->Append(RandomAudio(kWin + 16000 * 4)).ok());
+  EXPECT_NEAR(MetricValue(reg, "diarization_backlog_audio_seconds", {}), 14.0,
+              1e-9);
+  EXPECT_EQ(MetricValue(reg, "diarization_queue_depth",
+                        {{"device", "fake:0"}, {"queue", "segmentation"}}),
+            5.0);
+  ASSERT_TRUE((*handle)->Finish().ok());
+  ASSERT_TRUE(out.Wait());
+  ASSERT_TRUE(out.result().ok());
+  absl::SleepFor(absl::Milliseconds(50));  // gauges after the callback
+
+  EXPECT_NEAR(MetricValue(reg, "diarization_audio_seconds_total",
+                          {{"device", "fake:0"}}),
+              14.0, 1e-9);
+  EXPECT_EQ(MetricValue(reg, "diarization_jobs_total", {{"code", "OK"}}), 1.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_request_rtfx", {}, "count"), 1.0);
+  EXPECT_GT(MetricValue(reg, "diarization_request_rtfx", {}, "sum"), 0.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_processing_seconds",
+                        {{"stage", "clustering"}}, "count"),
+            1.0);
+  EXPECT_GE(MetricValue(reg, "diarization_processing_seconds",
+                        {{"stage", "segmentation"}}, "count"),
+            1.0);
+  EXPECT_GE(MetricValue(reg, "diarization_queue_wait_seconds",
+                        {{"queue", "embedding"}}, "count"),
+            5.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_active_streams", {}), 0.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_active_jobs", {{"device", "fake:0"}}),
+            0.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_backlog_audio_seconds", {}), 0.0);
+  rig.engine->Devices();  // refreshes the memory and RTFx gauges
+  EXPECT_GT(MetricValue(reg, "diarization_device_rtfx", {{"device", "fake:0"}}),
+            0.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_device_memory_bytes",
+                        {{"device", "fake:0"}, {"kind", "arena_used"}}),
+            12345.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_device_memory_bytes",
+                        {{"device", "fake:0"}, {"kind", "device_total"}}),
+            static_cast<double>(80ull << 30));
+  rig.metrics->RecordRequest("DiarizeFile", absl::StatusCode::kOk);
+  rig.metrics->RecordRequest("DiarizeFile", absl::StatusCode::kOk);
+  rig.metrics->RecordRequest("Diarize", absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(MetricValue(reg, "diarization_requests_total",
+                        {{"method", "DiarizeFile"}, {"code", "OK"}}),
+            2.0);
+  EXPECT_EQ(
+      MetricValue(reg, "diarization_requests_total",
+                  {{"method", "Diarize"}, {"code", "RESOURCE_EXHAUSTED"}}),
+      1.0);
+}
+
+TEST(EngineTest, PartialResultsArriveBeforeTheFinalOne) {
+  EngineOptions options;
+  std::atomic<int> partial_calls{0};
+  options.cluster_function = [&](std::span<const float> seg,
+                                 std::span<const float> emb, int num_chunks,
+                                 const pipeline::PipelineConfig& config,
+                                 const pipeline::SpeakerHints& hints) {
+    ++partial_calls;
+    return EchoCluster(seg, emb, num_chunks, config, hints);
+  };
+  Rig rig = MakeRig(options);
+  JobOptions job;
+  job.partial_interval_s = 5.0;
+  Outcome out;
+  auto handle = rig.engine->StartJob(job, out.Callbacks());
+  ASSERT_TRUE(handle.ok());
+  const std::vector<float> audio = RandomAudio(16000 * 40 + 333);
+  // Real-time-ish: 1 s of audio every 2 ms, so windows finish as it flows.
+  for (size_t pos = 0; pos < audio.size(); pos += 16000) {
+    const size_t n = std::min<size_t>(16000, audio.size() - pos);
+    ASSERT_TRUE((*handle)->Append(std::span<const float>(&audio[pos], n)).ok());
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE((*handle)->Finish().ok());
+  ASSERT_TRUE(out.Wait());
+  ASSERT_TRUE(out.result().ok());
+  const std::vector<PartialResult> partials = out.partials();
+  ASSERT_GE(partials.size(), 3u);
+  double last = 0.0;
+  for (const PartialResult& p : partials) {
+    EXPECT_GT(p.audio_processed_s, last);
+    EXPECT_LE(p.audio_processed_s, p.audio_received_s);
+    EXPECT_GE(p.audio_processed_s, 5.0);
+    last = p.audio_processed_s;
+  }
+  EXPECT_FALSE(out.partial_after_completion());
+  EXPECT_EQ(out.completions(), 1);
+  EXPECT_EQ(partial_calls.load(), static_cast<int>(partials.size()) + 1);
+}
+
+TEST(EngineTest, ModelFailureFailsTheJobsOfThatBatch) {
+  Rig rig = MakeRig(EngineOptions{});
+  rig.controls[0]->SetFailure(absl::InternalError("out of memory"));
+  Outcome out;
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(kWin), out.Callbacks())
+          .ok());
+  ASSERT_TRUE(out.Wait());
+  EXPECT_EQ(out.result().status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(out.result().status().message().find("out of memory"),
+            std::string::npos);
+  EXPECT_FALSE(rig.engine->Devices()[0].healthy);
+  rig.controls[0]->SetFailure(absl::OkStatus());
+  Outcome ok;
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(kWin), ok.Callbacks()).ok());
+  ASSERT_TRUE(ok.Wait());
+  EXPECT_TRUE(ok.result().ok());
+  EXPECT_TRUE(rig.engine->Devices()[0].healthy);
+}
+
+TEST(EngineTest, CancelRacingCompletionStillCompletesOnce) {
+  EngineOptions options;
+  options.max_batch_wait = absl::ZeroDuration();
+  Rig rig = MakeRig(options);
+  std::uniform_int_distribution<int> delay_us(0, 3000);
+  std::vector<std::unique_ptr<Outcome>> outs;
+  for (int i = 0; i < 40; ++i) {
+    outs.push_back(std::make_unique<Outcome>());
+    auto handle = rig.engine->StartJob(JobOptions{}, outs.back()->Callbacks());
+    ASSERT_TRUE(handle.ok());
+    ASSERT_TRUE((*handle)->Append(RandomAudio(20000)).ok());
+    ASSERT_TRUE((*handle)->Finish().ok());
+    int us;
+    {
+      absl::MutexLock lock(&rng_mu);
+      us = delay_us(Rng());
+    }
+    absl::SleepFor(absl::Microseconds(us));
+    (*handle)->Cancel();
+  }
+  for (auto& o : outs) ASSERT_TRUE(o->Wait());
+  absl::SleepFor(absl::Milliseconds(50));
+  int ok = 0;
+  for (auto& o : outs) {
+    EXPECT_EQ(o->completions(), 1);
+    const absl::StatusCode code = o->result().status().code();
+    EXPECT_TRUE(code == absl::StatusCode::kOk ||
+                code == absl::StatusCode::kCancelled);
+    ok += code == absl::StatusCode::kOk;
+  }
+  std::fprintf(stderr, "cancel race: %d of 40 finished before the cancel\n",
+               ok);
+  EXPECT_EQ(rig.engine->active_jobs(), 0);
+  EXPECT_EQ(rig.engine->backlog_audio_s(), 0.0);
+}
+
+TEST(EngineTest, CreateRejectsBadArguments) {
+  std::vector<Device> none;
+  EXPECT_EQ(Engine::Create(EngineOptions{}, std::move(none), nullptr, nullptr)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  auto control = std::make_shared<FakeControl>();
+  std::vector<Device> two;
+  for (int i = 0; i < 2; ++i) {
+    Device d;
+    d.name = "same";
+    d.segmentation = std::make_unique<testing::FakeSegmentationModel>(control);
+    d.embedding = std::make_unique<testing::FakeEmbeddingModel>(control);
+    two.push_back(std::move(d));
+  }
+  EngineOptions options;
+  options.cluster_function = EchoCluster;
+  EXPECT_EQ(
+      Engine::Create(options, std::move(two), nullptr, nullptr).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  std::vector<Device> failing(1);
+  failing[0].name = "gpu";
+  failing[0].segmentation =
+      std::make_unique<testing::FakeSegmentationModel>(control);
+  failing[0].embedding = std::make_unique<testing::FakeEmbeddingModel>(control);
+  failing[0].on_worker_start = [] {
+    return absl::FailedPreconditionError("no such GPU");
+  };
+  auto r = Engine::Create(options, std::move(failing), nullptr, nullptr);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("gpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace diarization::runtime

@@ -1,0 +1,141 @@
+#include "engine/runtime/fake_models.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace diarization::runtime::testing {
+
+using models::kEmbeddingDim;
+using models::kPowersetClasses;
+using models::kSegmentationFrames;
+using models::kWindowSamples;
+
+int FakeClass(float x) {
+  return std::min(6, static_cast<int>(std::floor(std::fabs(x) * 7.0f)));
+}
+
+void FakeLogProbs(const float* window, float* log_probs) {
+  for (int f = 0; f < kSegmentationFrames; ++f) {
+    const int cls = FakeClass(window[f * kFakeProbeStride]);
+    for (int k = 0; k < kPowersetClasses; ++k) {
+      log_probs[f * kPowersetClasses + k] =
+          k == cls ? 0.0f : -5.0f - 0.5f * static_cast<float>(k);
+    }
+  }
+}
+
+void FakeEmbedding(const float* window, const float* mask, float* embedding) {
+  double weight = 0.0;
+  for (int f = 0; f < kSegmentationFrames; ++f) weight += mask[f];
+  for (int d = 0; d < kEmbeddingDim; ++d) {
+    if (weight == 0.0) {
+      embedding[d] = 0.001f * static_cast<float>(d + 1);
+      continue;
+    }
+    double acc = 0.0;
+    for (int f = 0; f < kSegmentationFrames; ++f) {
+      if (mask[f] == 0.0f) continue;
+      const double x = window[f * kFakeProbeStride];
+      acc += mask[f] * (x * ((d % 7) + 1) + (d % 5) * x * x + 0.01 * (d % 3));
+    }
+    embedding[d] = static_cast<float>(acc / weight);
+  }
+}
+
+void FakeControl::SetGate(bool open) {
+  absl::MutexLock lock(&mu_);
+  open_ = open;
+}
+
+void FakeControl::WaitEntered(int n) {
+  absl::MutexLock lock(&mu_);
+  auto cond = [this, n]()
+                  ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return entered_ >= n; };
+  mu_.Await(absl::Condition(&cond));
+}
+
+void FakeControl::SetDelay(absl::Duration per_batch) {
+  absl::MutexLock lock(&mu_);
+  delay_ = per_batch;
+}
+
+void FakeControl::SetFailure(absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  failure_ = std::move(status);
+}
+
+std::vector<int> FakeControl::segmentation_batches() {
+  absl::MutexLock lock(&mu_);
+  return seg_batches_;
+}
+
+std::vector<int> FakeControl::embedding_batches() {
+  absl::MutexLock lock(&mu_);
+  return emb_batches_;
+}
+
+int FakeControl::windows_seen() {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (int b : seg_batches_) n += b;
+  return n;
+}
+
+absl::Status FakeControl::Enter(bool segmentation, int batch) {
+  absl::Duration delay;
+  {
+    absl::MutexLock lock(&mu_);
+    ++entered_;
+    (segmentation ? seg_batches_ : emb_batches_).push_back(batch);
+    mu_.Await(absl::Condition(&open_));
+    delay = delay_;
+    if (!failure_.ok()) return failure_;
+  }
+  if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
+  return absl::OkStatus();
+}
+
+absl::Status FakeSegmentationModel::Run(std::span<const float> windows,
+                                        int batch, std::span<float> log_probs) {
+  const size_t out = size_t{kSegmentationFrames} * kPowersetClasses;
+  if (batch < 1 || windows.size() != size_t{kWindowSamples} * batch ||
+      log_probs.size() != out * batch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fake segmentation: bad shapes for batch ", batch, ": windows ",
+        windows.size(), ", log_probs ", log_probs.size()));
+  }
+  if (absl::Status s = control_->Enter(true, batch); !s.ok()) return s;
+  for (int b = 0; b < batch; ++b) {
+    FakeLogProbs(windows.data() + size_t{kWindowSamples} * b,
+                 log_probs.data() + out * b);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FakeEmbeddingModel::Run(std::span<const float> windows, int batch,
+                                     std::span<const float> masks,
+                                     int masks_per_window,
+                                     std::span<float> embeddings) {
+  const size_t m = size_t(masks_per_window);
+  if (batch < 1 || windows.size() != size_t{kWindowSamples} * batch ||
+      masks.size() != m * kSegmentationFrames * batch ||
+      embeddings.size() != m * kEmbeddingDim * batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fake embedding: bad shapes for batch ", batch,
+                     ": windows ", windows.size(), ", masks ", masks.size(),
+                     ", embeddings ", embeddings.size()));
+  }
+  if (absl::Status s = control_->Enter(false, batch); !s.ok()) return s;
+  for (int b = 0; b < batch; ++b) {
+    for (size_t s = 0; s < m; ++s) {
+      FakeEmbedding(windows.data() + size_t{kWindowSamples} * b,
+                    masks.data() + (b * m + s) * kSegmentationFrames,
+                    embeddings.data() + (b * m + s) * kEmbeddingDim);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace diarization::runtime::testing

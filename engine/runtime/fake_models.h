@@ -1,0 +1,93 @@
+// Test doubles for the two networks whose outputs are a known function of
+// the input audio, so engine results can be checked by construction.
+//
+// Segmentation: frame f of a window reads one probe sample,
+// x = window[f · kFakeProbeStride], and picks powerset class
+// FakeClass(x) = min(6, floor(|x| · 7)); its log-probability is 0 and every
+// other class gets a distinct negative value. Audio made of levels
+// (class + 0.5) / 7 therefore "contains" chosen speakers.
+// Embedding: FakeEmbedding() below, a mask-weighted mean of a per-frame
+// feature of the probe samples (the bias 0.001·(d+1) for an empty mask,
+// as the real model returns its bias).
+//
+// Both can be gated (block inside Run until opened), slowed down, made to
+// fail, and record the sizes of the batches they saw.
+#ifndef DIARIZATION_ENGINE_RUNTIME_FAKE_MODELS_H_
+#define DIARIZATION_ENGINE_RUNTIME_FAKE_MODELS_H_
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/models/model_interfaces.h"
+
+namespace diarization::runtime::testing {
+
+inline constexpr int kFakeProbeStride = 271;  // 588 · 271 < 160000
+
+int FakeClass(float x);
+// log_probs: 589 × 7 for one 160000-sample window.
+void FakeLogProbs(const float* window, float* log_probs);
+// embedding: 256 for one window and one 589-frame mask.
+void FakeEmbedding(const float* window, const float* mask, float* embedding);
+
+// Shared controls of a pair of fake models (one per device). Thread-safe.
+class FakeControl {
+ public:
+  // While closed, Run blocks (after counting itself as entered).
+  void SetGate(bool open);
+  // Blocks until `n` Run calls have entered (in total, both models).
+  void WaitEntered(int n);
+  void SetDelay(absl::Duration per_batch);
+  void SetFailure(absl::Status status);
+
+  std::vector<int> segmentation_batches();
+  std::vector<int> embedding_batches();
+  int windows_seen();
+
+  // Called by the fakes.
+  absl::Status Enter(bool segmentation, int batch);
+
+ private:
+  absl::Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = true;
+  int entered_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> seg_batches_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> emb_batches_ ABSL_GUARDED_BY(mu_);
+};
+
+class FakeSegmentationModel : public models::SegmentationModel {
+ public:
+  explicit FakeSegmentationModel(std::shared_ptr<FakeControl> control)
+      : control_(std::move(control)) {}
+  absl::Status Run(std::span<const float> windows, int batch,
+                   std::span<float> log_probs) override;
+  std::string precision() const override { return "fp32"; }
+
+ private:
+  std::shared_ptr<FakeControl> control_;
+};
+
+class FakeEmbeddingModel : public models::EmbeddingModel {
+ public:
+  explicit FakeEmbeddingModel(std::shared_ptr<FakeControl> control)
+      : control_(std::move(control)) {}
+  absl::Status Run(std::span<const float> windows, int batch,
+                   std::span<const float> masks, int masks_per_window,
+                   std::span<float> embeddings) override;
+  std::string precision() const override { return "fp32"; }
+
+ private:
+  std::shared_ptr<FakeControl> control_;
+};
+
+}  // namespace diarization::runtime::testing
+
+#endif  // DIARIZATION_ENGINE_RUNTIME_FAKE_MODELS_H_

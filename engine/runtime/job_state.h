@@ -1,0 +1,116 @@
+// Internal: the state of one engine job, shared by the engine, the job's
+// device worker and the caller's Job handle. Not part of the public API.
+#ifndef DIARIZATION_ENGINE_RUNTIME_JOB_STATE_H_
+#define DIARIZATION_ENGINE_RUNTIME_JOB_STATE_H_
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/models/model_interfaces.h"
+#include "engine/runtime/engine.h"
+#include "engine/runtime/thread_pool.h"
+
+namespace diarization::runtime::internal {
+
+inline constexpr int kWindowSamples = models::kWindowSamples;
+inline constexpr int kFrames = models::kSegmentationFrames;
+inline constexpr int kSpeakers = models::kLocalSpeakers;
+inline constexpr int kDim = models::kEmbeddingDim;
+
+// Network outputs of one window. Written only by the device worker while the
+// window is in flight; read by clustering only after the window is done (the
+// job mutex orders the two).
+struct ChunkData {
+  std::array<float, kFrames * kSpeakers> segmentation;  // (589, 3) 0/1
+  std::array<float, kSpeakers * kFrames> masks;         // (3, 589)
+  std::array<float, kSpeakers * kDim> embeddings;       // (3, 256)
+};
+
+// Number of full windows (ending inside the audio) for `num_samples`.
+inline int FullWindows(int64_t num_samples, int64_t step_samples) {
+  if (num_samples < kWindowSamples) return 0;
+  return static_cast<int>(1 + (num_samples - kWindowSamples) / step_samples);
+}
+
+struct JobState {
+  JobState(uint64_t id_in, JobOptions options_in, JobCallbacks callbacks_in,
+           bool streaming_in, int device_in, int64_t backlog_samples_in,
+           ThreadPool* pool)
+      : id(id_in),
+        options(std::move(options_in)),
+        callbacks(std::move(callbacks_in)),
+        streaming(streaming_in),
+        device(device_in),
+        accepted_time(absl::Now()),
+        strand(pool),
+        backlog_samples(backlog_samples_in),
+        next_partial_s(options.partial_interval_s) {}
+
+  const uint64_t id;
+  const JobOptions options;
+  const JobCallbacks callbacks;
+  const bool streaming;
+  const int device;  // index into the engine's workers
+  const absl::Time accepted_time;
+  // Runs this job's host tasks and callbacks one at a time, in order.
+  Strand strand;
+
+  // Set once, by the completion (result or error). Read without the mutex
+  // by device workers to skip queued windows of finished jobs.
+  std::atomic<bool> terminal{false};
+
+  absl::Mutex mu;
+  absl::Status final_status ABSL_GUARDED_BY(mu);
+  // Samples [audio_offset, num_samples) of the job's 16 kHz audio; the
+  // prefix no pending window needs any more is dropped.
+  std::vector<float> audio ABSL_GUARDED_BY(mu);
+  int64_t audio_offset ABSL_GUARDED_BY(mu) = 0;
+  int64_t num_samples ABSL_GUARDED_BY(mu) = 0;
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  absl::Time finish_time ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
+  // Known at Finish (pipeline::ComputeChunks); -1 before.
+  int num_chunks ABSL_GUARDED_BY(mu) = -1;
+  std::vector<std::unique_ptr<ChunkData>> chunks ABSL_GUARDED_BY(mu);
+  std::vector<uint8_t> chunk_done ABSL_GUARDED_BY(mu);
+  int chunks_done ABSL_GUARDED_BY(mu) = 0;
+  // Windows 0..contiguous_done-1 are all done.
+  int contiguous_done ABSL_GUARDED_BY(mu) = 0;
+  // Samples counted in the engine backlog for this job (accepted, not yet
+  // covered by done windows).
+  int64_t backlog_samples ABSL_GUARDED_BY(mu) = 0;
+  // Samples counted as processed (end of the done prefix's coverage).
+  int64_t processed_samples ABSL_GUARDED_BY(mu) = 0;
+  // This job's share of device batch time, total and before Finish.
+  double device_seconds ABSL_GUARDED_BY(mu) = 0.0;
+  double device_seconds_before_finish ABSL_GUARDED_BY(mu) = 0.0;
+  bool first_batch_seen ABSL_GUARDED_BY(mu) = false;
+  double first_window_wait_s ABSL_GUARDED_BY(mu) = 0.0;
+  bool clustering_scheduled ABSL_GUARDED_BY(mu) = false;
+  bool partial_in_flight ABSL_GUARDED_BY(mu) = false;
+  double next_partial_s ABSL_GUARDED_BY(mu) = 0.0;
+
+  // Copies window `chunk` (zero-padded past the audio) to dst[0, 160000).
+  void CopyWindow(int chunk, float* dst) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const int64_t start = options.config.step_samples * chunk;
+    const int64_t end = std::min<int64_t>(start + kWindowSamples, num_samples);
+    const int64_t n = std::max<int64_t>(0, end - start);
+    if (n > 0) {
+      std::memcpy(dst, audio.data() + (start - audio_offset),
+                  sizeof(float) * n);
+    }
+    std::fill(dst + n, dst + kWindowSamples, 0.0f);
+  }
+};
+
+}  // namespace diarization::runtime::internal
+
+#endif  // DIARIZATION_ENGINE_RUNTIME_JOB_STATE_H_
