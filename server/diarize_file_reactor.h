@@ -1,0 +1,73 @@
+// The unary DiarizeFile call: one reactor per call.
+//
+// The gRPC thread that starts the call only admits and validates; decoding
+// and resampling run on the server's work pool; the engine runs the job and
+// its completion finishes the call. OnCancel (client gone, or its deadline)
+// cancels the job. The reactor deletes itself once gRPC is done with it and
+// no pool task still refers to it.
+#ifndef DIARIZATION_SERVER_DIARIZE_FILE_REACTOR_H_
+#define DIARIZATION_SERVER_DIARIZE_FILE_REACTOR_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "diarization/v1/diarization.pb.h"
+#include "engine/runtime/engine.h"
+#include "grpcpp/server_context.h"
+#include "grpcpp/support/server_callback.h"
+#include "server/request_validation.h"
+#include "server/service_state.h"
+
+namespace diarization::server {
+
+class DiarizeFileReactor : public grpc::ServerUnaryReactor {
+ public:
+  // Returns the reactor for gRPC; the call is under way.
+  static grpc::ServerUnaryReactor* Start(ServiceState& state,
+                                         grpc::CallbackServerContext* context,
+                                         const v1::DiarizeFileRequest* request,
+                                         v1::DiarizeResult* response);
+
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  DiarizeFileReactor(ServiceState& state, grpc::CallbackServerContext* context,
+                     const v1::DiarizeFileRequest* request,
+                     v1::DiarizeResult* response);
+  ~DiarizeFileReactor() override = default;
+
+  void Begin();
+  // On the work pool: decode, start the job, hand it the audio.
+  void DecodeAndSubmit();
+  void OnJobComplete(absl::StatusOr<runtime::JobResult> result);
+  // Logs, records metrics and finishes the call with `status`.
+  void FinishCall(const absl::Status& status);
+  // Reference counting: gRPC holds one reference until OnDone, each pool
+  // task one while it runs.
+  void AddRef();
+  void Release();
+
+  ServiceState& state_;
+  grpc::CallbackServerContext* const context_;
+  const v1::DiarizeFileRequest* const request_;
+  v1::DiarizeResult* const response_;
+  const absl::Time start_time_;
+  CallSlot slot_;
+  ValidatedConfig config_;
+
+  absl::Mutex mu_;
+  int refs_ ABSL_GUARDED_BY(mu_) = 1;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // An error found while feeding the job (reported instead of the CANCELLED
+  // that the job completes with after we cancel it).
+  absl::Status feed_error_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<runtime::Job> job_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace diarization::server
+
+#endif  // DIARIZATION_SERVER_DIARIZE_FILE_REACTOR_H_

@@ -1,0 +1,76 @@
+// The gRPC server of the service: the Diarization service, the standard
+// health service (grpc.health.v1) and server reflection, with the message
+// size limits set. It starts NOT_SERVING (models loading); main.cc hands it
+// the engine when the models are loaded, and drains it on SIGTERM.
+#ifndef DIARIZATION_SERVER_GRPC_SERVER_H_
+#define DIARIZATION_SERVER_GRPC_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engine/runtime/engine.h"
+#include "engine/runtime/metrics.h"
+#include "grpcpp/server.h"
+#include "server/diarization_service.h"
+#include "server/limits.h"
+#include "server/service_state.h"
+#include "server/work_pool.h"
+
+namespace diarization::server {
+
+struct GrpcServerOptions {
+  // host:port; port 0 picks a free port (see GrpcServer::port()).
+  std::string listen = "127.0.0.1:50051";
+  ServiceLimits limits;
+  // Threads that decode and resample request audio.
+  int work_threads = 2;
+  std::string version;
+  std::string commit;
+};
+
+class GrpcServer {
+ public:
+  // Binds and starts serving; health is NOT_SERVING and Diarize/DiarizeFile
+  // answer UNAVAILABLE until SetEngine. `metrics` may be null.
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
+      const GrpcServerOptions& options,
+      std::shared_ptr<runtime::Metrics> metrics);
+
+  // Shuts down at once if Drain was not called.
+  ~GrpcServer();
+
+  // The bound port.
+  int port() const { return port_; }
+  ServiceState& state() { return *state_; }
+
+  // Models loaded: serve with `engine`.
+  void SetEngine(std::shared_ptr<runtime::Engine> engine,
+                 std::vector<v1::ModelInfo> models);
+
+  // Graceful drain: health NOT_SERVING and new calls UNAVAILABLE at once;
+  // calls already admitted run to completion until `deadline`; then the
+  // engine drains (jobs still running end with UNAVAILABLE) and the gRPC
+  // server shuts down. OK when every call finished before `deadline`,
+  // DEADLINE_EXCEEDED when some had to be cut short.
+  absl::Status Drain(absl::Time deadline);
+
+ private:
+  GrpcServer() = default;
+
+  // Declaration order is destruction order reversed: the gRPC server goes
+  // first, then the service, then the pool (which runs the reactors' final
+  // deletes, touching state_), then the state (which holds the engine).
+  std::unique_ptr<ServiceState> state_;
+  std::unique_ptr<WorkPool> pool_;
+  std::unique_ptr<DiarizationService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  bool drained_ = false;
+};
+
+}  // namespace diarization::server
+
+#endif  // DIARIZATION_SERVER_GRPC_SERVER_H_

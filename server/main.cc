@@ -1,0 +1,241 @@
+// diarization_server: the gRPC speaker-diarization service.
+//
+//   bazel run //server:diarization_server -- --models DIR [--device cpu]
+//
+// Start-up: listen at once (health NOT_SERVING, state "loading"), load and
+// verify the model directory, build the devices and the engine, then report
+// SERVING. SIGTERM or SIGINT: health NOT_SERVING, refuse new calls, let the
+// open ones finish (up to --drain_timeout_s), stop, exit 0. Flags and
+// metrics: docs/operations.md.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "engine/common/status_macros.h"
+#include "engine/pipeline/diarization.h"
+#include "engine/runtime/engine.h"
+#include "engine/runtime/metrics.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+#include "server/backends.h"
+#include "server/grpc_server.h"
+#include "server/request_log.h"
+#include "server/version.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC address host:port (port 0: any free port, see --port_file)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address host:port; empty disables it");
+ABSL_FLAG(std::string, port_file, "",
+          "If set, write the bound gRPC port and metrics port ('GRPC METRICS') "
+          "to this file once listening (for scripts and tests)");
+ABSL_FLAG(std::string, models, "",
+          "Model directory (manifest.json, *.safetensors, plda/); "
+          "default $DIARIZATION_MODELS");
+ABSL_FLAG(std::string, device, "auto",
+          "cpu, cuda (every GPU), cuda:0,1 (these GPUs), or auto (cuda when a "
+          "GPU and the CUDA backend are present, else cpu)");
+ABSL_FLAG(int, threads, 0,
+          "CPU backend threads for the networks (0: all cores)");
+ABSL_FLAG(int, work_threads, 2,
+          "Server threads that decode and resample request audio");
+ABSL_FLAG(int, host_threads, 2,
+          "Engine host threads (clustering, partial results)");
+ABSL_FLAG(int, segmentation_batch_size, 32, "Windows per segmentation batch");
+ABSL_FLAG(int, embedding_batch_size, 32, "Windows per embedding batch");
+ABSL_FLAG(double, max_batch_wait_ms, 5.0,
+          "A partial batch starts after its oldest window waited this long");
+ABSL_FLAG(double, max_backlog_audio_s, 3600.0,
+          "Admission control: audio seconds accepted and not yet processed; "
+          "beyond it calls get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_message_bytes, 64 << 20,
+          "Largest gRPC message either way (bounds a DiarizeFile upload)");
+ABSL_FLAG(double, max_audio_s_per_request, 4 * 3600.0,
+          "Longest audio per call, seconds");
+ABSL_FLAG(double, max_stream_duration_s, 4 * 3600.0,
+          "Longest wall-clock life of a Diarize stream, seconds");
+ABSL_FLAG(int, max_concurrent_streams, 64,
+          "Diarize + DiarizeFile calls open at once");
+ABSL_FLAG(int, max_speakers, 64, "Largest accepted speaker hint");
+ABSL_FLAG(double, drain_timeout_s, 30.0,
+          "On SIGTERM/SIGINT, how long open calls may run before they are "
+          "cut short with UNAVAILABLE");
+ABSL_FLAG(std::string, git_commit, "",
+          "Commit reported by GetInfo and diarization_build_info (default "
+          "$DIARIZATION_GIT_COMMIT, else 'unknown')");
+
+namespace diarization::server {
+namespace {
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+absl::StatusOr<ServiceLimits> LimitsFromFlags() {
+  ServiceLimits l;
+  l.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  l.max_audio_s_per_request = absl::GetFlag(FLAGS_max_audio_s_per_request);
+  l.max_stream_duration_s = absl::GetFlag(FLAGS_max_stream_duration_s);
+  l.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  l.max_backlog_audio_s = absl::GetFlag(FLAGS_max_backlog_audio_s);
+  l.max_speakers = absl::GetFlag(FLAGS_max_speakers);
+  RETURN_IF_ERROR(ValidateLimits(l));
+  return l;
+}
+
+// Signals are blocked in every thread (the mask is inherited) and taken
+// synchronously by one thread, so no handler runs in arbitrary context.
+void BlockShutdownSignals(sigset_t* set) {
+  sigemptyset(set);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, set, nullptr);
+}
+
+absl::Status Run() {
+  sigset_t signals;
+  BlockShutdownSignals(&signals);
+  absl::Notification stop;
+  std::thread signal_thread([&signals, &stop] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LogEvent("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    stop.Notify();
+  });
+  signal_thread.detach();
+
+  ASSIGN_OR_RETURN(const ServiceLimits limits, LimitsFromFlags());
+  const std::string commit = absl::GetFlag(FLAGS_git_commit).empty()
+                                 ? EnvOr("DIARIZATION_GIT_COMMIT", "unknown")
+                                 : absl::GetFlag(FLAGS_git_commit);
+  const std::string models_dir = absl::GetFlag(FLAGS_models).empty()
+                                     ? EnvOr("DIARIZATION_MODELS", "")
+                                     : absl::GetFlag(FLAGS_models);
+  if (models_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "no model directory: pass --models DIR or set DIARIZATION_MODELS "
+        "(make one with random weights: bazel run //tools:make_random_models "
+        "-- --out DIR)");
+  }
+
+  // Metrics: the engine records, the server exposes.
+  auto registry = std::make_shared<prometheus::Registry>();
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<runtime::Metrics> metrics,
+      runtime::Metrics::Create(registry, runtime::BuildInfo{kVersion, commit}));
+  std::unique_ptr<prometheus::Exposer> exposer;
+  int metrics_port = 0;
+  if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(
+          absl::GetFlag(FLAGS_metrics_listen), 2);
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot serve metrics on --metrics_listen=",
+                       absl::GetFlag(FLAGS_metrics_listen), ": ", e.what()));
+    }
+    exposer->RegisterCollectable(registry);
+    const std::vector<int> ports = exposer->GetListeningPorts();
+    if (!ports.empty()) metrics_port = ports.front();
+  }
+
+  GrpcServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.limits = limits;
+  options.work_threads = absl::GetFlag(FLAGS_work_threads);
+  options.version = kVersion;
+  options.commit = commit;
+  ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server,
+                   GrpcServer::Start(options, metrics));
+  LogEvent("listening",
+           absl::StrCat("grpc_port=", server->port(),
+                        " metrics_port=", metrics_port, " state=loading"));
+  if (const std::string path = absl::GetFlag(FLAGS_port_file); !path.empty()) {
+    // Written whole to a temporary name, then renamed: readers never see a
+    // partial file.
+    const std::string tmp = path + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << server->port() << " " << metrics_port << "\n";
+      if (!out) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("cannot write --port_file ", tmp));
+      }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot rename ", tmp, " to ", path));
+    }
+  }
+
+  // Load the models and build the engine while health says NOT_SERVING.
+  const absl::Time load_start = absl::Now();
+  BackendOptions backend;
+  backend.device = absl::GetFlag(FLAGS_device);
+  backend.cpu_threads = absl::GetFlag(FLAGS_threads);
+  ASSIGN_OR_RETURN(LoadedModels loaded, LoadModels(models_dir, backend));
+
+  runtime::EngineOptions engine_options;
+  engine_options.segmentation_batch_size =
+      absl::GetFlag(FLAGS_segmentation_batch_size);
+  engine_options.embedding_batch_size =
+      absl::GetFlag(FLAGS_embedding_batch_size);
+  engine_options.max_batch_wait =
+      absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
+  engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;
+  engine_options.host_threads = absl::GetFlag(FLAGS_host_threads);
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<runtime::Engine> engine,
+      runtime::Engine::Create(engine_options, std::move(loaded.devices),
+                              std::move(loaded.plda), metrics));
+  server->SetEngine(std::shared_ptr<runtime::Engine>(std::move(engine)),
+                    std::move(loaded.model_info));
+  LogEvent("serving",
+           absl::StrCat(
+               "models=", models_dir, " device=", backend.device,
+               " random_weights=", loaded.random_weights ? "true" : "false",
+               " load_s=", absl::ToDoubleSeconds(absl::Now() - load_start)));
+  if (loaded.random_weights) {
+    LogEvent("warning",
+             "the models have RANDOM weights: results are not diarization");
+  }
+
+  stop.WaitForNotification();
+  const absl::Status drained = server->Drain(
+      absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
+  // A drain cut short is logged but is still a clean, intended exit.
+  if (!drained.ok()) LogEvent("drain", std::string(drained.message()));
+  server.reset();
+  exposer.reset();
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace diarization::server
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "gRPC speaker-diarization service (docs/operations.md)");
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = diarization::server::Run();
+  if (!status.ok()) {
+    diarization::server::LogEvent("fatal", status.ToString());
+    std::fprintf(stderr, "diarization_server: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

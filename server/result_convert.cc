@@ -1,0 +1,92 @@
+#include "server/result_convert.h"
+
+#include <set>
+#include <string>
+
+#include "engine/pipeline/rttm.h"
+
+namespace diarization::server {
+namespace {
+
+void AddSegments(const std::vector<Segment>& segments,
+                 google::protobuf::RepeatedPtrField<v1::Segment>* out) {
+  out->Reserve(static_cast<int>(segments.size()));
+  for (const Segment& s : segments) {
+    v1::Segment* seg = out->Add();
+    seg->set_start_s(s.start_s);
+    seg->set_end_s(s.end_s);
+    seg->set_speaker(s.speaker);
+  }
+}
+
+}  // namespace
+
+runtime::JobOptions ToJobOptions(const ValidatedConfig& config,
+                                 absl::Time deadline) {
+  runtime::JobOptions o;
+  o.request_id = config.request_id;
+  o.config = config.fast ? pipeline::PipelineConfig::Fast()
+                         : pipeline::PipelineConfig::Accurate();
+  o.hints.num_speakers = config.num_speakers;
+  o.hints.min_speakers = config.min_speakers;
+  o.hints.max_speakers = config.max_speakers;
+  o.deadline = deadline;
+  o.partial_interval_s = config.partial_results ? config.partial_interval_s : 0;
+  return o;
+}
+
+audio::PcmFormat ToPcmFormat(const ValidatedConfig& config) {
+  audio::PcmFormat f;
+  f.encoding = config.encoding == v1::FLOAT32 ? audio::PcmEncoding::kFloat32
+                                              : audio::PcmEncoding::kLinear16;
+  f.sample_rate_hz = config.sample_rate_hz;
+  f.channel_count = config.channel_count;
+  return f;
+}
+
+audio::DecodeLimits ToDecodeLimits(const ServiceLimits& limits) {
+  audio::DecodeLimits d;
+  d.max_duration_s = limits.max_audio_s_per_request;
+  d.min_sample_rate_hz = limits.min_sample_rate_hz;
+  d.max_sample_rate_hz = limits.max_sample_rate_hz;
+  d.max_channel_count = limits.max_channel_count;
+  return d;
+}
+
+void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
+                v1::DiarizeResult* out) {
+  const std::vector<Segment>& segments = config.exclusive
+                                             ? result.output.exclusive_segments
+                                             : result.output.segments;
+  out->set_request_id(config.request_id);
+  AddSegments(segments, out->mutable_segments());
+  std::set<std::string> speakers;
+  for (const Segment& s : segments) speakers.insert(s.speaker);
+  out->set_speaker_count(static_cast<int>(speakers.size()));
+  if (config.return_centroids) {
+    const auto& labels = result.output.labels;
+    const auto& centroids = result.output.centroids;
+    for (size_t i = 0; i < labels.size() && i < centroids.size(); ++i) {
+      v1::SpeakerCentroid* c = out->add_centroids();
+      c->set_speaker(labels[i]);
+      c->mutable_embedding()->Add(centroids[i].begin(), centroids[i].end());
+    }
+  }
+  out->set_rttm(FormatRttm(segments, config.uri));
+  out->set_audio_s(result.audio_s);
+  out->set_processing_s(result.processing_s);
+  out->set_rtfx(result.rtfx);
+  out->set_device(result.device);
+}
+
+void FillPartial(const runtime::PartialResult& partial,
+                 const ValidatedConfig& config, v1::PartialResult* out) {
+  out->set_request_id(config.request_id);
+  out->set_audio_received_s(partial.audio_received_s);
+  out->set_audio_processed_s(partial.audio_processed_s);
+  AddSegments(config.exclusive ? partial.exclusive_segments : partial.segments,
+              out->mutable_segments());
+  out->set_provisional(true);
+}
+
+}  // namespace diarization::server

@@ -1,0 +1,128 @@
+#include "server/service_state.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace diarization::server {
+
+const char* ServingStateName(ServingState state) {
+  switch (state) {
+    case ServingState::kLoading:
+      return "loading";
+    case ServingState::kServing:
+      return "serving";
+    case ServingState::kDraining:
+      return "draining";
+  }
+  return "unknown";
+}
+
+CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
+  if (this != &other) {
+    if (state_ != nullptr) state_->ReleaseCall();
+    state_ = other.state_;
+    other.state_ = nullptr;
+  }
+  return *this;
+}
+
+CallSlot::~CallSlot() {
+  if (state_ != nullptr) state_->ReleaseCall();
+}
+
+ServiceState::ServiceState(ServiceLimits limits, std::string version,
+                           std::string commit,
+                           std::shared_ptr<runtime::Metrics> metrics,
+                           WorkPool* pool)
+    : limits_(limits),
+      version_(std::move(version)),
+      commit_(std::move(commit)),
+      metrics_(std::move(metrics)),
+      pool_(pool) {}
+
+void ServiceState::SetHealthService(grpc::HealthCheckServiceInterface* health) {
+  absl::MutexLock lock(&mu_);
+  health_ = health;
+  UpdateHealthLocked();
+}
+
+void ServiceState::UpdateHealthLocked() {
+  // The overall status ("") and our service's status move together.
+  if (health_ != nullptr) {
+    const bool serving = state_ == ServingState::kServing;
+    health_->SetServingStatus(serving);
+    health_->SetServingStatus("diarization.v1.Diarization", serving);
+  }
+}
+
+void ServiceState::SetServing(std::shared_ptr<runtime::Engine> engine,
+                              std::vector<v1::ModelInfo> models) {
+  absl::MutexLock lock(&mu_);
+  engine_ = std::move(engine);
+  models_ = std::move(models);
+  if (state_ == ServingState::kLoading) state_ = ServingState::kServing;
+  UpdateHealthLocked();
+}
+
+void ServiceState::BeginDrain() {
+  absl::MutexLock lock(&mu_);
+  state_ = ServingState::kDraining;
+  UpdateHealthLocked();
+}
+
+absl::StatusOr<CallSlot> ServiceState::AdmitCall() {
+  absl::MutexLock lock(&mu_);
+  switch (state_) {
+    case ServingState::kLoading:
+      return absl::UnavailableError(
+          "the server is loading its models; retry when health reports "
+          "SERVING");
+    case ServingState::kDraining:
+      return absl::UnavailableError(
+          "the server is draining (shutting down); retry on another replica");
+    case ServingState::kServing:
+      break;
+  }
+  if (open_calls_ >= limits_.max_concurrent_streams) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("too many concurrent calls: ", open_calls_,
+                     " are open and max_concurrent_streams is ",
+                     limits_.max_concurrent_streams, "; retry later"));
+  }
+  ++open_calls_;
+  return CallSlot(this);
+}
+
+void ServiceState::ReleaseCall() {
+  absl::MutexLock lock(&mu_);
+  --open_calls_;
+}
+
+bool ServiceState::WaitForNoCalls(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return open_calls_ == 0;
+  };
+  return mu_.AwaitWithDeadline(absl::Condition(&none), deadline);
+}
+
+ServingState ServiceState::state() const {
+  absl::MutexLock lock(&mu_);
+  return state_;
+}
+
+int ServiceState::open_calls() const {
+  absl::MutexLock lock(&mu_);
+  return open_calls_;
+}
+
+std::shared_ptr<runtime::Engine> ServiceState::engine() const {
+  absl::MutexLock lock(&mu_);
+  return engine_;
+}
+
+std::vector<v1::ModelInfo> ServiceState::models() const {
+  absl::MutexLock lock(&mu_);
+  return models_;
+}
+
+}  // namespace diarization::server

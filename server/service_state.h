@@ -1,0 +1,103 @@
+// What every RPC handler asks before it starts work: is the service loading,
+// serving or draining, which engine runs the jobs, and may one more call be
+// admitted under max_concurrent_streams. It also drives the standard health
+// service (grpc.health.v1): NOT_SERVING while models load and while
+// draining, SERVING in between.
+#ifndef DIARIZATION_SERVER_SERVICE_STATE_H_
+#define DIARIZATION_SERVER_SERVICE_STATE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "diarization/v1/diarization.pb.h"
+#include "engine/runtime/engine.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/limits.h"
+#include "server/work_pool.h"
+
+namespace diarization::server {
+
+enum class ServingState { kLoading, kServing, kDraining };
+
+// "loading", "serving", "draining" (ServerInfo.state).
+const char* ServingStateName(ServingState state);
+
+class ServiceState;
+
+// One admitted Diarize/DiarizeFile call; releases its slot when destroyed.
+class CallSlot {
+ public:
+  CallSlot() = default;
+  explicit CallSlot(ServiceState* state) : state_(state) {}
+  CallSlot(CallSlot&& other) noexcept : state_(other.state_) {
+    other.state_ = nullptr;
+  }
+  CallSlot& operator=(CallSlot&& other) noexcept;
+  ~CallSlot();
+
+ private:
+  ServiceState* state_ = nullptr;
+};
+
+// Thread-safe.
+class ServiceState {
+ public:
+  ServiceState(ServiceLimits limits, std::string version, std::string commit,
+               std::shared_ptr<runtime::Metrics> metrics, WorkPool* pool);
+
+  // Called once, after the gRPC server started; may be null (tests).
+  void SetHealthService(grpc::HealthCheckServiceInterface* health);
+
+  // Models are loaded and the engine runs: state → serving, health SERVING.
+  void SetServing(std::shared_ptr<runtime::Engine> engine,
+                  std::vector<v1::ModelInfo> models);
+
+  // state → draining, health NOT_SERVING; new calls get UNAVAILABLE.
+  void BeginDrain();
+
+  // Admits one Diarize/DiarizeFile call. UNAVAILABLE while loading or
+  // draining; RESOURCE_EXHAUSTED when max_concurrent_streams calls are open.
+  absl::StatusOr<CallSlot> AdmitCall();
+
+  // Waits until no admitted call remains or `deadline` passes; true when
+  // none remains.
+  bool WaitForNoCalls(absl::Time deadline);
+
+  ServingState state() const;
+  int open_calls() const;
+  // Null until SetServing.
+  std::shared_ptr<runtime::Engine> engine() const;
+  std::vector<v1::ModelInfo> models() const;
+
+  const ServiceLimits& limits() const { return limits_; }
+  const std::string& version() const { return version_; }
+  const std::string& commit() const { return commit_; }
+  runtime::Metrics* metrics() const { return metrics_.get(); }
+  WorkPool* pool() const { return pool_; }
+
+ private:
+  friend class CallSlot;
+  void ReleaseCall();
+  void UpdateHealthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const ServiceLimits limits_;
+  const std::string version_;
+  const std::string commit_;
+  const std::shared_ptr<runtime::Metrics> metrics_;
+  WorkPool* const pool_;
+
+  mutable absl::Mutex mu_;
+  ServingState state_ ABSL_GUARDED_BY(mu_) = ServingState::kLoading;
+  int open_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<runtime::Engine> engine_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::ModelInfo> models_ ABSL_GUARDED_BY(mu_);
+  grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace diarization::server
+
+#endif  // DIARIZATION_SERVER_SERVICE_STATE_H_
