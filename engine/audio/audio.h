@@ -56,8 +56,12 @@ struct Waveform {
 absl::Status ValidatePcmFormat(const PcmFormat& format,
                                const DecodeLimits& limits = {});
 
-// Decodes a container file held in memory (WAV PCM 16/24/32 or float32,
-// FLAC, OGG/Vorbis) through libsndfile.
+// Decodes a container file held in memory through libsndfile: WAV (also
+// WAVEX and RF64) with PCM 16/24/32-bit or float32 samples, FLAC, OGG/Vorbis
+// (and OGG/Opus). Other containers and encodings libsndfile knows (AIFF,
+// 8-bit, A-law, MP3 ...) are refused as unsupported. A WAV whose data chunk
+// runs past the end of the input, or a FLAC/OGG stream that ends before the
+// frames its header announces, is "truncated"; a file with no samples fails.
 absl::StatusOr<Waveform> DecodeFile(std::span<const std::byte> bytes,
                                     const DecodeLimits& limits = {});
 

@@ -197,7 +197,9 @@ double BruteForceBest(const std::vector<std::vector<double>>& w) {
 }
 
 TEST(HungarianTest, MatchesBruteForceOnRandomMatrices) {
-  std::mt19937 rng(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
   std::uniform_int_distribution<int> size(1, 6);
   std::uniform_real_distribution<double> value(0.0, 100.0);
   for (int trial = 0; trial < 300; ++trial) {
@@ -347,7 +349,9 @@ std::vector<Segment> RandomTurns(std::mt19937& rng, int speakers,
 }
 
 TEST(DerTest, MatchesGridScorerOnRandomAnnotations) {
-  std::mt19937 rng(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937 rng(seed);
   std::uniform_int_distribution<int> speakers(1, 4);
   for (int trial = 0; trial < 40; ++trial) {
     const std::vector<Segment> ref = RandomTurns(rng, speakers(rng), "spk");

@@ -28,7 +28,9 @@ struct Segment {
 
 // Formats segments as RTTM lines ("%.{decimals}f" for onset and duration,
 // pyannote uses 3). Segments are written in the order given; `uri` overrides
-// each segment's own uri when not empty.
+// each segment's own uri when not empty; an empty uri is written "<NA>", as
+// pyannote does. RTTM is whitespace-separated: uris and labels must not
+// contain whitespace (pyannote refuses them; here the caller must ensure it).
 std::string FormatRttm(const std::vector<Segment>& segments,
                        std::string_view uri = "", int decimals = 3);
 

@@ -1,7 +1,7 @@
 // Diarization error rate of an RTTM hypothesis against an RTTM reference,
 // with pyannote.metrics' semantics (engine/eval/der.h, docs/der.md).
 //
-//   bazel run //tools:der -- --reference REF.rttm --hypothesis HYP.rttm \
+//   bazel run //tools:der -- --reference REF.rttm --hypothesis HYP.rttm
 //       [--collar 0.25] [--skip-overlap] [--format text|json]
 //
 // Prints "DER=12.34%" and the components. Files are grouped by uri; with
