@@ -39,6 +39,11 @@ class CudaEmbeddingModel : public EmbeddingModel {
                    std::span<float> embeddings) override;
   std::string precision() const override;
 
+  // The fbank stage alone (eager, no graph): fbank is batch × 998 × 80,
+  // (window, frame, mel) as engine/models/fbank.h writes it. For tests and
+  // the benchmark's stage times.
+  absl::Status ComputeFbank(std::span<const float> windows, int batch, std::span<float> fbank);
+
   // Number of CUDA graphs captured so far (one per batch shape).
   int graphs() const;
 

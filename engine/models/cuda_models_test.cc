@@ -1,0 +1,279 @@
+// The CUDA backend against the CPU backend (itself checked against float64
+// references and pyannote), with the same deterministic random weights on
+// real speech (GPU only). Tolerances (DESIGN.md, parity chain link 4):
+// segmentation log-probabilities ≤ 1e-4 absolute; embeddings ≤ 1e-5
+// relative in FP32 and ≤ 1e-3 in TF32. Also: repeated runs are bit-identical,
+// CUDA-graph replay equals eager execution, batching does not change results
+// beyond rounding, and every device byte is in the arena's ledger.
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/models/cpu_embedding_model.h"
+#include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/cuda_embedding_model.h"
+#include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/fbank.h"
+#include "engine/models/random_model.h"
+#include "engine/models/safetensors.h"
+#include "engine/models/testing/wav.h"
+#include "engine/runtime/device_arena_cuda.h"
+#include "gtest/gtest.h"
+
+namespace diarization::models {
+namespace {
+
+// The windows pyannote's references use (tools/reference/record.py).
+struct WindowSpec {
+  const char* file;
+  int offset_s;
+};
+constexpr WindowSpec kWindows[] = {
+    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 0},
+    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 7},
+    {"speakrs-fixtures/test_3speakers.wav", 12},
+    {"pyannote-audio/tests-data/dev00.wav", 5},
+};
+constexpr int kB = 4;
+constexpr int kMasks = 6;
+
+std::vector<float> Windows() {
+  std::vector<float> out;
+  for (const WindowSpec& w : kWindows) {
+    std::vector<float> audio = testing::ReadWavOrDie(w.file);
+    const size_t start = size_t(w.offset_s) * kSampleRate;
+    EXPECT_GE(audio.size(), start + kWindowSamples) << w.file;
+    out.insert(out.end(), audio.begin() + start, audio.begin() + start + kWindowSamples);
+  }
+  return out;
+}
+
+// zero, single frame, two random binary runs, random binary, soft random.
+std::vector<float> Masks(std::mt19937& rng) {
+  std::vector<float> m(size_t(kB) * kMasks * kSegmentationFrames, 0.0f);
+  std::uniform_int_distribution<int> pos(0, kSegmentationFrames - 1);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (int b = 0; b < kB; ++b) {
+    float* mm = &m[size_t(b) * kMasks * kSegmentationFrames];
+    mm[1 * kSegmentationFrames + pos(rng)] = 1.0f;
+    for (int k = 2; k <= 3; ++k) {
+      int a = pos(rng), e = pos(rng);
+      if (a > e) std::swap(a, e);
+      for (int t = a; t <= e; ++t) mm[k * kSegmentationFrames + t] = 1.0f;
+    }
+    for (int t = 0; t < kSegmentationFrames; ++t) {
+      mm[4 * kSegmentationFrames + t] = u(rng) < 0.5f ? 1.0f : 0.0f;
+      mm[5 * kSegmentationFrames + t] = u(rng);
+    }
+  }
+  return m;
+}
+
+class CudaModelsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+    seg_path_ = dir + "/cuda_test_segmentation.safetensors";
+    emb_path_ = dir + "/cuda_test_embedding.safetensors";
+    // Seed 1: the weights pyannote's recorded references use.
+    ASSERT_TRUE(WriteSafetensors(seg_path_, RandomPyanNetTensors(1), {}).ok());
+    ASSERT_TRUE(WriteSafetensors(emb_path_, RandomResNet34Tensors(1), {}).ok());
+  }
+
+  static std::shared_ptr<runtime::DeviceArena> Arena(size_t budget = size_t{24} << 30) {
+    runtime::DeviceArenaOptions o;
+    o.budget_bytes = budget;
+    auto a = runtime::CreateCudaDeviceArena(o);
+    EXPECT_TRUE(a.ok()) << a.status();
+    return a.ok() ? std::shared_ptr<runtime::DeviceArena>(std::move(*a)) : nullptr;
+  }
+  static std::unique_ptr<SafetensorsFile> Open(const std::string& p) {
+    auto f = SafetensorsFile::Open(p);
+    EXPECT_TRUE(f.ok()) << f.status();
+    return f.ok() ? std::move(*f) : nullptr;
+  }
+
+  static std::string seg_path_, emb_path_;
+};
+std::string CudaModelsTest::seg_path_;
+std::string CudaModelsTest::emb_path_;
+
+double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    m = std::max(m, double(std::abs(a[i] - b[i])));
+  }
+  return m;
+}
+
+// Largest per-embedding ||a - b|| / ||b||.
+double MaxRel(const std::vector<float>& a, const std::vector<float>& b, int dim) {
+  double worst = 0;
+  for (size_t r = 0; r * dim < a.size(); ++r) {
+    double num = 0, den = 0;
+    for (int i = 0; i < dim; ++i) {
+      const double d = double(a[r * dim + i]) - b[r * dim + i];
+      if (!std::isfinite(d)) return INFINITY;
+      num += d * d;
+      den += double(b[r * dim + i]) * b[r * dim + i];
+    }
+    worst = std::max(worst, std::sqrt(num / std::max(den, 1e-30)));
+  }
+  return worst;
+}
+
+TEST_F(CudaModelsTest, FbankMatchesCpuFbank) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CudaModelOptions o;
+  o.max_batch = 4;
+  auto model = CudaEmbeddingModel::Create(*w, arena, o);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<float> win = Windows();
+  std::vector<float> gpu(size_t(kB) * 998 * 80), cpu(gpu.size());
+  ASSERT_TRUE((*model)->ComputeFbank(win, kB, gpu).ok());
+  auto fb = Fbank::Create();
+  ASSERT_TRUE(fb.ok());
+  for (int b = 0; b < kB; ++b) {
+    ASSERT_TRUE((*fb)
+                    ->Compute(std::span(win).subspan(size_t(b) * kWindowSamples, kWindowSamples),
+                              std::span(cpu).subspan(size_t(b) * 998 * 80, 998 * 80))
+                    .ok());
+  }
+  const double d = MaxAbs(gpu, cpu);
+  std::printf("fbank max |cuda - cpu| = %.3g\n", d);
+  EXPECT_LT(d, 1e-4);
+}
+
+TEST_F(CudaModelsTest, SegmentationMatchesCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(seg_path_);
+  const std::vector<float> win = Windows();
+  std::vector<float> cpu(size_t(kB) * kSegmentationFrames * kPowersetClasses);
+  {
+    auto m = CpuSegmentationModel::Create(*w, CpuModelOptions());
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE((*m)->Run(win, kB, cpu).ok());
+  }
+  for (bool graphs : {true, false}) {
+    CudaModelOptions o;
+    o.max_batch = 3;  // 4 windows: one launch of 3, one of 1
+    o.use_cuda_graphs = graphs;
+    auto m = CudaSegmentationModel::Create(*w, arena, o);
+    ASSERT_TRUE(m.ok()) << m.status();
+    std::vector<float> a(cpu.size(), NAN), b(cpu.size(), NAN), c(cpu.size(), NAN);
+    ASSERT_TRUE((*m)->Run(win, kB, a).ok());
+    ASSERT_TRUE((*m)->Run(win, kB, b).ok());  // graph replay when graphs
+    ASSERT_TRUE((*m)->Run(win, kB, c).ok());
+    const double d = MaxAbs(a, cpu);
+    std::printf("segmentation (graphs=%d) max |cuda - cpu| = %.3g\n", graphs, d);
+    EXPECT_LT(d, 1e-4);
+    EXPECT_EQ(a, b) << "first run (eager) and graph replay differ";
+    EXPECT_EQ(b, c) << "two runs differ";
+    if (graphs) EXPECT_EQ((*m)->graphs(), 2);
+  }
+}
+
+void CheckEmbedding(const std::string& precision, double tolerance,
+                    std::shared_ptr<runtime::DeviceArena> arena, const SafetensorsFile& w) {
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> win = Windows();
+  const std::vector<float> masks = Masks(rng);
+  std::vector<float> cpu(size_t(kB) * kMasks * kEmbeddingDim);
+  {
+    auto m = CpuEmbeddingModel::Create(w, CpuModelOptions());
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, cpu).ok());
+  }
+  CudaModelOptions o;
+  o.precision = precision;
+  o.max_batch = 3;
+  o.max_masks_per_window = 3;  // 6 masks: windows go one at a time... by pairs
+  auto m = CudaEmbeddingModel::Create(w, arena, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->precision(), precision);
+  std::vector<float> a(cpu.size(), NAN), b(cpu.size(), NAN), c(cpu.size(), NAN);
+  ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, a).ok());
+  ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, b).ok());
+  ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, c).ok());
+  const double rel = MaxRel(a, cpu, kEmbeddingDim);
+  std::printf("embedding %s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
+              precision.c_str(), rel, MaxAbs(a, cpu));
+  EXPECT_LT(rel, tolerance);
+  EXPECT_EQ(a, b) << "eager run and graph replay differ";
+  EXPECT_EQ(b, c) << "two graph replays differ";
+  // The all-zero mask gives exactly seg_1.bias.
+  const TensorView* bias = w.Find("resnet.seg_1.bias");
+  ASSERT_NE(bias, nullptr);
+  for (int i = 0; i < kEmbeddingDim; ++i) EXPECT_EQ(a[i], bias->f32()[i]) << i;
+  // One mask at a time gives the same embeddings (trunk shared per window).
+  std::vector<float> single(size_t(kB) * kEmbeddingDim);
+  std::vector<float> one_mask(size_t(kB) * kSegmentationFrames);
+  for (int k = 0; k < kMasks; ++k) {
+    for (int bb = 0; bb < kB; ++bb)
+      std::copy_n(&masks[(size_t(bb) * kMasks + k) * kSegmentationFrames], kSegmentationFrames,
+                  &one_mask[size_t(bb) * kSegmentationFrames]);
+    ASSERT_TRUE((*m)->Run(win, kB, one_mask, 1, single).ok());
+    for (int bb = 0; bb < kB; ++bb)
+      for (int i = 0; i < kEmbeddingDim; ++i)
+        EXPECT_NEAR(single[size_t(bb) * kEmbeddingDim + i],
+                    a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i],
+                    1e-5 * (1 + std::abs(a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i])))
+            << "mask " << k << " window " << bb;
+  }
+}
+
+TEST_F(CudaModelsTest, EmbeddingFp32MatchesCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("fp32", 1e-5, arena, *w);
+}
+
+TEST_F(CudaModelsTest, EmbeddingTf32MatchesCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("tf32", 1e-3, arena, *w);
+}
+
+TEST_F(CudaModelsTest, LedgerAndBudget) {
+  auto w = Open(emb_path_);
+  {
+    auto arena = Arena();
+    ASSERT_NE(arena, nullptr);
+    CudaModelOptions o;
+    o.max_batch = 8;
+    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    ASSERT_TRUE(m.ok()) << m.status();
+    const auto st = arena->Stats();
+    std::printf("%s", arena->DebugString().c_str());
+    EXPECT_GT(st.owners.at("embedding/weights").used_bytes, size_t{6634336} * 4);
+    EXPECT_GT(st.owners.at("embedding/activations").used_bytes, 0u);
+    EXPECT_GT(st.owners.at("embedding/cudnn_workspace").used_bytes, 0u);
+    size_t sum = 0;
+    for (const auto& [k, v] : st.owners) sum += v.used_bytes;
+    EXPECT_EQ(sum, st.used_bytes);
+  }
+  // A budget far too small: a clean ResourceExhausted, no fallback.
+  auto small = Arena(size_t{64} << 20);
+  ASSERT_NE(small, nullptr);
+  auto m = CudaEmbeddingModel::Create(*w, small, CudaModelOptions());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kResourceExhausted) << m.status();
+  std::printf("small budget: %s\n", std::string(m.status().message()).substr(0, 300).c_str());
+}
+
+}  // namespace
+}  // namespace diarization::models

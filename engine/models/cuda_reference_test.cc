@@ -1,0 +1,153 @@
+// The CUDA backend against pyannote.audio's own PyanNet and
+// WeSpeakerResNet34, recorded by tools/reference/record.py with the seed-1
+// random weights of make_random_models on real speech
+// (engine/models/testdata/reference_random_seed1.*). GPU only. Tolerances:
+// log-probabilities ≤ 1e-4 absolute, fbank ≤ 1e-3 absolute (torch's float32
+// FFT against our float64 DFT), embeddings ≤ 1e-5 relative in FP32 and
+// ≤ 1e-3 in TF32.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/common/test_data.h"
+#include "engine/models/cuda_embedding_model.h"
+#include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/random_model.h"
+#include "engine/models/safetensors.h"
+#include "engine/models/testing/wav.h"
+#include "engine/runtime/device_arena_cuda.h"
+#include "gtest/gtest.h"
+
+namespace diarization::models {
+namespace {
+
+struct WindowSpec {
+  const char* file;
+  int64_t offset;
+};
+// record.py's WINDOWS, in order.
+constexpr WindowSpec kWindows[] = {
+    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 0},
+    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 7 * 16000},
+    {"speakrs-fixtures/test_3speakers.wav", 12 * 16000},
+    {"pyannote-audio/tests-data/dev00.wav", 5 * 16000},
+};
+
+std::vector<float> F32(const SafetensorsFile& f, const std::string& name,
+                       std::vector<int64_t>* shape = nullptr) {
+  const TensorView* t = f.Find(name);
+  if (t == nullptr) {
+    ADD_FAILURE() << f.path() << " has no '" << name << "'";
+    return {};
+  }
+  if (shape) *shape = t->shape;
+  auto v = t->f32();
+  return std::vector<float>(v.begin(), v.end());
+}
+
+class CudaReferenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string path = ::diarization::testing::SourceRoot() +
+                             "/engine/models/testdata/reference_random_seed1.safetensors";
+    auto ref = SafetensorsFile::Open(path);
+    ASSERT_TRUE(ref.ok()) << "pyannote's reference is missing: " << ref.status();
+    ref_ = std::move(*ref);
+    const TensorView* off = ref_->Find("windows.offset_samples");
+    ASSERT_NE(off, nullptr);
+    ASSERT_EQ(off->num_elements(), 4);
+    const auto* offsets = reinterpret_cast<const int64_t*>(off->bytes.data());
+    for (int b = 0; b < 4; ++b) {
+      ASSERT_EQ(offsets[b], kWindows[b].offset) << "record.py's windows changed";
+      std::vector<float> audio = models::testing::ReadWavOrDie(kWindows[b].file);
+      ASSERT_GE(audio.size(), size_t(kWindows[b].offset) + kWindowSamples);
+      windows_.insert(windows_.end(), audio.begin() + kWindows[b].offset,
+                      audio.begin() + kWindows[b].offset + kWindowSamples);
+    }
+    const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+    ASSERT_TRUE(WriteSafetensors(dir + "/ref_seg.safetensors", RandomPyanNetTensors(1), {}).ok());
+    ASSERT_TRUE(WriteSafetensors(dir + "/ref_emb.safetensors", RandomResNet34Tensors(1), {}).ok());
+    auto s = SafetensorsFile::Open(dir + "/ref_seg.safetensors");
+    auto e = SafetensorsFile::Open(dir + "/ref_emb.safetensors");
+    ASSERT_TRUE(s.ok() && e.ok());
+    seg_ = std::move(*s);
+    emb_ = std::move(*e);
+    runtime::DeviceArenaOptions o;
+    o.budget_bytes = size_t{16} << 30;
+    auto a = runtime::CreateCudaDeviceArena(o);
+    ASSERT_TRUE(a.ok()) << a.status();
+    arena_ = std::move(*a);
+  }
+
+  std::unique_ptr<SafetensorsFile> ref_, seg_, emb_;
+  std::vector<float> windows_;
+  std::shared_ptr<runtime::DeviceArena> arena_;
+};
+
+TEST_F(CudaReferenceTest, SegmentationMatchesPyannote) {
+  auto m = CudaSegmentationModel::Create(*seg_, arena_, CudaModelOptions());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<float> want = F32(*ref_, "segmentation.log_probs");
+  std::vector<float> got(want.size(), NAN);
+  ASSERT_TRUE((*m)->Run(windows_, 4, got).ok());
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, std::isfinite(got[i]) ? double(std::abs(got[i] - want[i])) : INFINITY);
+  }
+  std::printf("segmentation vs pyannote: max abs %.3g\n", worst);
+  EXPECT_LT(worst, 1e-4);
+}
+
+void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision, double tol,
+                     const SafetensorsFile& ref, const SafetensorsFile& emb,
+                     const std::vector<float>& windows,
+                     std::shared_ptr<runtime::DeviceArena> arena) {
+  CudaModelOptions o;
+  o.precision = precision;
+  o.max_batch = 4;
+  o.max_masks_per_window = 8;
+  auto m = CudaEmbeddingModel::Create(emb, arena, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<int64_t> shape;
+  const std::vector<float> masks = F32(ref, "embedding.masks", &shape);
+  ASSERT_EQ(shape.size(), 3u);
+  const int nm = static_cast<int>(shape[1]);
+  const std::vector<float> want = F32(ref, "embedding.per_mask");
+  std::vector<float> got(want.size(), NAN);
+  ASSERT_TRUE((*m)->Run(windows, 4, masks, nm, got).ok());
+  double worst = 0;
+  for (size_t r = 0; r * kEmbeddingDim < got.size(); ++r) {
+    double num = 0, den = 0;
+    for (int i = 0; i < kEmbeddingDim; ++i) {
+      const double d = double(got[r * kEmbeddingDim + i]) - want[r * kEmbeddingDim + i];
+      num += std::isfinite(d) ? d * d : INFINITY;
+      den += double(want[r * kEmbeddingDim + i]) * want[r * kEmbeddingDim + i];
+    }
+    const double rel = std::sqrt(num / std::max(den, 1e-30));
+    worst = std::max(worst, rel);
+  }
+  std::printf("embedding %s vs pyannote: max relative %.3g\n", precision.c_str(), worst);
+  EXPECT_LT(worst, tol);
+  if (precision == "fp32") {
+    const std::vector<float> fb_want = F32(ref, "embedding.fbank");
+    std::vector<float> fb(fb_want.size(), NAN);
+    ASSERT_TRUE((*m)->ComputeFbank(windows, 4, fb).ok());
+    double fw = 0;
+    for (size_t i = 0; i < fb.size(); ++i) fw = std::max(fw, double(std::abs(fb[i] - fb_want[i])));
+    std::printf("fbank vs pyannote: max abs %.3g\n", fw);
+    EXPECT_LT(fw, 1e-3);
+  }
+}
+
+TEST_F(CudaReferenceTest, EmbeddingFp32MatchesPyannote) {
+  CheckEmbeddings(this, "fp32", 1e-5, *ref_, *emb_, windows_, arena_);
+}
+
+TEST_F(CudaReferenceTest, EmbeddingTf32MatchesPyannote) {
+  CheckEmbeddings(this, "tf32", 1e-3, *ref_, *emb_, windows_, arena_);
+}
+
+}  // namespace
+}  // namespace diarization::models

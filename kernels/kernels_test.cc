@@ -1,0 +1,243 @@
+// The backend's custom kernels against independent float64 references on the
+// CPU, on fresh random inputs (GPU only).
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/lstm.h"
+#include "kernels/nn_ops.h"
+#include "kernels/stats_pool.h"
+
+namespace diarization::kernels {
+namespace {
+
+std::mt19937& Rng() {
+  static std::mt19937 rng(std::random_device{}());
+  return rng;
+}
+
+std::vector<float> Random(size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(Rng());
+  return v;
+}
+
+// Device copy of a host vector, freed at scope exit.
+struct Dev {
+  float* p = nullptr;
+  size_t n = 0;
+  explicit Dev(const std::vector<float>& h) : n(h.size()) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  explicit Dev(size_t count) : n(count) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(float)), cudaSuccess);
+    // Poison: NaN everywhere, so an unwritten output fails.
+    EXPECT_EQ(cudaMemset(p, 0xff, n * sizeof(float)), cudaSuccess);
+  }
+  ~Dev() { cudaFree(p); }
+  std::vector<float> Host() const {
+    std::vector<float> h(n);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+};
+
+double MaxAbsDiff(const std::vector<float>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i])) return INFINITY;
+    m = std::max(m, std::abs(a[i] - b[i]));
+  }
+  return m;
+}
+
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+TEST(LstmRecurrenceTest, MatchesFloat64Reference) {
+  for (int batch : {1, 3, 6}) {
+    const int steps = 37;
+    const int g = kLstmGates, hdim = kLstmHidden;
+    auto gates = Random(size_t(batch) * steps * 2 * g, -1.0f, 1.0f);
+    // PyTorch-like init scale U(±1/sqrt(hidden)).
+    const float k = 1.0f / std::sqrt(float(hdim));
+    auto w_hh = Random(size_t(2) * g * hdim, -k, k);  // (2, 512, 128) row-major
+    std::vector<float> w_hh_t(w_hh.size());
+    for (int d = 0; d < 2; ++d)
+      for (int j = 0; j < g; ++j)
+        for (int kk = 0; kk < hdim; ++kk)
+          w_hh_t[(size_t(d) * hdim + kk) * g + j] = w_hh[(size_t(d) * g + j) * hdim + kk];
+    Dev d_gates(gates), d_w(w_hh_t), d_out(size_t(batch) * steps * 2 * hdim);
+    ASSERT_TRUE(LaunchLstmRecurrence({.gates_in = d_gates.p, .w_hh_t = d_w.p, .out = d_out.p,
+                                      .batch = batch, .steps = steps},
+                                     nullptr)
+                    .ok());
+    std::vector<double> ref(d_out.n);
+    for (int b = 0; b < batch; ++b) {
+      for (int d = 0; d < 2; ++d) {
+        std::vector<double> h(hdim, 0.0), c(hdim, 0.0), z(g);
+        for (int s = 0; s < steps; ++s) {
+          const int t = d == 0 ? s : steps - 1 - s;
+          for (int j = 0; j < g; ++j) {
+            double acc = gates[(size_t(b) * steps + t) * 2 * g + d * g + j];
+            for (int kk = 0; kk < hdim; ++kk) acc += double(w_hh[(size_t(d) * g + j) * hdim + kk]) * h[kk];
+            z[j] = acc;
+          }
+          for (int u = 0; u < hdim; ++u) {
+            const double i = Sigmoid(z[u]), f = Sigmoid(z[hdim + u]);
+            const double gg = std::tanh(z[2 * hdim + u]), o = Sigmoid(z[3 * hdim + u]);
+            c[u] = f * c[u] + i * gg;
+            h[u] = o * std::tanh(c[u]);
+            ref[(size_t(b) * steps + t) * 2 * hdim + d * hdim + u] = h[u];
+          }
+        }
+      }
+    }
+    EXPECT_LT(MaxAbsDiff(d_out.Host(), ref), 2e-5) << "batch " << batch;
+  }
+}
+
+TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
+  const int batch = 2, masks = 4, feat = 40, time = 125, frames = 589;
+  auto x = Random(size_t(batch) * feat * time, -2.0f, 3.0f);
+  std::vector<float> m(size_t(batch) * masks * frames, 0.0f);
+  std::bernoulli_distribution coin(0.4);
+  for (int b = 0; b < batch; ++b) {
+    float* mm = &m[size_t(b) * masks * frames];
+    // mask 0: all zero; mask 1: a single frame; mask 2: binary; mask 3: soft.
+    mm[frames + 0] = 1.0f;
+    for (int t = 0; t < frames; ++t) mm[2 * frames + t] = coin(Rng()) ? 1.0f : 0.0f;
+    auto soft = Random(frames, 0.0f, 1.0f);
+    std::copy(soft.begin(), soft.end(), mm + 3 * frames);
+  }
+  Dev dx(x), dm(m), ds(size_t(batch) * masks * 2 * feat);
+  ASSERT_TRUE(LaunchStatsPool({.features = dx.p, .masks = dm.p, .stats = ds.p, .batch = batch,
+                               .masks_per_item = masks, .feat = feat, .time = time,
+                               .mask_frames = frames},
+                              nullptr)
+                  .ok());
+  std::vector<double> ref(ds.n);
+  for (int b = 0; b < batch; ++b) {
+    for (int s = 0; s < masks; ++s) {
+      std::vector<double> w(time);
+      for (int j = 0; j < time; ++j) {
+        // torch nearest: floor(j * fl32(589/125)) in float32.
+        const float scale = float(frames) / float(time);
+        int idx = int(std::floor(float(j) * scale));
+        w[j] = m[(size_t(b) * masks + s) * frames + std::min(idx, frames - 1)];
+      }
+      double v1 = 1e-8, v2 = 0;
+      for (double v : w) { v1 += v; v2 += v * v; }
+      for (int f = 0; f < feat; ++f) {
+        const float* xf = &x[(size_t(b) * feat + f) * time];
+        double mean = 0;
+        for (int j = 0; j < time; ++j) mean += w[j] * xf[j];
+        mean /= v1;
+        double var = 0;
+        for (int j = 0; j < time; ++j) var += w[j] * (xf[j] - mean) * (xf[j] - mean);
+        // The float32 denominators of torch: v1 - v2/v1 + 1e-8.
+        const float v1f = float(v1);
+        const float denom = (v1f - float(v2) / v1f) + 1e-8f;
+        var /= denom;
+        ref[(size_t(b) * masks + s) * 2 * feat + f] = mean;
+        ref[(size_t(b) * masks + s) * 2 * feat + feat + f] = std::sqrt(var);
+      }
+    }
+  }
+  const auto got = ds.Host();
+  EXPECT_LT(MaxAbsDiff(got, ref), 2e-5);
+  // Zero mask: exactly zero mean and std. One-frame mask: std exactly 0.
+  for (int f = 0; f < 2 * feat; ++f) EXPECT_EQ(got[f], 0.0f);
+  for (int f = 0; f < feat; ++f) EXPECT_EQ(got[2 * feat + feat + f], 0.0f);
+}
+
+TEST(NnOpsTest, InstanceNormPoolLogSoftmaxScaleShift) {
+  const int batch = 3, channels = 5, len = 301;
+  auto x = Random(size_t(batch) * channels * len, -3.0f, 5.0f);
+  auto gamma = Random(channels, 0.5f, 1.5f), beta = Random(channels, -0.5f, 0.5f);
+  Dev dx(x), dg(gamma), db(beta), dy(x.size());
+  ASSERT_TRUE(LaunchInstanceNorm({.x = dx.p, .gamma = dg.p, .beta = db.p, .out = dy.p,
+                                  .batch = batch, .channels = channels, .len = len,
+                                  .leaky = true, .slope = 0.01f, .transpose_out = true},
+                                 nullptr)
+                  .ok());
+  std::vector<double> ref(x.size());
+  for (int b = 0; b < batch; ++b)
+    for (int c = 0; c < channels; ++c) {
+      const float* r = &x[(size_t(b) * channels + c) * len];
+      double mean = 0, var = 0;
+      for (int t = 0; t < len; ++t) mean += r[t];
+      mean /= len;
+      for (int t = 0; t < len; ++t) var += (r[t] - mean) * (r[t] - mean);
+      var /= len;
+      for (int t = 0; t < len; ++t) {
+        double v = (r[t] - mean) / std::sqrt(var + 1e-5) * gamma[c] + beta[c];
+        if (v < 0) v *= 0.01;
+        ref[(size_t(b) * len + t) * channels + c] = v;
+      }
+    }
+  EXPECT_LT(MaxAbsDiff(dy.Host(), ref), 5e-6);
+
+  // Max-pool 3 with |x| and with a bias.
+  Dev dp(size_t(batch) * channels * (len / 3));
+  auto bias = Random(channels, -1.0f, 1.0f);
+  Dev dbias(bias);
+  for (bool with_abs : {true, false}) {
+    ASSERT_TRUE(LaunchMaxPool3({.x = dx.p, .bias = with_abs ? nullptr : dbias.p, .out = dp.p,
+                                .rows = batch * channels, .channels = channels, .in_len = len,
+                                .abs_first = with_abs},
+                               nullptr)
+                    .ok());
+    std::vector<double> pref(dp.n);
+    for (int r = 0; r < batch * channels; ++r)
+      for (int t = 0; t < len / 3; ++t) {
+        double m = -INFINITY;
+        for (int k = 0; k < 3; ++k) {
+          double v = x[size_t(r) * len + 3 * t + k];
+          if (with_abs) v = std::abs(v);
+          m = std::max(m, with_abs ? v : v + bias[r % channels]);
+        }
+        pref[size_t(r) * (len / 3) + t] = m;
+      }
+    EXPECT_LT(MaxAbsDiff(dp.Host(), pref), 1e-6) << with_abs;
+  }
+
+  // Log-softmax over rows of 7.
+  const int rows = 100, cols = 7;
+  auto l = Random(size_t(rows) * cols, -20.0f, 20.0f);
+  Dev dl(l), dls(l.size());
+  ASSERT_TRUE(LaunchLogSoftmax(dl.p, dls.p, rows, cols, nullptr).ok());
+  std::vector<double> lref(l.size());
+  for (int r = 0; r < rows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int c = 0; c < cols; ++c) m = std::max(m, double(l[r * cols + c]));
+    for (int c = 0; c < cols; ++c) s += std::exp(l[r * cols + c] - m);
+    for (int c = 0; c < cols; ++c) lref[r * cols + c] = l[r * cols + c] - m - std::log(s);
+  }
+  EXPECT_LT(MaxAbsDiff(dls.Host(), lref), 1e-5);
+
+  // BatchNorm epilogue with residual and ReLU.
+  auto res = Random(x.size(), -1.0f, 1.0f);
+  Dev dres(res), dss(x.size());
+  ASSERT_TRUE(LaunchScaleShiftAct({.x = dx.p, .scale = dg.p, .shift = db.p, .residual = dres.p,
+                                   .out = dss.p, .n = batch, .channels = channels,
+                                   .spatial = len, .relu = true},
+                                  nullptr)
+                  .ok());
+  std::vector<double> sref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int c = int((i / len) % channels);
+    sref[i] = std::max(0.0, double(x[i]) * gamma[c] + beta[c] + res[i]);
+  }
+  EXPECT_LT(MaxAbsDiff(dss.Host(), sref), 2e-6);
+}
+
+}  // namespace
+}  // namespace diarization::kernels
