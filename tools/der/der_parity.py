@@ -3,7 +3,8 @@
 Cases: the findit fixtures (the Rust port's hypotheses against pyannote's own
 output) and fresh random RTTM pairs made on each run (several files per
 pair, several speakers with overlaps, 3-decimal times as pyannote writes
-them, some files on one side only), each with collar 0, 0.25, 0.5 and
+them, some files on one side only, some with a speaker overlapping itself or
+a repeated turn), each with collar 0, 0.25, 0.5 and
 skip_overlap off and on. Every component of every file and of the total must
 agree to 1e-9 relative (relative to the file's reference speech).
 Run by der_parity_test.sh with the venv's python.
@@ -81,6 +82,19 @@ def random_turns(rng, uri, speakers, prefix, duration):
             f"<NA> <NA>\n" for start, length, label in lines]
 
 
+def chaotic_turns(rng, uri, speakers, prefix, duration):
+    """Independent random turns: a speaker may overlap itself, and the same
+    turn may appear twice."""
+    lines = []
+    for _ in range(rng.randrange(1, 40)):
+        start, length = rng.uniform(0.0, duration), rng.uniform(0.001, 5.0)
+        lines.append(f"SPEAKER {uri} 1 {start:.3f} {length:.3f} <NA> <NA> "
+                     f"{prefix}{rng.randrange(speakers)} <NA> <NA>\n")
+    if rng.random() < 0.3:
+        lines.append(rng.choice(lines))
+    return lines
+
+
 def perturbed(rng, reference_lines, uri):
     """A plausible system output: reference turns with jittered boundaries,
     renamed and sometimes merged speakers, some dropped, some added."""
@@ -110,11 +124,17 @@ def random_pair(rng, folder, index):
     for f in range(rng.randrange(1, 4)):
         uri = f"rand{index}_{f}"
         duration = rng.uniform(5.0, 90.0)
-        ref = random_turns(rng, uri, rng.randrange(1, 6), "spk", duration)
-        if rng.random() < 0.5:
-            hyp = perturbed(rng, ref, uri)
+        kind = rng.random()
+        if kind < 0.2:
+            ref = chaotic_turns(rng, uri, rng.randrange(1, 6), "spk", duration)
+            hyp = chaotic_turns(rng, uri, rng.randrange(1, 6), "h", duration)
         else:
-            hyp = random_turns(rng, uri, rng.randrange(1, 6), "h", duration)
+            ref = random_turns(rng, uri, rng.randrange(1, 6), "spk", duration)
+            if kind < 0.6:
+                hyp = perturbed(rng, ref, uri)
+            else:
+                hyp = random_turns(rng, uri, rng.randrange(1, 6), "h",
+                                   duration)
         side = rng.random()
         if side < 0.05:
             hyp = []  # a file without hypothesis
