@@ -11,9 +11,11 @@
 // - SincNet low_hz_/band_hz_: asteroid ParamSincFB's mel-spaced init
 //   (30..7900 Hz) with ±10% jitter; window_ and n_ exactly as asteroid
 //   computes them (models.md §1.1).
-// - conv/linear/LSTM weights and biases: PyTorch's default init scales,
-//   U(±1/sqrt(fan_in)) (LSTM: U(±1/sqrt(hidden))); ResNet convs
-//   N(0, 1/fan_in).
+// - SincNet conv weights and biases: PyTorch's default U(±1/sqrt(fan_in)).
+//   LSTM U(±4/sqrt(hidden)), linear U(±4/sqrt(fan_in)), classifier
+//   U(±8/sqrt(fan_in)): PyTorch's init shape with larger bounds, so that the
+//   output is peaked like a trained model's, not uniform (random_model.cc).
+// - ResNet convs N(0, 1/fan_in); seg_1 U(±1/sqrt(5120)).
 // - Norm layers: weight U(0.8, 1.2) (bn2 of residual blocks U(0.3, 0.6)),
 //   bias N(0, 0.1); BatchNorm running_mean N(0, 0.1), running_var
 //   U(0.5, 2.0); num_batches_tracked 100000.
