@@ -308,15 +308,20 @@ absl::StatusOr<DerComponents> ComputeDer(const std::vector<Segment>& reference,
 
 absl::StatusOr<CorpusDer> ComputeCorpusDer(
     const std::vector<Segment>& reference,
-    const std::vector<Segment>& hypothesis, const DerOptions& options) {
+    const std::vector<Segment>& hypothesis, const DerOptions& options,
+    const std::map<std::string, std::vector<Interval>>* uem) {
   std::map<std::string, std::pair<std::vector<Segment>, std::vector<Segment>>>
       by_uri;
   for (const Segment& s : reference) by_uri[s.uri].first.push_back(s);
   for (const Segment& s : hypothesis) by_uri[s.uri].second.push_back(s);
   CorpusDer corpus;
   for (const auto& [uri, sides] : by_uri) {
+    const std::vector<Interval>* file_uem = nullptr;
+    if (uem != nullptr) {
+      if (auto it = uem->find(uri); it != uem->end()) file_uem = &it->second;
+    }
     absl::StatusOr<DerComponents> components =
-        ComputeDer(sides.first, sides.second, options);
+        ComputeDer(sides.first, sides.second, options, file_uem);
     if (!components.ok()) {
       return absl::Status(
           components.status().code(),

@@ -28,6 +28,7 @@
 #ifndef DIARIZATION_ENGINE_EVAL_DER_H_
 #define DIARIZATION_ENGINE_EVAL_DER_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -82,10 +83,13 @@ struct CorpusDer {
 
 // DER over several files, grouped by Segment::uri. Every uri of either side
 // is scored; a side without that uri counts as empty (a hypothesis for a file
-// missing from the reference is all false alarm, with default uem).
+// missing from the reference is all false alarm, with default uem). `uem`
+// (by uri, see uem.h) gives a file's evaluated regions; a file it does not
+// list gets the default.
 absl::StatusOr<CorpusDer> ComputeCorpusDer(
     const std::vector<Segment>& reference,
-    const std::vector<Segment>& hypothesis, const DerOptions& options = {});
+    const std::vector<Segment>& hypothesis, const DerOptions& options = {},
+    const std::map<std::string, std::vector<Interval>>* uem = nullptr);
 
 }  // namespace diarization::eval
 

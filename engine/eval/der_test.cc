@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "engine/common/test_data.h"
 #include "engine/eval/hungarian.h"
+#include "engine/eval/uem.h"
 #include "engine/pipeline/rttm.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -171,6 +172,41 @@ TEST(DerTest, CorpusSumsComponentsByUri) {
   ExpectComponents(corpus->files[2].components, 0, 0, 2, 0);
   ExpectComponents(corpus->total, 14, 5, 2, 0);
   EXPECT_DOUBLE_EQ(corpus->total.der(), 7.0 / 14.0);
+}
+
+TEST(UemTest, ParsesPyannoteUemFile) {
+  absl::StatusOr<Uem> uem = ReadUemFile(
+      testing::TestDataDir() + "/pyannote-audio/tests-data/debug.test.uem");
+  ASSERT_TRUE(uem.ok()) << uem.status();
+  // The file: "tst00 NA 0.000 30.000" and "tst01 NA 0.000 30.000".
+  ASSERT_EQ(uem->size(), 2u);
+  ASSERT_EQ(uem->at("tst00").size(), 1u);
+  EXPECT_EQ(uem->at("tst00")[0].start_s, 0.0);
+  EXPECT_EQ(uem->at("tst01")[0].end_s, 30.0);
+}
+
+TEST(UemTest, ErrorsNameTheLine) {
+  EXPECT_THAT(ParseUem("a 1 0 5\nb 1 0\n").status().message(),
+              ::testing::HasSubstr("UEM line 2: expected 4 fields"));
+  EXPECT_THAT(ParseUem(";; x\na 1 zero 5\n").status().message(),
+              ::testing::HasSubstr("UEM line 2: start 'zero'"));
+  EXPECT_THAT(ParseUem("a 1 6 5\n").status().message(),
+              ::testing::HasSubstr("UEM line 1: end 5 is before start 6"));
+  EXPECT_EQ(ReadUemFile("/nonexistent.uem").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(DerTest, CorpusWithUemForSomeFiles) {
+  const std::vector<Segment> ref = {S(0, 10, "A", "f1"), S(0, 4, "A", "f2")};
+  const std::vector<Segment> hyp = {S(0, 5, "x", "f1"), S(0, 2, "x", "f2")};
+  absl::StatusOr<Uem> uem = ParseUem("f1 1 4 6\nf1 1 8 9\n");
+  ASSERT_TRUE(uem.ok());
+  absl::StatusOr<CorpusDer> corpus = ComputeCorpusDer(ref, hyp, {}, &*uem);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  // f1 on [4, 6] + [8, 9]: 3 s of A, x covers [4, 5]: 2 s missed.
+  ExpectComponents(corpus->files[0].components, 3, 2, 0, 0);
+  // f2 not in the uem: default [0, 4], 2 s missed.
+  ExpectComponents(corpus->files[1].components, 4, 2, 0, 0);
 }
 
 // ---------------------------------------------------------------------------

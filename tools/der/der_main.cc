@@ -2,13 +2,15 @@
 // with pyannote.metrics' semantics (engine/eval/der.h, docs/der.md).
 //
 //   bazel run //tools:der -- --reference REF.rttm --hypothesis HYP.rttm
-//       [--collar 0.25] [--skip-overlap] [--format text|json]
+//       [--collar 0.25] [--skip-overlap] [--uem FILE.uem]
+//       [--format text|json]
 //
 // Prints "DER=12.34%" and the components. Files are grouped by uri; with
 // several, each file's line comes first and the totals are summed over files.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "engine/eval/der.h"
+#include "engine/eval/uem.h"
 #include "engine/pipeline/rttm.h"
 
 ABSL_FLAG(std::string, reference, "", "Reference RTTM file.");
@@ -26,6 +29,11 @@ ABSL_FLAG(double, collar, 0.0,
           "(half on each side), as pyannote.metrics' `collar`.");
 ABSL_FLAG(bool, skip_overlap, false,
           "Do not evaluate regions where reference speakers overlap.");
+ABSL_FLAG(std::string, uem, "",
+          "Optional UEM file (uri channel start end): the regions to "
+          "evaluate. Files it does not list, and all files without it, use "
+          "pyannote's default: from the earliest start to the latest end of "
+          "reference and hypothesis.");
 ABSL_FLAG(std::string, format, "text",
           "text: DER=..% and components; json: every component, full "
           "precision.");
@@ -102,7 +110,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Diarization error rate (pyannote.metrics semantics).\n"
       "  der --reference REF.rttm --hypothesis HYP.rttm [--collar S] "
-      "[--skip-overlap] [--format text|json]");
+      "[--skip-overlap] [--uem FILE.uem] [--format text|json]");
   std::vector<std::string> storage;
   std::vector<char*> args = NormalizeFlagNames(argc, argv, storage);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
@@ -149,11 +157,31 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::optional<diarization::eval::Uem> uem;
+  if (const std::string uem_path = absl::GetFlag(FLAGS_uem);
+      !uem_path.empty()) {
+    absl::StatusOr<diarization::eval::Uem> parsed =
+        diarization::eval::ReadUemFile(UserPath(uem_path));
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "der: %s\n", parsed.status().ToString().c_str());
+      return 1;
+    }
+    uem = std::move(*parsed);
+    for (const std::string& uri : reference_uris) {
+      if (!uem->contains(uri)) {
+        std::fprintf(stderr,
+                     "der: warning: file '%s' is not in the UEM; using the "
+                     "default evaluated region\n",
+                     uri.c_str());
+      }
+    }
+  }
+
   const diarization::eval::DerOptions options{
       .collar_s = absl::GetFlag(FLAGS_collar),
       .skip_overlap = absl::GetFlag(FLAGS_skip_overlap)};
-  absl::StatusOr<CorpusDer> der =
-      diarization::eval::ComputeCorpusDer(*reference, *hypothesis, options);
+  absl::StatusOr<CorpusDer> der = diarization::eval::ComputeCorpusDer(
+      *reference, *hypothesis, options, uem ? &*uem : nullptr);
   if (!der.ok()) {
     std::fprintf(stderr, "der: %s\n", der.status().ToString().c_str());
     return 1;

@@ -4,7 +4,7 @@ Cases: the findit fixtures (the Rust port's hypotheses against pyannote's own
 output) and fresh random RTTM pairs made on each run (several files per
 pair, several speakers with overlaps, 3-decimal times as pyannote writes
 them, some files on one side only, some with a speaker overlapping itself or
-a repeated turn), each with collar 0, 0.25, 0.5 and
+a repeated turn, some with a UEM for some of their files), each with collar 0, 0.25, 0.5 and
 skip_overlap off and on. Every component of every file and of the total must
 agree to 1e-9 relative (relative to the file's reference speech).
 Run by der_parity_test.sh with the venv's python.
@@ -27,12 +27,14 @@ FIXTURES = ["01_dialogue", "02_pyannote_sample", "03_dual_speaker",
             "04_three_speaker", "05_four_speaker"]
 
 
-def ours(binary, reference, hypothesis, collar, skip_overlap):
+def ours(binary, reference, hypothesis, collar, skip_overlap, uem=None):
     command = [binary, f"--reference={reference}",
                f"--hypothesis={hypothesis}", f"--collar={collar!r}",
                "--format=json"]
     if skip_overlap:
         command.append("--skip-overlap")
+    if uem:
+        command.append(f"--uem={uem}")
     result = subprocess.run(command, capture_output=True, text=True,
                             check=False)
     if result.returncode != 0:
@@ -120,7 +122,7 @@ def perturbed(rng, reference_lines, uri):
 
 
 def random_pair(rng, folder, index):
-    reference, hypothesis = [], []
+    reference, hypothesis, uem = [], [], []
     for f in range(rng.randrange(1, 4)):
         uri = f"rand{index}_{f}"
         duration = rng.uniform(5.0, 90.0)
@@ -142,13 +144,24 @@ def random_pair(rng, folder, index):
             ref = []  # a file without reference
         reference += ref
         hypothesis += hyp
+        if rng.random() < 0.3:
+            # Evaluated regions, possibly overlapping each other.
+            for _ in range(rng.randrange(1, 4)):
+                start = rng.uniform(0.0, duration)
+                uem.append(f"{uri} 1 {start:.3f} "
+                           f"{start + rng.uniform(0.5, 40.0):.3f}\n")
     ref_path = os.path.join(folder, f"random{index}.ref.rttm")
     hyp_path = os.path.join(folder, f"random{index}.hyp.rttm")
     with open(ref_path, "w") as f:
         f.writelines(reference)
     with open(hyp_path, "w") as f:
         f.writelines(hypothesis)
-    return ref_path, hyp_path
+    uem_path = None
+    if uem:
+        uem_path = os.path.join(folder, f"random{index}.uem")
+        with open(uem_path, "w") as f:
+            f.writelines(uem)
+    return ref_path, hyp_path, uem_path
 
 
 def main():
@@ -169,18 +182,22 @@ def main():
         fixture = os.path.join(args.data_dir, "findit-dia-parity")
         cases.append((f"findit {name}",
                       os.path.join(fixture, name, "reference.rttm"),
-                      os.path.join(fixture, f"dia-output-hyp_{name}.rttm")))
+                      os.path.join(fixture, f"dia-output-hyp_{name}.rttm"),
+                      None))
     for i in range(args.random_pairs):
-        ref, hyp = random_pair(rng, args.work_dir, i)
-        cases.append((f"random {i}", ref, hyp))
+        ref, hyp, uem = random_pair(rng, args.work_dir, i)
+        cases.append((f"random {i}" + (" (uem)" if uem else ""), ref, hyp,
+                      uem))
 
     problems = []
     compared = 0
-    for name, ref, hyp in cases:
+    with_uem = sum(1 for case in cases if case[3])
+    print(f"{len(cases)} file pairs, {with_uem} with a UEM")
+    for name, ref, hyp, uem in cases:
         for collar, skip in OPTIONS:
             label = f"{name} collar={collar} skip_overlap={skip}"
-            mine = ours(args.der_binary, ref, hyp, collar, skip)
-            theirs = pyannote_der.score(ref, hyp, collar, skip)
+            mine = ours(args.der_binary, ref, hyp, collar, skip, uem)
+            theirs = pyannote_der.score(ref, hyp, collar, skip, uem)
             problems += compare(label, mine, theirs)
             compared += 1
             if name.startswith("findit"):

@@ -1,7 +1,7 @@
 """DER of RTTM files with pyannote.metrics, the reference for //tools:der.
 
     .venv/bin/python tools/der/pyannote_der.py --reference REF.rttm \
-        --hypothesis HYP.rttm [--collar S] [--skip-overlap]
+        --hypothesis HYP.rttm [--collar S] [--skip-overlap] [--uem FILE.uem]
 
 Prints one JSON object: per-file and total components (seconds) and DER, in
 the same layout as `der --format=json`. Files are the union of both sides'
@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from pyannote.core import Annotation
-from pyannote.database.util import load_rttm
+from pyannote.database.util import load_rttm, load_uem
 from pyannote.metrics.diarization import DiarizationErrorRate
 
 COMPONENTS = {
@@ -27,9 +27,11 @@ COMPONENTS = {
 }
 
 
-def score(reference_path, hypothesis_path, collar=0.0, skip_overlap=False):
+def score(reference_path, hypothesis_path, collar=0.0, skip_overlap=False,
+          uem_path=None):
     references = load_rttm(reference_path)
     hypotheses = load_rttm(hypothesis_path)
+    uems = load_uem(uem_path) if uem_path else {}
     metric = DiarizationErrorRate(collar=collar, skip_overlap=skip_overlap)
     files = []
     for uri in sorted(set(references) | set(hypotheses)):
@@ -38,7 +40,8 @@ def score(reference_path, hypothesis_path, collar=0.0, skip_overlap=False):
         with warnings.catch_warnings():
             # "'uem' was approximated by the union of ..." (the default).
             warnings.simplefilter("ignore")
-            detail = metric(reference, hypothesis, detailed=True)
+            detail = metric(reference, hypothesis, uem=uems.get(uri),
+                            detailed=True)
         entry = {key: float(detail[name]) for key, name in COMPONENTS.items()}
         entry["der"] = float(detail["diarization error rate"])
         entry["uri"] = uri
@@ -54,9 +57,10 @@ def main():
     parser.add_argument("--hypothesis", required=True)
     parser.add_argument("--collar", type=float, default=0.0)
     parser.add_argument("--skip-overlap", action="store_true")
+    parser.add_argument("--uem", default=None)
     args = parser.parse_args()
     result = score(args.reference, args.hypothesis, args.collar,
-                   args.skip_overlap)
+                   args.skip_overlap, args.uem)
     json.dump(result, sys.stdout, indent=1)
     print()
 
