@@ -303,6 +303,30 @@ TEST(GeneratedFileTest, OggVorbisKeepsSine) {
   EXPECT_NEAR(Rms(waveform->samples), 0.5 / std::sqrt(2.0), 0.01);
 }
 
+TEST(GeneratedFileTest, OggOpusKeepsSine) {
+  const std::vector<double> frames = Sine(440.0, 0.5, 16000, 32000);
+  const std::vector<std::byte> bytes = WriteWithSndfile(
+      "x.opus", SF_FORMAT_OGG | SF_FORMAT_OPUS, 16000, 1, frames);
+  absl::StatusOr<Waveform> waveform = DecodeFile(bytes);
+  ASSERT_TRUE(waveform.ok()) << waveform.status();
+  EXPECT_EQ(waveform->samples.size(), 32000u);
+  EXPECT_NEAR(AmplitudeAt(waveform->samples, 440.0, 16000), 0.5, 0.02);
+}
+
+TEST(GeneratedFileTest, StreamingWavPlaceholderLengthIsAccepted) {
+  // Writers that cannot seek back leave 0xFFFFFFFF as RIFF and data sizes;
+  // the samples that are there decode (not "truncated").
+  std::vector<std::byte> wav =
+      ReadBytes(DataPath("speakrs-fixtures/test_short.wav"));
+  ASSERT_EQ(std::memcmp(wav.data() + 36, "data", 4), 0);
+  for (size_t at : {4u, 40u}) {
+    for (size_t k = 0; k < 4; ++k) wav[at + k] = std::byte{0xff};
+  }
+  absl::StatusOr<Waveform> waveform = DecodeFile(wav);
+  ASSERT_TRUE(waveform.ok()) << waveform.status();
+  EXPECT_EQ(waveform->samples.size(), (wav.size() - 44) / 2);
+}
+
 TEST(GeneratedFileTest, StereoIsAveraged) {
   std::vector<double> frames;
   std::vector<float> expected;
