@@ -1,0 +1,252 @@
+// The engine-direct half of the service-overhead benchmark: the same audio
+// file through runtime::Engine in-process, with the server's defaults
+// (batch 32, 5 ms batch wait), so that run.sh can set it beside the same
+// file through gRPC on loopback (server + diarize_client) and attribute the
+// difference to the service layer (protobuf, gRPC, decode on the server).
+//
+//   engine_direct --audio FILE --models DIR [--device cpu|cuda:N]
+//       [--mode unary|stream] [--requests N] [--concurrency C]
+//       [--chunk_ms 100] [--rttm_out FILE]
+//
+// unary: each request decodes the file's bytes (as the server does for
+// DiarizeFile) and submits the whole waveform; latency runs from the start
+// of the decode to the completion. stream: the waveform is decoded once and
+// each request appends it in --chunk_ms pieces as fast as it can, then
+// finishes; latency runs from the first append to the completion.
+// Prints one JSON object per run on stdout.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/service_overhead/bench_devices.h"
+#include "engine/audio/audio.h"
+#include "engine/common/status_macros.h"
+#include "engine/models/model_dir.h"
+#include "engine/pipeline/diarization.h"
+#include "engine/pipeline/rttm.h"
+#include "engine/runtime/engine.h"
+
+ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG).");
+ABSL_FLAG(std::string, models, "", "Model directory.");
+ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N.");
+ABSL_FLAG(int, threads, 0, "CPU network threads (0 = all cores).");
+ABSL_FLAG(std::string, mode, "unary", "unary or stream.");
+ABSL_FLAG(int, requests, 5, "Measured requests (after --warmup).");
+ABSL_FLAG(int, warmup, 1, "Unmeasured requests first.");
+ABSL_FLAG(int, concurrency, 1, "Requests in flight at once.");
+ABSL_FLAG(int, chunk_ms, 100, "stream: audio per Append, milliseconds.");
+ABSL_FLAG(bool, fast, false, "FAST quality mode.");
+ABSL_FLAG(int, segmentation_batch_size, 32, "Engine option.");
+ABSL_FLAG(int, embedding_batch_size, 32, "Engine option.");
+ABSL_FLAG(double, max_batch_wait_ms, 5.0, "Engine option.");
+ABSL_FLAG(int, host_threads, 2, "Engine option.");
+ABSL_FLAG(std::string, rttm_out, "", "Write the last result's RTTM here.");
+ABSL_FLAG(std::string, uri, "", "RTTM file id (default: the file's stem).");
+
+namespace diarization::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Resolve(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || fs::path(path).is_absolute() || cwd == nullptr) {
+    return path;
+  }
+  return (fs::path(cwd) / path).string();
+}
+
+struct Done {
+  absl::Notification note;
+  absl::StatusOr<runtime::JobResult> result = absl::UnknownError("pending");
+};
+
+// One request; returns its latency in seconds and its result.
+absl::StatusOr<std::pair<double, runtime::JobResult>> RunOne(
+    runtime::Engine& engine, const std::string& mode,
+    const std::vector<std::byte>& file_bytes, const std::vector<float>& samples,
+    const runtime::JobOptions& job, int chunk_samples) {
+  Done done;
+  runtime::JobCallbacks cb;
+  cb.on_complete = [&done](absl::StatusOr<runtime::JobResult> r) {
+    done.result = std::move(r);
+    done.note.Notify();
+  };
+  const absl::Time start = absl::Now();
+  if (mode == "unary") {
+    ASSIGN_OR_RETURN(audio::Waveform wave, audio::DecodeFile(file_bytes));
+    RETURN_IF_ERROR(engine.Submit(job, std::move(wave.samples), cb));
+  } else {
+    ASSIGN_OR_RETURN(std::unique_ptr<runtime::Job> handle,
+                     engine.StartJob(job, cb));
+    for (size_t pos = 0; pos < samples.size(); pos += chunk_samples) {
+      const size_t n = std::min<size_t>(chunk_samples, samples.size() - pos);
+      RETURN_IF_ERROR(
+          handle->Append(std::span<const float>(samples.data() + pos, n)));
+    }
+    RETURN_IF_ERROR(handle->Finish());
+  }
+  done.note.WaitForNotification();
+  const double latency = absl::ToDoubleSeconds(absl::Now() - start);
+  RETURN_IF_ERROR(done.result.status());
+  return std::make_pair(latency, *std::move(done.result));
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * v.size()));
+  return v[i];
+}
+
+absl::Status Run() {
+  const std::string audio_path = Resolve(absl::GetFlag(FLAGS_audio));
+  const std::string models_path = Resolve(absl::GetFlag(FLAGS_models));
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (audio_path.empty() || models_path.empty()) {
+    return absl::InvalidArgumentError("--audio and --models are required");
+  }
+  if (mode != "unary" && mode != "stream") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode is '", mode, "'; use unary or stream"));
+  }
+  const int requests = absl::GetFlag(FLAGS_requests);
+  const int concurrency = std::max(1, absl::GetFlag(FLAGS_concurrency));
+
+  std::ifstream in(audio_path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", audio_path));
+  std::vector<char> raw((std::istreambuf_iterator<char>(in)),
+                        std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(raw.size());
+  std::transform(raw.begin(), raw.end(), bytes.begin(),
+                 [](char c) { return static_cast<std::byte>(c); });
+  ASSIGN_OR_RETURN(audio::Waveform wave, audio::DecodeFile(bytes));
+
+  const absl::Time load_start = absl::Now();
+  ASSIGN_OR_RETURN(auto dir, models::ModelDirectory::Open(models_path));
+  ASSIGN_OR_RETURN(runtime::Device device,
+                   MakeDevice(absl::GetFlag(FLAGS_device), *dir,
+                              absl::GetFlag(FLAGS_threads)));
+  const std::string device_description = device.description;
+  ASSIGN_OR_RETURN(pipeline::PldaModel plda,
+                   pipeline::LoadPlda(dir->plda_dir()));
+  runtime::EngineOptions options;
+  options.segmentation_batch_size =
+      absl::GetFlag(FLAGS_segmentation_batch_size);
+  options.embedding_batch_size = absl::GetFlag(FLAGS_embedding_batch_size);
+  options.max_batch_wait =
+      absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
+  options.host_threads = absl::GetFlag(FLAGS_host_threads);
+  options.max_backlog_audio_s =
+      std::max(3600.0, 2.0 * concurrency * wave.duration_s());
+  std::vector<runtime::Device> devices;
+  devices.push_back(std::move(device));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<runtime::Engine> engine,
+      runtime::Engine::Create(
+          options, std::move(devices),
+          std::make_shared<const pipeline::PldaModel>(std::move(plda)),
+          nullptr));
+  const double load_s = absl::ToDoubleSeconds(absl::Now() - load_start);
+
+  runtime::JobOptions job;
+  job.config = absl::GetFlag(FLAGS_fast) ? pipeline::PipelineConfig::Fast()
+                                         : pipeline::PipelineConfig::Accurate();
+  const int chunk_samples = std::max(
+      1, absl::GetFlag(FLAGS_chunk_ms) * runtime::kSampleRateHz / 1000);
+
+  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
+    RETURN_IF_ERROR(
+        RunOne(*engine, mode, bytes, wave.samples, job, chunk_samples)
+            .status());
+  }
+
+  absl::Mutex mu;
+  std::vector<double> latencies;
+  absl::Status first_error;
+  runtime::JobResult last;
+  int next = 0;
+  const absl::Time wall_start = absl::Now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < concurrency; ++t) {
+    threads.emplace_back([&] {
+      while (true) {
+        {
+          absl::MutexLock lock(&mu);
+          if (next >= requests || !first_error.ok()) return;
+          ++next;
+        }
+        auto r = RunOne(*engine, mode, bytes, wave.samples, job, chunk_samples);
+        absl::MutexLock lock(&mu);
+        if (!r.ok()) {
+          if (first_error.ok()) first_error = r.status();
+          return;
+        }
+        latencies.push_back(r->first);
+        last = std::move(r->second);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double wall_s = absl::ToDoubleSeconds(absl::Now() - wall_start);
+  RETURN_IF_ERROR(first_error);
+
+  std::string uri = absl::GetFlag(FLAGS_uri);
+  if (uri.empty()) uri = fs::path(audio_path).stem().string();
+  if (const std::string out = Resolve(absl::GetFlag(FLAGS_rttm_out));
+      !out.empty()) {
+    std::ofstream rttm(out);
+    rttm << FormatRttm(last.output.segments, uri);
+    if (!rttm) return absl::InternalError(absl::StrCat("cannot write ", out));
+  }
+  double sum = 0.0;
+  for (double l : latencies) sum += l;
+  const double mean = latencies.empty() ? 0.0 : sum / latencies.size();
+  const double audio_s = wave.duration_s();
+  std::printf(
+      "{\"path\":\"engine_direct\",\"mode\":\"%s\",\"device\":\"%s\","
+      "\"device_description\":\"%s\",\"audio_s\":%.3f,\"requests\":%d,"
+      "\"concurrency\":%d,\"load_s\":%.3f,\"latency_mean_s\":%.4f,"
+      "\"latency_p50_s\":%.4f,\"latency_max_s\":%.4f,\"rtfx_mean\":%.2f,"
+      "\"throughput_rtfx\":%.2f,\"engine_processing_s_last\":%.4f,"
+      "\"speakers_last\":%zu,\"segments_last\":%zu}\n",
+      mode.c_str(), last.device.c_str(), device_description.c_str(), audio_s,
+      requests, concurrency, load_s, mean, Percentile(latencies, 0.5),
+      Percentile(latencies, 1.0), mean > 0 ? audio_s / mean : 0.0,
+      wall_s > 0 ? audio_s * requests / wall_s : 0.0, last.processing_s,
+      last.output.labels.size(), last.output.segments.size());
+  return engine->Drain(absl::Now() + absl::Seconds(30));
+}
+
+}  // namespace
+}  // namespace diarization::bench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Engine-direct half of the service-overhead benchmark "
+      "(bench/service_overhead/README.md)");
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status s = diarization::bench::Run();
+  if (!s.ok()) {
+    std::fprintf(stderr, "engine_direct: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
