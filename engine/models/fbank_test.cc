@@ -10,81 +10,12 @@
 #include <span>
 #include <vector>
 
+#include "engine/models/testing/reference_networks.h"
 #include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
 
 namespace diarization::models {
 namespace {
-
-// Straightforward fbank following torchaudio's steps literally: the
-// time-domain steps (frame mean, pre-emphasis, window) round to float32 as
-// torchaudio's float32 tensors do, because those roundings leak into quiet
-// mel bands at the 1e-4 level and are part of pyannote's output; the DFT
-// (direct O(N²) sum), power, mel product, log and normalisation are float64.
-// `window` is the float32 torch.hamming_window (checked against its closed
-// form in WindowAndMelBanksMatchClosedForms).
-std::vector<double> ReferenceFbank(const std::vector<float>& x,
-                                   std::span<const float> window) {
-  const int n = static_cast<int>(x.size());
-  const int frames = 1 + (n - 400) / 160;
-  auto mel = [](double f) { return 1127.0 * std::log(1.0 + f / 700.0); };
-  const double ml = mel(20.0), mh = mel(8000.0), d = (mh - ml) / 81.0;
-  std::vector<double> banks(80 * 256);
-  for (int b = 0; b < 80; ++b) {
-    for (int i = 0; i < 256; ++i) {
-      // torchaudio builds the triangles from float32 tensors; their edges
-      // (small weights) carry float rounding that is part of its output.
-      const float m = 1127.0f * std::log(1.0f + (31.25f * i) / 700.0f);
-      const float l = float(ml) + float(b) * float(d);
-      const float c = float(ml) + float(b + 1) * float(d);
-      const float r = float(ml) + float(b + 2) * float(d);
-      banks[b * 256 + i] =
-          std::max(0.0f, std::min((m - l) / (c - l), (r - m) / (r - c)));
-    }
-  }
-  std::vector<double> cosines(512), sines(512);
-  for (int j = 0; j < 512; ++j) {
-    cosines[j] = std::cos(2.0 * std::numbers::pi * j / 512.0);
-    sines[j] = std::sin(2.0 * std::numbers::pi * j / 512.0);
-  }
-  std::vector<double> out(frames * 80);
-  for (int m = 0; m < frames; ++m) {
-    float f[400];
-    double sum = 0.0;
-    for (int j = 0; j < 400; ++j) {
-      f[j] = x[160 * m + j] * 32768.0f;
-      sum += f[j];
-    }
-    const float mean = static_cast<float>(sum / 400.0);
-    for (float& v : f) v = v - mean;
-    double y[400];
-    for (int j = 0; j < 400; ++j) {
-      const float emphasised = f[j] - 0.97f * f[j > 0 ? j - 1 : 0];
-      y[j] = emphasised * window[j];
-    }
-    double power[256];
-    for (int k = 0; k < 256; ++k) {
-      double re = 0.0, im = 0.0;
-      for (int j = 0; j < 400; ++j) {
-        re += y[j] * cosines[(j * k) % 512];
-        im -= y[j] * sines[(j * k) % 512];
-      }
-      power[k] = re * re + im * im;
-    }
-    for (int b = 0; b < 80; ++b) {
-      double e = 0.0;
-      for (int k = 0; k < 256; ++k) e += power[k] * banks[b * 256 + k];
-      out[m * 80 + b] = std::log(std::max(e, 1.1920928955078125e-07));
-    }
-  }
-  for (int b = 0; b < 80; ++b) {
-    double mean = 0.0;
-    for (int m = 0; m < frames; ++m) mean += out[m * 80 + b];
-    mean /= frames;
-    for (int m = 0; m < frames; ++m) out[m * 80 + b] -= mean;
-  }
-  return out;
-}
 
 TEST(FbankTest, FrameCount) {
   EXPECT_EQ(FbankFrames(160000), 998);
@@ -185,17 +116,13 @@ TEST(FbankTest, MatchesFloat64ReferenceOnSpeech) {
     std::vector<float> chunk(wav.begin() + start, wav.begin() + start + 160000);
     std::vector<float> out(998 * 80);
     ASSERT_TRUE((*fbank)->Compute(chunk, out).ok());
-    std::vector<double> ref = ReferenceFbank(chunk, (*fbank)->window());
+    std::vector<double> ref = testing::ReferenceFbank(
+        chunk, testing::FbankTimeDomain::kTorchFloat32, (*fbank)->window());
     double max_abs = 0.0;
-    size_t worst = 0;
     for (size_t i = 0; i < out.size(); ++i) {
-      if (std::abs(out[i] - ref[i]) > max_abs) {
-        max_abs = std::abs(out[i] - ref[i]);
-        worst = i;
-      }
+      max_abs = std::max(max_abs, std::abs(out[i] - ref[i]));
     }
-    std::cerr << "worst at frame " << worst / 80 << " mel " << worst % 80
-              << " value " << ref[worst] << "\n";
+
     std::cerr << "fbank vs float64 reference, chunk at " << start
               << ": max abs " << max_abs << "\n";
     // Measured 1.5e-6 (float32 DFT rounding vs float64, float mel product).
