@@ -47,8 +47,8 @@ void DeviceWorker::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
-    seg_queue_.clear();
-    emb_queue_.clear();
+    seg_queue_ = BatchQueue();
+    emb_queue_ = BatchQueue();
     if (started_) PublishDepthsLocked();
     cv_.SignalAll();
   }
@@ -61,18 +61,15 @@ void DeviceWorker::EnqueueSegmentation(const std::shared_ptr<JobState>& job,
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   if (stop_) return;
-  for (int c : chunks) seg_queue_.push_back(Task{job, c, now});
+  for (int c : chunks) seg_queue_.Push(Task{job, c, now});
   PublishDepthsLocked();
   cv_.Signal();
 }
 
 void DeviceWorker::DropJob(uint64_t job_id) {
   absl::MutexLock lock(&mu_);
-  auto of_job = [job_id](const Task& t) { return t.job->id == job_id; };
-  seg_queue_.erase(std::remove_if(seg_queue_.begin(), seg_queue_.end(), of_job),
-                   seg_queue_.end());
-  emb_queue_.erase(std::remove_if(emb_queue_.begin(), emb_queue_.end(), of_job),
-                   emb_queue_.end());
+  seg_queue_.DropJob(job_id);
+  emb_queue_.DropJob(job_id);
   PublishDepthsLocked();
 }
 
@@ -83,11 +80,11 @@ void DeviceWorker::PublishDepthsLocked() {
                           static_cast<double>(emb_queue_.size()));
 }
 
-bool DeviceWorker::ReadyLocked(const std::deque<Task>& queue, int batch_size,
+bool DeviceWorker::ReadyLocked(const BatchQueue& queue, int batch_size,
                                absl::Time now) const {
   if (queue.empty()) return false;
   return static_cast<int>(queue.size()) >= batch_size ||
-         now - queue.front().enqueued >= options_.max_batch_wait;
+         now - queue.oldest() >= options_.max_batch_wait;
 }
 
 DeviceStatus DeviceWorker::Status() {
@@ -156,21 +153,17 @@ void DeviceWorker::Loop() {
         const bool emb_ready =
             ReadyLocked(emb_queue_, options_.embedding_batch_size, now);
         if (seg_ready || emb_ready) {
-          // Oldest head first: neither stage starves the other.
+          // Oldest window first: neither stage starves the other.
           const bool take_emb =
-              emb_ready && (!seg_ready || emb_queue_.front().enqueued <=
-                                              seg_queue_.front().enqueued);
+              emb_ready &&
+              (!seg_ready || emb_queue_.oldest() <= seg_queue_.oldest());
           kind = take_emb ? QueueKind::kEmbedding : QueueKind::kSegmentation;
-          std::deque<Task>& queue = take_emb ? emb_queue_ : seg_queue_;
-          const int max_batch = take_emb ? options_.embedding_batch_size
-                                         : options_.segmentation_batch_size;
-          while (!queue.empty() && static_cast<int>(batch.size()) < max_batch) {
-            Task t = std::move(queue.front());
-            queue.pop_front();
-            if (t.job->terminal.load()) continue;
+          BatchQueue& queue = take_emb ? emb_queue_ : seg_queue_;
+          batch = queue.PopBatch(take_emb ? options_.embedding_batch_size
+                                          : options_.segmentation_batch_size);
+          for (const Task& t : batch) {
             metrics_->ObserveQueueWait(device_.name, kind,
                                        absl::ToDoubleSeconds(now - t.enqueued));
-            batch.push_back(std::move(t));
           }
           PublishDepthsLocked();
           if (!batch.empty()) break;
@@ -178,12 +171,10 @@ void DeviceWorker::Loop() {
         }
         absl::Time wake = absl::InfiniteFuture();
         if (!seg_queue_.empty()) {
-          wake = std::min(
-              wake, seg_queue_.front().enqueued + options_.max_batch_wait);
+          wake = std::min(wake, seg_queue_.oldest() + options_.max_batch_wait);
         }
         if (!emb_queue_.empty()) {
-          wake = std::min(
-              wake, emb_queue_.front().enqueued + options_.max_batch_wait);
+          wake = std::min(wake, emb_queue_.oldest() + options_.max_batch_wait);
         }
         cv_.WaitWithDeadline(&mu_, wake);
       }
@@ -271,7 +262,7 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   if (stop_) return;
   for (Task& t : next) {
     t.enqueued = now;
-    emb_queue_.push_back(std::move(t));
+    emb_queue_.Push(std::move(t));
   }
   PublishDepthsLocked();
 }

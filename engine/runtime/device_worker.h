@@ -1,9 +1,10 @@
 // Internal: one device's worker thread and its two batch queues.
 //
 // The worker is the only caller of its Device's models. It forms batches
-// across all jobs assigned to the device: a batch starts when it is full or
-// its oldest window has waited EngineOptions::max_batch_wait; when both
-// queues are ready, the one with the older head goes first. After a
+// across all jobs assigned to the device (round-robin over jobs, see
+// batch_queue.h): a batch starts when it is full or its oldest window has
+// waited EngineOptions::max_batch_wait; when both queues are ready, the one
+// with the older window goes first. After a
 // segmentation batch, each window's powerset output is turned into its
 // multilabel segmentation and embedding masks right here (microseconds per
 // window) and the window joins the embedding queue; after an embedding batch
@@ -22,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/runtime/batch_queue.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/job_state.h"
@@ -69,11 +71,7 @@ class DeviceWorker {
   double Rtfx();
 
  private:
-  struct Task {
-    std::shared_ptr<JobState> job;
-    int chunk;
-    absl::Time enqueued;
-  };
+  using Task = WindowTask;
   struct Activity {
     absl::Time time;
     double audio_s;
@@ -81,7 +79,7 @@ class DeviceWorker {
   };
 
   void Loop();
-  bool ReadyLocked(const std::deque<Task>& queue, int batch_size,
+  bool ReadyLocked(const BatchQueue& queue, int batch_size,
                    absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunSegmentation(std::vector<Task> batch);
   void RunEmbedding(std::vector<Task> batch);
@@ -102,8 +100,8 @@ class DeviceWorker {
 
   absl::Mutex mu_;
   absl::CondVar cv_;
-  std::deque<Task> seg_queue_ ABSL_GUARDED_BY(mu_);
-  std::deque<Task> emb_queue_ ABSL_GUARDED_BY(mu_);
+  BatchQueue seg_queue_ ABSL_GUARDED_BY(mu_);
+  BatchQueue emb_queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool start_done_ ABSL_GUARDED_BY(mu_) = false;

@@ -427,6 +427,44 @@ TEST(EngineTest, BatchesMixWindowsOfSeveralJobs) {
             static_cast<double>(seg.size()));
 }
 
+TEST(EngineTest, ALongFileDoesNotHoldBackOtherJobs) {
+  EngineOptions options;
+  options.segmentation_batch_size = 8;
+  options.embedding_batch_size = 8;
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  control.SetGate(false);
+  Outcome blocker, big, small;
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, RandomAudio(kWin), blocker.Callbacks())
+          .ok());
+  control.WaitEntered(1);
+  // 100 windows queued first, then one window whose first sample is a
+  // marker the fake records.
+  ASSERT_TRUE(rig.engine
+                  ->Submit(JobOptions{}, RandomAudio(kWin + 16000 * 99),
+                           big.Callbacks())
+                  .ok());
+  constexpr float kMarker = 0.123456f;
+  std::vector<float> marked = RandomAudio(kWin);
+  marked[0] = kMarker;
+  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, marked, small.Callbacks()).ok());
+  control.SetGate(true);
+  for (Outcome* o : {&blocker, &big, &small}) ASSERT_TRUE(o->Wait());
+  ASSERT_TRUE(small.result().ok());
+  ExpectMatches(*small.result(), Compute(marked, 16000), "small job");
+  // Batch 0 held the blocker; round-robin puts the small job's window in
+  // the very next batch, not after the long file's 100 windows (batch 13).
+  const auto firsts = control.segmentation_first_samples();
+  int marker_batch = -1;
+  for (size_t b = 0; b < firsts.size(); ++b) {
+    for (float x : firsts[b]) {
+      if (x == kMarker) marker_batch = static_cast<int>(b);
+    }
+  }
+  EXPECT_EQ(marker_batch, 1);
+}
+
 TEST(EngineTest, SixteenConcurrentStreamsLoseAndMixNothing) {
   EngineOptions options;
   options.host_threads = 3;

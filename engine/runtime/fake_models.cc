@@ -83,12 +83,19 @@ int FakeControl::windows_seen() {
   return n;
 }
 
-absl::Status FakeControl::Enter(bool segmentation, int batch) {
+std::vector<std::vector<float>> FakeControl::segmentation_first_samples() {
+  absl::MutexLock lock(&mu_);
+  return seg_first_samples_;
+}
+
+absl::Status FakeControl::Enter(bool segmentation, int batch,
+                                std::vector<float> first_samples) {
   absl::Duration delay;
   {
     absl::MutexLock lock(&mu_);
     ++entered_;
     (segmentation ? seg_batches_ : emb_batches_).push_back(batch);
+    if (segmentation) seg_first_samples_.push_back(std::move(first_samples));
     mu_.Await(absl::Condition(&open_));
     delay = delay_;
     if (!failure_.ok()) return failure_;
@@ -106,7 +113,13 @@ absl::Status FakeSegmentationModel::Run(std::span<const float> windows,
         "fake segmentation: bad shapes for batch ", batch, ": windows ",
         windows.size(), ", log_probs ", log_probs.size()));
   }
-  if (absl::Status s = control_->Enter(true, batch); !s.ok()) return s;
+  std::vector<float> first(batch);
+  for (int b = 0; b < batch; ++b)
+    first[b] = windows[size_t{kWindowSamples} * b];
+  if (absl::Status s = control_->Enter(true, batch, std::move(first));
+      !s.ok()) {
+    return s;
+  }
   for (int b = 0; b < batch; ++b) {
     FakeLogProbs(windows.data() + size_t{kWindowSamples} * b,
                  log_probs.data() + out * b);

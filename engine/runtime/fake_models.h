@@ -47,11 +47,15 @@ class FakeControl {
   void SetFailure(absl::Status status);
 
   std::vector<int> segmentation_batches();
+  // For each segmentation batch, the first sample of each of its windows
+  // (lets a test spot a window by a marker value).
+  std::vector<std::vector<float>> segmentation_first_samples();
   std::vector<int> embedding_batches();
   int windows_seen();
 
   // Called by the fakes.
-  absl::Status Enter(bool segmentation, int batch);
+  absl::Status Enter(bool segmentation, int batch,
+                     std::vector<float> first_samples = {});
 
  private:
   absl::Mutex mu_;
@@ -61,6 +65,7 @@ class FakeControl {
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::vector<int> seg_batches_ ABSL_GUARDED_BY(mu_);
   std::vector<int> emb_batches_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<float>> seg_first_samples_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeSegmentationModel : public models::SegmentationModel {
