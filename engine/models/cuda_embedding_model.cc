@@ -489,33 +489,42 @@ absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
   return absl::OkStatus();
 }
 
-absl::Status CudaEmbeddingModel::ComputeFbank(std::span<const float> windows, int batch,
+absl::Status CudaEmbeddingModel::ComputeFbank(std::span<const float> windows,
+                                              int batch,
                                               std::span<float> fbank) {
   Impl& m = *impl_;
   const size_t per = size_t{kFrames} * kMel;
-  if (batch < 0 || windows.size() != static_cast<size_t>(batch) * kWindowSamples ||
+  if (batch < 0 ||
+      windows.size() != static_cast<size_t>(batch) * kWindowSamples ||
       fbank.size() != static_cast<size_t>(batch) * per) {
-    return absl::InvalidArgumentError("CudaEmbeddingModel::ComputeFbank: size mismatch");
+    return absl::InvalidArgumentError(
+        "CudaEmbeddingModel::ComputeFbank: size mismatch");
   }
-  RETURN_IF_ERROR(CudaStatus(cudaSetDevice(m.arena->device()), "cudaSetDevice"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaSetDevice(m.arena->device()), "cudaSetDevice"));
   cudaStream_t stream = m.ctx->stream();
   std::vector<float> host(per * m.options.max_batch);
   for (int first = 0; first < batch; first += m.options.max_batch) {
     const int n = std::min(m.options.max_batch, batch - first);
     RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(m.audio.data(), windows.data() + size_t{static_cast<size_t>(first)} * kWindowSamples,
-                        sizeof(float) * n * kWindowSamples, cudaMemcpyHostToDevice, stream),
+        cudaMemcpyAsync(m.audio.data(),
+                        windows.data() +
+                            size_t{static_cast<size_t>(first)} * kWindowSamples,
+                        sizeof(float) * n * kWindowSamples,
+                        cudaMemcpyHostToDevice, stream),
         "copying windows to the device"));
     RETURN_IF_ERROR(m.EnqueueFbank(n));
-    RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(host.data(), m.act[0].data(), sizeof(float) * n * per,
-                                               cudaMemcpyDeviceToHost, stream),
-                               "copying fbank from the device"));
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(host.data(), m.act[0].data(), sizeof(float) * n * per,
+                        cudaMemcpyDeviceToHost, stream),
+        "copying fbank from the device"));
     RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream), "fbank"));
     // Device layout (item, mel, frame) -> (item, frame, mel).
     for (int b = 0; b < n; ++b)
       for (int mel = 0; mel < kMel; ++mel)
         for (int f = 0; f < kFrames; ++f)
-          fbank[(size_t{static_cast<size_t>(first + b)} * kFrames + f) * kMel + mel] =
+          fbank[(size_t{static_cast<size_t>(first + b)} * kFrames + f) * kMel +
+                mel] =
               host[(size_t{static_cast<size_t>(b)} * kMel + mel) * kFrames + f];
   }
   return absl::OkStatus();

@@ -50,7 +50,8 @@ std::vector<float> Windows() {
     std::vector<float> audio = testing::ReadWavOrDie(w.file);
     const size_t start = size_t(w.offset_s) * kSampleRate;
     EXPECT_GE(audio.size(), start + kWindowSamples) << w.file;
-    out.insert(out.end(), audio.begin() + start, audio.begin() + start + kWindowSamples);
+    out.insert(out.end(), audio.begin() + start,
+               audio.begin() + start + kWindowSamples);
   }
   return out;
 }
@@ -79,7 +80,8 @@ std::vector<float> Masks(std::mt19937& rng) {
 class CudaModelsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+    const std::string dir =
+        std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
     seg_path_ = dir + "/cuda_test_segmentation.safetensors";
     emb_path_ = dir + "/cuda_test_embedding.safetensors";
     // Seed 1: the weights pyannote's recorded references use.
@@ -87,12 +89,14 @@ class CudaModelsTest : public ::testing::Test {
     ASSERT_TRUE(WriteSafetensors(emb_path_, RandomResNet34Tensors(1), {}).ok());
   }
 
-  static std::shared_ptr<runtime::DeviceArena> Arena(size_t budget = size_t{24} << 30) {
+  static std::shared_ptr<runtime::DeviceArena> Arena(size_t budget = size_t{24}
+                                                                     << 30) {
     runtime::DeviceArenaOptions o;
     o.budget_bytes = budget;
     auto a = runtime::CreateCudaDeviceArena(o);
     EXPECT_TRUE(a.ok()) << a.status();
-    return a.ok() ? std::shared_ptr<runtime::DeviceArena>(std::move(*a)) : nullptr;
+    return a.ok() ? std::shared_ptr<runtime::DeviceArena>(std::move(*a))
+                  : nullptr;
   }
   static std::unique_ptr<SafetensorsFile> Open(const std::string& p) {
     auto f = SafetensorsFile::Open(p);
@@ -116,7 +120,8 @@ double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // Largest per-embedding ||a - b|| / ||b||.
-double MaxRel(const std::vector<float>& a, const std::vector<float>& b, int dim) {
+double MaxRel(const std::vector<float>& a, const std::vector<float>& b,
+              int dim) {
   double worst = 0;
   for (size_t r = 0; r * dim < a.size(); ++r) {
     double num = 0, den = 0;
@@ -145,10 +150,12 @@ TEST_F(CudaModelsTest, FbankMatchesCpuFbank) {
   auto fb = Fbank::Create();
   ASSERT_TRUE(fb.ok());
   for (int b = 0; b < kB; ++b) {
-    ASSERT_TRUE((*fb)
-                    ->Compute(std::span(win).subspan(size_t(b) * kWindowSamples, kWindowSamples),
-                              std::span(cpu).subspan(size_t(b) * 998 * 80, 998 * 80))
-                    .ok());
+    ASSERT_TRUE(
+        (*fb)
+            ->Compute(std::span(win).subspan(size_t(b) * kWindowSamples,
+                                             kWindowSamples),
+                      std::span(cpu).subspan(size_t(b) * 998 * 80, 998 * 80))
+            .ok());
   }
   const double d = MaxAbs(gpu, cpu);
   std::printf("fbank max |cuda - cpu| = %.3g\n", d);
@@ -172,12 +179,14 @@ TEST_F(CudaModelsTest, SegmentationMatchesCpu) {
     o.use_cuda_graphs = graphs;
     auto m = CudaSegmentationModel::Create(*w, arena, o);
     ASSERT_TRUE(m.ok()) << m.status();
-    std::vector<float> a(cpu.size(), NAN), b(cpu.size(), NAN), c(cpu.size(), NAN);
+    std::vector<float> a(cpu.size(), NAN), b(cpu.size(), NAN),
+        c(cpu.size(), NAN);
     ASSERT_TRUE((*m)->Run(win, kB, a).ok());
     ASSERT_TRUE((*m)->Run(win, kB, b).ok());  // graph replay when graphs
     ASSERT_TRUE((*m)->Run(win, kB, c).ok());
     const double d = MaxAbs(a, cpu);
-    std::printf("segmentation (graphs=%d) max |cuda - cpu| = %.3g\n", graphs, d);
+    std::printf("segmentation (graphs=%d) max |cuda - cpu| = %.3g\n", graphs,
+                d);
     EXPECT_LT(d, 1e-4);
     EXPECT_EQ(a, b) << "first run (eager) and graph replay differ";
     EXPECT_EQ(b, c) << "two runs differ";
@@ -186,7 +195,8 @@ TEST_F(CudaModelsTest, SegmentationMatchesCpu) {
 }
 
 void CheckEmbedding(const std::string& precision, double tolerance,
-                    std::shared_ptr<runtime::DeviceArena> arena, const SafetensorsFile& w) {
+                    std::shared_ptr<runtime::DeviceArena> arena,
+                    const SafetensorsFile& w) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
@@ -222,14 +232,17 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   std::vector<float> one_mask(size_t(kB) * kSegmentationFrames);
   for (int k = 0; k < kMasks; ++k) {
     for (int bb = 0; bb < kB; ++bb)
-      std::copy_n(&masks[(size_t(bb) * kMasks + k) * kSegmentationFrames], kSegmentationFrames,
+      std::copy_n(&masks[(size_t(bb) * kMasks + k) * kSegmentationFrames],
+                  kSegmentationFrames,
                   &one_mask[size_t(bb) * kSegmentationFrames]);
     ASSERT_TRUE((*m)->Run(win, kB, one_mask, 1, single).ok());
     for (int bb = 0; bb < kB; ++bb)
       for (int i = 0; i < kEmbeddingDim; ++i)
-        EXPECT_NEAR(single[size_t(bb) * kEmbeddingDim + i],
-                    a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i],
-                    1e-5 * (1 + std::abs(a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i])))
+        EXPECT_NEAR(
+            single[size_t(bb) * kEmbeddingDim + i],
+            a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i],
+            1e-5 * (1 +
+                    std::abs(a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i])))
             << "mask " << k << " window " << bb;
   }
 }
@@ -259,7 +272,8 @@ TEST_F(CudaModelsTest, LedgerAndBudget) {
     ASSERT_TRUE(m.ok()) << m.status();
     const auto st = arena->Stats();
     std::printf("%s", arena->DebugString().c_str());
-    EXPECT_GT(st.owners.at("embedding/weights").used_bytes, size_t{6634336} * 4);
+    EXPECT_GT(st.owners.at("embedding/weights").used_bytes,
+              size_t{6634336} * 4);
     EXPECT_GT(st.owners.at("embedding/activations").used_bytes, 0u);
     EXPECT_GT(st.owners.at("embedding/cudnn_workspace").used_bytes, 0u);
     size_t sum = 0;
@@ -271,8 +285,10 @@ TEST_F(CudaModelsTest, LedgerAndBudget) {
   ASSERT_NE(small, nullptr);
   auto m = CudaEmbeddingModel::Create(*w, small, CudaModelOptions());
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().code(), absl::StatusCode::kResourceExhausted) << m.status();
-  std::printf("small budget: %s\n", std::string(m.status().message()).substr(0, 300).c_str());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kResourceExhausted)
+      << m.status();
+  std::printf("small budget: %s\n",
+              std::string(m.status().message()).substr(0, 300).c_str());
 }
 
 }  // namespace

@@ -50,25 +50,34 @@ std::vector<float> F32(const SafetensorsFile& f, const std::string& name,
 class CudaReferenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string path = ::diarization::testing::SourceRoot() +
-                             "/engine/models/testdata/reference_random_seed1.safetensors";
+    const std::string path =
+        ::diarization::testing::SourceRoot() +
+        "/engine/models/testdata/reference_random_seed1.safetensors";
     auto ref = SafetensorsFile::Open(path);
-    ASSERT_TRUE(ref.ok()) << "pyannote's reference is missing: " << ref.status();
+    ASSERT_TRUE(ref.ok()) << "pyannote's reference is missing: "
+                          << ref.status();
     ref_ = std::move(*ref);
     const TensorView* off = ref_->Find("windows.offset_samples");
     ASSERT_NE(off, nullptr);
     ASSERT_EQ(off->num_elements(), 4);
     const auto* offsets = reinterpret_cast<const int64_t*>(off->bytes.data());
     for (int b = 0; b < 4; ++b) {
-      ASSERT_EQ(offsets[b], kWindows[b].offset) << "record.py's windows changed";
-      std::vector<float> audio = models::testing::ReadWavOrDie(kWindows[b].file);
+      ASSERT_EQ(offsets[b], kWindows[b].offset)
+          << "record.py's windows changed";
+      std::vector<float> audio =
+          models::testing::ReadWavOrDie(kWindows[b].file);
       ASSERT_GE(audio.size(), size_t(kWindows[b].offset) + kWindowSamples);
       windows_.insert(windows_.end(), audio.begin() + kWindows[b].offset,
                       audio.begin() + kWindows[b].offset + kWindowSamples);
     }
-    const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
-    ASSERT_TRUE(WriteSafetensors(dir + "/ref_seg.safetensors", RandomPyanNetTensors(1), {}).ok());
-    ASSERT_TRUE(WriteSafetensors(dir + "/ref_emb.safetensors", RandomResNet34Tensors(1), {}).ok());
+    const std::string dir =
+        std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+    ASSERT_TRUE(WriteSafetensors(dir + "/ref_seg.safetensors",
+                                 RandomPyanNetTensors(1), {})
+                    .ok());
+    ASSERT_TRUE(WriteSafetensors(dir + "/ref_emb.safetensors",
+                                 RandomResNet34Tensors(1), {})
+                    .ok());
     auto s = SafetensorsFile::Open(dir + "/ref_seg.safetensors");
     auto e = SafetensorsFile::Open(dir + "/ref_emb.safetensors");
     ASSERT_TRUE(s.ok() && e.ok());
@@ -94,14 +103,17 @@ TEST_F(CudaReferenceTest, SegmentationMatchesPyannote) {
   ASSERT_TRUE((*m)->Run(windows_, 4, got).ok());
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::isfinite(got[i]) ? double(std::abs(got[i] - want[i])) : INFINITY);
+    worst = std::max(worst, std::isfinite(got[i])
+                                ? double(std::abs(got[i] - want[i]))
+                                : INFINITY);
   }
   std::printf("segmentation vs pyannote: max abs %.3g\n", worst);
   EXPECT_LT(worst, 1e-4);
 }
 
-void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision, double tol,
-                     const SafetensorsFile& ref, const SafetensorsFile& emb,
+void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision,
+                     double tol, const SafetensorsFile& ref,
+                     const SafetensorsFile& emb,
                      const std::vector<float>& windows,
                      std::shared_ptr<runtime::DeviceArena> arena) {
   CudaModelOptions o;
@@ -121,21 +133,24 @@ void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision, double 
   for (size_t r = 0; r * kEmbeddingDim < got.size(); ++r) {
     double num = 0, den = 0;
     for (int i = 0; i < kEmbeddingDim; ++i) {
-      const double d = double(got[r * kEmbeddingDim + i]) - want[r * kEmbeddingDim + i];
+      const double d =
+          double(got[r * kEmbeddingDim + i]) - want[r * kEmbeddingDim + i];
       num += std::isfinite(d) ? d * d : INFINITY;
       den += double(want[r * kEmbeddingDim + i]) * want[r * kEmbeddingDim + i];
     }
     const double rel = std::sqrt(num / std::max(den, 1e-30));
     worst = std::max(worst, rel);
   }
-  std::printf("embedding %s vs pyannote: max relative %.3g\n", precision.c_str(), worst);
+  std::printf("embedding %s vs pyannote: max relative %.3g\n",
+              precision.c_str(), worst);
   EXPECT_LT(worst, tol);
   if (precision == "fp32") {
     const std::vector<float> fb_want = F32(ref, "embedding.fbank");
     std::vector<float> fb(fb_want.size(), NAN);
     ASSERT_TRUE((*m)->ComputeFbank(windows, 4, fb).ok());
     double fw = 0;
-    for (size_t i = 0; i < fb.size(); ++i) fw = std::max(fw, double(std::abs(fb[i] - fb_want[i])));
+    for (size_t i = 0; i < fb.size(); ++i)
+      fw = std::max(fw, double(std::abs(fb[i] - fb_want[i])));
     std::printf("fbank vs pyannote: max abs %.3g\n", fw);
     EXPECT_LT(fw, 1e-3);
   }

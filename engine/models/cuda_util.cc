@@ -216,7 +216,15 @@ absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w) {
     // FP32 must not fall back to tensor-op kernels; TF32 may use either.
     const bool math_ok = ctx_->precision() == Precision::kTf32 ||
                          p.mathType == want || p.mathType == CUDNN_DEFAULT_MATH;
-    if (!math_ok || p.determinism != CUDNN_DETERMINISTIC ||
+    // FP32 parity (≤ 1e-5) rules out the transform-based algorithms, whose
+    // rounding error is well above plain accumulation's.
+    const bool transform =
+        p.algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT ||
+        p.algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+        p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+        p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+    if (!math_ok || (transform && ctx_->precision() == Precision::kFp32) ||
+        p.determinism != CUDNN_DETERMINISTIC ||
         p.memory > ctx_->workspace_bytes()) {
       absl::StrAppend(&rejected, " algo ", static_cast<int>(p.algo), " (math ",
                       static_cast<int>(p.mathType), ", det ",

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs every GPU test and the RTFx benchmark on the GPU machine, from the
+# payload tools/device/pack.sh made (.device/payload.tar.xz), and prints a
+# summary. Logs go to $OUT (the device tool's output folder) or ./gpu-logs.
+#
+#   bash scripts/gpu_tests.sh            # tests + benchmark
+#   BENCH=0 bash scripts/gpu_tests.sh    # tests only
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOGS=${OUT:-$(pwd)/gpu-logs}
+mkdir -p "$LOGS"
+WORK=$(mktemp -d)
+tar -C "$WORK" -xJf .device/payload.tar.xz || { echo "gpu_tests.sh: no payload; run tools/device/pack.sh"; exit 2; }
+export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export DIARIZATION_TEST_DATA="$WORK/data"
+export TEST_TMPDIR="$WORK/tmp"
+mkdir -p "$TEST_TMPDIR"
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv 2>&1 | head -3
+  for b in "$WORK"/bin/*; do
+    missing=$(ldd "$b" | grep "not found")
+    [[ -n "$missing" ]] && echo "MISSING LIBS for $(basename "$b"): $missing"
+  done
+} 2>&1 | tee "$LOGS/env.txt"
+
+passed=0; failed=0; summary=""
+for t in device_arena_test device_arena_cuda_test powerset_decode_test kernels_test \
+         cuda_models_test cuda_reference_test; do
+  start=$(date +%s%N)
+  timeout 300 "$WORK/bin/$t" --gtest_color=no >"$LOGS/$t.log" 2>&1
+  rc=$?
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  if [[ $rc == 0 ]]; then passed=$((passed + 1)); verdict=PASS; else failed=$((failed + 1)); verdict="FAIL(rc=$rc)"; fi
+  summary+="$(printf '%-26s %-10s %8d ms' "$t" "$verdict" "$ms")"$'\n'
+  # Measured numbers the tests print, and failures.
+  grep -E "max |relative|RUN|FAILED|Failure|Expected|Which is|error|ResourceExhausted|arena:" "$LOGS/$t.log" \
+    | grep -v "^\[ RUN" | head -40 | sed "s/^/  [$t] /"
+done
+
+if [[ "${BENCH:-1}" == 1 ]]; then
+  for prec in fp32 tf32; do
+    timeout 400 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
+      --batch 32 --embedding_precision "$prec" --repeats 2 >"$LOGS/rtfx_$prec.log" 2>&1
+    rc=$?
+    if [[ $rc != 0 ]]; then
+      tail -3 "$LOGS/rtfx_$prec.log"
+      echo "rtfx_main ($prec) failed (rc=$rc); again without CUDA graphs"
+      timeout 400 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
+        --batch 32 --embedding_precision "$prec" --repeats 2 --graphs=false \
+        >"$LOGS/rtfx_${prec}_nographs.log" 2>&1
+      rc=$?
+      head -8 "$LOGS/rtfx_${prec}_nographs.log"
+    fi
+    echo "rtfx_main ($prec) rc=$rc"
+    head -8 "$LOGS/rtfx_$prec.log"
+  done
+fi
+
+echo "==== GPU tests ===="
+printf '%s' "$summary"
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]

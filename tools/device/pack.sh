@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Packs the GPU test binaries, the RTFx benchmark, the shared libraries the
+# GPU machine lacks, and the golden audio they read into .device/ (ignored by
+# git), as one xz archive, for the device tool's `carry`:
+#
+#   tools/device/pack.sh            # builds with --output_base=/tmp/bazel-cuda
+#   run: carry [".device"], command "bash scripts/gpu_tests.sh"
+#
+# The GPU machine (Ubuntu 24.04, driver 580) has CUDA 13 (cudart, cuBLAS) and
+# cuDNN 9 but no Abseil, oneDNN, OpenBLAS, FFTW, libsndfile, soxr or libzip:
+# those travel in .device/lib. glibc, libstdc++ and the CUDA libraries do not.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+OUTPUT_BASE=${OUTPUT_BASE:-/tmp/bazel-cuda}
+DATA=${DIARIZATION_TEST_DATA:-$ROOT/../shared/data}
+PLDA=${PLDA_DIR:-$ROOT/../shared/models/community-1-plda}
+
+# name:bazel target (tests are built by `bazel test`, which skips gpu tags).
+TARGETS=(
+  //engine/runtime:device_arena_test
+  //engine/runtime:device_arena_cuda_test
+  //kernels:powerset_decode_test
+  //kernels:kernels_test
+  //engine/models:cuda_models_test
+  //engine/models:cuda_reference_test
+  //bench/gpu:rtfx_main
+)
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  bazel --output_base="$OUTPUT_BASE" test --build_tests_only=false "${TARGETS[@]}" >/dev/null 2>&1 ||
+    bazel --output_base="$OUTPUT_BASE" build "${TARGETS[@]}"
+fi
+
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/data" "$STAGE/plda"
+for t in "${TARGETS[@]}"; do
+  pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
+  cp -L "bazel-bin/$pkg/$name" "$STAGE/bin/$name"
+done
+
+# Libraries the GPU machine lacks: everything ldd resolves outside the base
+# system and the CUDA toolkit.
+for b in "$STAGE"/bin/*; do
+  ldd "$b" | awk '/=> \// {print $3}'
+done | sort -u | while read -r lib; do
+  base=$(basename "$lib")
+  case "$base" in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) continue ;;
+    libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libcufft*|libnvrtc*) continue ;;
+  esac
+  if [[ "$lib" == *_solib_* ]]; then
+    echo "pack.sh: $lib is a Bazel-internal shared library; link the binary statically" >&2
+    exit 1
+  fi
+  cp -L "$lib" "$STAGE/lib/$base"
+done
+
+# Golden audio read by the tests and the benchmark (same relative paths).
+for f in findit-dia-parity/02_pyannote_sample/clip_16k.wav \
+         findit-dia-parity/03_dual_speaker/clip_16k.wav \
+         findit-dia-parity/05_four_speaker/clip_16k.wav \
+         speakrs-fixtures/test_3speakers.wav \
+         pyannote-audio/tests-data/dev00.wav; do
+  mkdir -p "$STAGE/data/$(dirname "$f")"
+  cp "$DATA/$f" "$STAGE/data/$f"
+done
+cp "$PLDA/xvec_transform.npz" "$PLDA/plda.npz" "$STAGE/plda/"
+
+mkdir -p .device
+rm -f .device/payload.tar.xz
+tar -C "$STAGE" -cf - bin lib data plda | xz -T2 -6 > .device/payload.tar.xz
+ls -la .device/payload.tar.xz
+echo "pack.sh: $(ls "$STAGE/bin" | wc -l) binaries, $(ls "$STAGE/lib" | wc -l) libraries"
