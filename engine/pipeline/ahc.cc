@@ -1,8 +1,10 @@
 #include "engine/pipeline/ahc.h"
 
+#include <cblas.h>
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cmath>
-#include <eigen3/Eigen/Dense>
 #include <limits>
 #include <numeric>
 
@@ -73,24 +75,6 @@ class MinHeap {
   int size_ = 0;
 };
 
-// Nearest neighbour of x among the live clusters with a larger index (scipy
-// find_min_dist: first strict minimum).
-std::pair<int, double> FindMinDist(int n, const std::vector<double>& d,
-                                   const std::vector<int>& size, int x) {
-  double best = kInf;
-  int key = -1;
-  const int64_t base = CondensedIndex(n, x, x + 1);
-  for (int i = x + 1; i < n; ++i) {
-    if (size[i] == 0) continue;
-    const double v = d[base + (i - x - 1)];
-    if (v < best) {
-      best = v;
-      key = i;
-    }
-  }
-  return {key, best};
-}
-
 inline double CentroidUpdate(double d_xi, double d_yi, double d_xy, int nx,
                              int ny) {
   // scipy _hierarchy_distance_update.pxi `_centroid`, same operation order.
@@ -146,25 +130,34 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
     }
     return out;
   }
-  // Large n: the Gram form ‖a‖² + ‖b‖² − 2a·b through a float64 GEMM. Its
-  // rounding differs from the direct form by ~1e-16 relative at the
-  // threshold scale; only near-zero distances lose relative precision.
-  using Mat =
-      Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const Mat xd =
-      Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic,
-                                     Eigen::RowMajor>>(x.data(), n, d)
-          .cast<double>();
-  const Eigen::VectorXd sq = xd.rowwise().squaredNorm();
+  // Large n: the Gram form ‖a‖² + ‖b‖² − 2a·b through a float64 GEMM
+  // (OpenBLAS, kernels chosen for the CPU at run time). Its rounding differs
+  // from the direct form by ~1e-16 relative at the threshold scale; only
+  // near-zero distances lose relative precision.
+  std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
+  std::vector<double> sq(n);
+  for (int i = 0; i < n; ++i) {
+    const double* row = xd.data() + static_cast<size_t>(i) * d;
+    double s = 0.0;
+    for (int t = 0; t < d; ++t) s += row[t] * row[t];
+    sq[i] = s;
+  }
   constexpr int kBlock = 256;
+  std::vector<double> g(static_cast<size_t>(kBlock) * n);
   for (int i0 = 0; i0 < n; i0 += kBlock) {
     const int bi = std::min(kBlock, n - i0);
-    const Mat g = xd.middleRows(i0, bi) * xd.middleRows(i0, n - i0).transpose();
+    const int cols = n - i0;
+    // g (bi × cols) = X[i0 : i0+bi] · X[i0 :]ᵀ
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi, cols, d, 1.0,
+                xd.data() + static_cast<size_t>(i0) * d, d,
+                xd.data() + static_cast<size_t>(i0) * d, d, 0.0, g.data(),
+                cols);
     for (int i = 0; i < bi; ++i) {
       const int gi = i0 + i;
       int64_t k = CondensedIndex(n, gi, gi + 1);
+      const double* grow = g.data() + static_cast<size_t>(i) * cols - i0;
       for (int j = gi + 1; j < n; ++j) {
-        const double v = sq[gi] + sq[j] - 2.0 * g(i, j - i0);
+        const double v = sq[gi] + sq[j] - 2.0 * grow[j];
         out[k++] = std::sqrt(std::max(v, 0.0));
       }
     }
@@ -172,36 +165,124 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   return out;
 }
 
-std::vector<Merge> CentroidLinkage(std::vector<double>& d, int n,
+std::vector<double> PdistSquare(std::span<const float> x, int n, int d) {
+  if (n <= 1024) {
+    std::vector<double> condensed = PdistEuclidean(x, n, d);
+    std::vector<double> m(static_cast<size_t>(n) * n, 0.0);
+    size_t k = 0;
+    for (int i = 0; i < n; ++i) {
+      for (int j = i + 1; j < n; ++j, ++k) {
+        m[static_cast<size_t>(i) * n + j] = condensed[k];
+        m[static_cast<size_t>(j) * n + i] = condensed[k];
+      }
+    }
+    return m;
+  }
+  // Gram form straight into the square matrix: one DSYRK (upper triangle of
+  // X·Xᵀ, OpenBLAS), then distances in place and the mirror image.
+  std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
+  std::vector<double> m(static_cast<size_t>(n) * n);
+  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, 1.0, xd.data(), d,
+              0.0, m.data(), n);
+  std::vector<double> sq(n);
+  for (int i = 0; i < n; ++i) sq[i] = m[static_cast<size_t>(i) * n + i];
+  for (int i = 0; i < n; ++i) {
+    double* r = m.data() + static_cast<size_t>(i) * n;
+    r[i] = 0.0;
+    const __m128d si = _mm_set1_pd(sq[i]);
+    const __m128d two = _mm_set1_pd(2.0);
+    const __m128d zero = _mm_setzero_pd();
+    int j = i + 1;
+    // SSE2 (every x86-64): IEEE sqrt, bit-identical to std::sqrt.
+    for (; j + 1 < n; j += 2) {
+      __m128d v = _mm_sub_pd(_mm_add_pd(si, _mm_loadu_pd(&sq[j])),
+                             _mm_mul_pd(two, _mm_loadu_pd(r + j)));
+      _mm_storeu_pd(r + j, _mm_sqrt_pd(_mm_max_pd(v, zero)));
+    }
+    for (; j < n; ++j)
+      r[j] = std::sqrt(std::max(sq[i] + sq[j] - 2.0 * r[j], 0.0));
+  }
+  // Mirror the upper triangle in 64 × 64 tiles (cache-friendly transpose).
+  constexpr int kTile = 64;
+  for (int i0 = 0; i0 < n; i0 += kTile) {
+    for (int j0 = 0; j0 <= i0; j0 += kTile) {
+      for (int i = i0; i < std::min(i0 + kTile, n); ++i) {
+        for (int j = j0; j < std::min({j0 + kTile, n, i}); ++j) {
+          m[static_cast<size_t>(i) * n + j] = m[static_cast<size_t>(j) * n + i];
+        }
+      }
+    }
+  }
+  return m;
+}
+
+std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
                                    std::span<const int> initial_sizes) {
+  if (n < 2) return {};
+  // A full symmetric matrix instead of scipy's condensed one: the distances
+  // of the merged cluster are then one contiguous row to read and update (a
+  // condensed column walk costs a cache and TLB miss per cluster).
+  std::vector<double> m(static_cast<size_t>(n) * n, 0.0);
+  size_t k = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j, ++k) {
+      m[static_cast<size_t>(i) * n + j] = condensed[k];
+      m[static_cast<size_t>(j) * n + i] = condensed[k];
+    }
+  }
+  std::vector<double>().swap(condensed);
+  return CentroidLinkageSquare(m, n, initial_sizes);
+}
+
+std::vector<Merge> CentroidLinkageSquare(std::vector<double>& m, int n,
+                                         std::span<const int> initial_sizes) {
   std::vector<Merge> z;
   if (n < 2) return z;
   z.reserve(n - 1);
+  auto row = [&](int i) { return m.data() + static_cast<size_t>(i) * n; };
+
   std::vector<int> size(n, 1), cluster_id(n), neighbor(n, -1);
   if (initial_sizes.size() == static_cast<size_t>(n)) {
     size.assign(initial_sizes.begin(), initial_sizes.end());
   }
   std::iota(cluster_id.begin(), cluster_id.end(), 0);
+  // Live clusters, ascending: the searches and updates only visit these.
+  std::vector<int> live(n);
+  std::iota(live.begin(), live.end(), 0);
+  // scipy find_min_dist: nearest live neighbour with a larger index, first
+  // strict minimum.
+  auto find_min = [&](int x) -> std::pair<int, double> {
+    double best = kInf;
+    int key = -1;
+    const double* r = row(x);
+    for (auto it = std::upper_bound(live.begin(), live.end(), x);
+         it != live.end(); ++it) {
+      const double v = r[*it];
+      if (v < best) {
+        best = v;
+        key = *it;
+      }
+    }
+    return {key, best};
+  };
   std::vector<double> min_dist(n - 1, kInf);
   for (int x = 0; x < n - 1; ++x) {
-    auto [key, value] = FindMinDist(n, d, size, x);
+    auto [key, value] = find_min(x);
     neighbor[x] = key;
     min_dist[x] = value;
   }
   MinHeap heap(min_dist);
-  // Live clusters, ascending: the distance update only visits these.
-  std::vector<int> live(n);
-  std::iota(live.begin(), live.end(), 0);
 
   for (int k = 0; k < n - 1; ++k) {
     int x = 0, y = 0;
     double dist = 0.0;
+    // Pop candidates until one is still exact (lazy repair, as scipy).
     for (int i = 0; i < n - k; ++i) {
       x = heap.top_key();
       dist = heap.top_value();
       y = neighbor[x];
-      if (y >= 0 && dist == d[CondensedIndex(n, x, y)]) break;
-      auto [key, value] = FindMinDist(n, d, size, x);
+      if (y >= 0 && dist == row(x)[y]) break;
+      auto [key, value] = find_min(x);
       y = key;
       dist = value;
       neighbor[x] = y;
@@ -219,29 +300,26 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& d, int n,
     cluster_id[y] = n + k;
     live.erase(std::lower_bound(live.begin(), live.end(), x));
 
+    // One pass over the live clusters, in ascending order, doing scipy's
+    // three loops for each z (they touch only z's own entries): the
+    // Lance–Williams update of d(z, y), the neighbour hand-over x → y, and
+    // the lower-bound refresh.
+    double* ry = row(y);
+    const double* rx = row(x);
     for (int zi : live) {
       if (zi == y) continue;
-      const int64_t zy =
-          zi < y ? CondensedIndex(n, zi, y) : CondensedIndex(n, y, zi);
-      const int64_t zx =
-          zi < x ? CondensedIndex(n, zi, x) : CondensedIndex(n, x, zi);
-      d[zy] = CentroidUpdate(d[zx], d[zy], dist, nx, ny);
-    }
-    for (int zi : live) {
-      if (zi >= x) break;
-      if (neighbor[zi] == x) neighbor[zi] = y;
-    }
-    for (int zi : live) {
-      if (zi >= y) break;
-      const double v = d[CondensedIndex(n, zi, y)];
-      if (v < min_dist[zi]) {
+      const double v = CentroidUpdate(rx[zi], ry[zi], dist, nx, ny);
+      ry[zi] = v;
+      row(zi)[y] = v;
+      if (zi < x && neighbor[zi] == x) neighbor[zi] = y;
+      if (zi < y && v < min_dist[zi]) {
         neighbor[zi] = y;
         min_dist[zi] = v;
         heap.ChangeValue(zi, v);
       }
     }
     if (y < n - 1) {
-      auto [key, value] = FindMinDist(n, d, size, y);
+      auto [key, value] = find_min(y);
       if (key != -1) {
         neighbor[y] = key;
         min_dist[y] = value;
@@ -409,8 +487,8 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
   const std::vector<float> normed = NormalizeRowsF32(embeddings, n, d);
   std::vector<int> flat;
   if (n <= options.exact_max_n) {
-    std::vector<double> condensed = PdistEuclidean(normed, n, d);
-    const std::vector<Merge> z = CentroidLinkage(condensed, n);
+    std::vector<double> square = PdistSquare(normed, n, d);
+    const std::vector<Merge> z = CentroidLinkageSquare(square, n);
     flat = FclusterDistance(z, n, options.threshold);
   } else {
     flat = BlockwiseCentroidFcluster(normed, n, d, options.threshold,

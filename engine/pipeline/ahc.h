@@ -37,6 +37,14 @@ inline int64_t CondensedIndex(int64_t n, int64_t i, int64_t j) {
 // (n × d, row-major); condensed, n(n-1)/2 entries.
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
 
+// The same distances as a full symmetric n × n matrix (row-major).
+std::vector<double> PdistSquare(std::span<const float> x, int n, int d);
+
+// CentroidLinkage on a full symmetric matrix (overwritten).
+std::vector<Merge> CentroidLinkageSquare(
+    std::vector<double>& square, int n,
+    std::span<const int> initial_sizes = {});
+
 // scipy fast_linkage with the centroid update; `condensed` is overwritten.
 // `initial_sizes` (optional, n entries) weights the starting points as
 // clusters of that many members (used by the blockwise variant); scipy's

@@ -1,5 +1,7 @@
 #include "engine/pipeline/assignment.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -146,17 +148,21 @@ std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
     }
     cnorm[j] = s;
   }
+  // u·v for every (row, centroid) through one float64 GEMM (OpenBLAS).
+  std::vector<double> e(embeddings.begin(),
+                        embeddings.begin() + static_cast<size_t>(rows) * d);
+  std::vector<double> dots(static_cast<size_t>(rows) * k);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d, 1.0,
+              e.data(), d, centroids.data(), d, 0.0, dots.data(), k);
   std::vector<double> soft(static_cast<size_t>(rows) * k);
   for (int r = 0; r < rows; ++r) {
-    const float* e = embeddings.data() + static_cast<size_t>(r) * d;
+    const double* er = e.data() + static_cast<size_t>(r) * d;
     double ee = 0.0;
-    for (int t = 0; t < d; ++t) ee += static_cast<double>(e[t]) * e[t];
+    for (int t = 0; t < d; ++t) ee += er[t] * er[t];
     for (int j = 0; j < k; ++j) {
-      const double* c = centroids.data() + static_cast<size_t>(j) * d;
-      double dot = 0.0;
-      for (int t = 0; t < d; ++t) dot += static_cast<double>(e[t]) * c[t];
-      // scipy cosine: 1 − u·v / sqrt(‖u‖²‖v‖²), clipped to [0, 2].
-      double dist = 1.0 - dot / std::sqrt(ee * cnorm[j]);
+      // scipy cosine: 1 − u·v / sqrt(‖u‖²‖v‖²), clipped to [0, 2]; NaN stays.
+      double dist =
+          1.0 - dots[static_cast<size_t>(r) * k + j] / std::sqrt(ee * cnorm[j]);
       if (dist < 0.0) dist = 0.0;
       if (dist > 2.0) dist = 2.0;
       soft[static_cast<size_t>(r) * k + j] = 2.0 - dist;

@@ -83,15 +83,16 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     if (inactive[i]) details.hard[i] = -2;
   }
 
-  details.discrete =
-      Reconstruct(segmentations, details.hard, count, details.grid);
+  // The activations are the same for both views; only the count differs.
+  const Activations activations =
+      AggregateActivations(segmentations, details.hard, count, details.grid);
+  details.discrete = TopSpeakers(activations, count);
   const std::vector<Turn> turns =
       Binarize(details.discrete, config.min_duration_off);
   const std::map<int, std::string> labels = SpeakerLabels(turns);
   std::vector<uint8_t> exclusive_count = count;
   for (uint8_t& c : exclusive_count) c = std::min<uint8_t>(c, 1);
-  details.exclusive =
-      Reconstruct(segmentations, details.hard, exclusive_count, details.grid);
+  details.exclusive = TopSpeakers(activations, exclusive_count);
   const std::vector<Turn> exclusive_turns =
       Binarize(details.exclusive, config.min_duration_off);
 

@@ -1,5 +1,7 @@
 #include "engine/pipeline/plda.h"
 
+#include <cblas.h>
+
 #include <cmath>
 #include <eigen3/Eigen/Dense>
 #include <filesystem>
@@ -175,7 +177,9 @@ std::vector<double> XvecTransform(const PldaModel& plda,
     const double norm = std::sqrt(sq);
     for (int k = 0; k < in; ++k) u(i, k) = scale_in * (u(i, k) / norm);
   }
-  RowMat v = u * lda;
+  RowMat v(n, out);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, out, in, 1.0,
+              u.data(), in, plda.lda.data(), out, 0.0, v.data(), out);
   std::vector<double> y(static_cast<size_t>(n) * out);
   for (int i = 0; i < n; ++i) {
     double sq = 0.0;
@@ -198,7 +202,8 @@ std::vector<double> PldaTransform(const PldaModel& plda,
   const Eigen::Map<const Eigen::RowVectorXd> mu(plda.mu.data(), d);
   RowMat centered = x.rowwise() - mu;
   std::vector<double> fea(static_cast<size_t>(n) * d);
-  Eigen::Map<RowMat>(fea.data(), n, d) = centered * tr.transpose();
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0,
+              centered.data(), d, plda.plda_tr.data(), d, 0.0, fea.data(), d);
   return fea;
 }
 

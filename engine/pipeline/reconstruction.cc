@@ -6,10 +6,10 @@
 
 namespace diarization::pipeline {
 
-DiscreteDiarization Reconstruct(std::span<const float> segmentations,
-                                std::span<const int> hard,
-                                std::span<const uint8_t> count,
-                                const FrameGrid& grid) {
+Activations AggregateActivations(std::span<const float> segmentations,
+                                 std::span<const int> hard,
+                                 std::span<const uint8_t> count,
+                                 const FrameGrid& grid) {
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
   const int num_chunks = static_cast<int>(grid.chunk_offset.size());
@@ -40,23 +40,49 @@ DiscreteDiarization Reconstruct(std::span<const float> segmentations,
     }
   }
 
-  DiscreteDiarization out;
+  Activations out;
   out.num_frames = grid.num_frames;
+  out.columns = columns;
+  out.data = std::move(act);
+  return out;
+}
+
+DiscreteDiarization TopSpeakers(const Activations& activations,
+                                std::span<const uint8_t> count) {
+  const int columns = activations.columns;
+  const std::vector<float>& act = activations.data;
+  DiscreteDiarization out;
+  out.num_frames = activations.num_frames;
   out.num_speakers = columns;
   out.data.assign(act.size(), 0.0f);
   std::vector<int> order(columns);
-  for (int t = 0; t < grid.num_frames; ++t) {
+  for (int t = 0; t < activations.num_frames; ++t) {
     const int want = t < static_cast<int>(count.size()) ? count[t] : 0;
     if (want == 0) continue;
     const float* a = act.data() + static_cast<size_t>(t) * columns;
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [a](int x, int y) { return a[x] > a[y]; });
+    // Stable order by decreasing activation (insertion sort: few columns,
+    // and equal activations keep the lower column first, as pyannote).
+    for (int i = 0; i < columns; ++i) {
+      int j = i;
+      while (j > 0 && a[order[j - 1]] < a[i]) {
+        order[j] = order[j - 1];
+        --j;
+      }
+      order[j] = i;
+    }
     for (int i = 0; i < want && i < columns; ++i) {
       out.data[static_cast<size_t>(t) * columns + order[i]] = 1.0f;
     }
   }
   return out;
+}
+
+DiscreteDiarization Reconstruct(std::span<const float> segmentations,
+                                std::span<const int> hard,
+                                std::span<const uint8_t> count,
+                                const FrameGrid& grid) {
+  return TopSpeakers(AggregateActivations(segmentations, hard, count, grid),
+                     count);
 }
 
 }  // namespace diarization::pipeline

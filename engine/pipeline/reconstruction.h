@@ -19,6 +19,23 @@ struct DiscreteDiarization {
   std::vector<float> data;  // (F × columns) 0/1
 };
 
+// Σ over chunks of max_{s: hard[c,s]=k} seg[c, ·, s] on the frame grid
+// (pyannote `aggregate(skip_average=True)`), (F × columns) float32 with
+// columns = max(max(hard) + 1, max(count)) (zero-padded).
+struct Activations {
+  int num_frames = 0;
+  int columns = 0;
+  std::vector<float> data;
+};
+Activations AggregateActivations(std::span<const float> segmentations,
+                                 std::span<const int> hard,
+                                 std::span<const uint8_t> count,
+                                 const FrameGrid& grid);
+
+// The count[t] most active columns of each frame (ties: lower column).
+DiscreteDiarization TopSpeakers(const Activations& activations,
+                                std::span<const uint8_t> count);
+
 // segmentations (C × 589 × 3), hard (C × 3; −2 = dropped), count (F).
 DiscreteDiarization Reconstruct(std::span<const float> segmentations,
                                 std::span<const int> hard,

@@ -38,16 +38,18 @@ std::vector<Turn> Binarize(const DiscreteDiarization& discrete,
   std::vector<Turn> turns;
   const int frames = discrete.num_frames, columns = discrete.num_speakers;
   if (frames == 0) return turns;
+  std::vector<double> middle(frames);
+  for (int t = 0; t < frames; ++t) middle[t] = FrameMiddle(t);
   for (int k = 0; k < columns; ++k) {
     std::vector<Turn> column;
     auto value = [&](int t) {
       return discrete.data[static_cast<size_t>(t) * columns + k];
     };
-    double start = FrameMiddle(0);
+    double start = middle[0];
     bool active = value(0) > kOnset;
     double t_s = start;
     for (int t = 1; t < frames; ++t) {
-      t_s = FrameMiddle(t);
+      t_s = middle[t];
       const float y = value(t);
       if (active) {
         if (y < kOffset) {
