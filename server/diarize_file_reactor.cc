@@ -88,6 +88,14 @@ void DiarizeFileReactor::DecodeAndSubmit() {
   if (engine == nullptr) {
     return FinishCall(absl::UnavailableError("the engine is not running"));
   }
+  // Retrying cannot help a recording the backlog cannot hold at all.
+  const double max_backlog_s = engine->options().max_backlog_audio_s;
+  if (wave->duration_s() > max_backlog_s) {
+    return FinishCall(absl::InvalidArgumentError(absl::StrCat(
+        wave->duration_s(), " s of audio exceed the server's backlog limit of ",
+        max_backlog_s,
+        " s on their own; split the recording or stream it with Diarize")));
+  }
   absl::StatusOr<std::unique_ptr<runtime::Job>> job = engine->StartJob(
       ToJobOptions(config_, ClientDeadline(context_)),
       runtime::JobCallbacks{.on_complete =
