@@ -47,8 +47,8 @@ def env_path(name: str) -> Path:
 
 
 def save_like_pyannote(model, path: Path):
-    """The checkpoint dict Lightning writes, completed by pyannote's own
-    Model.on_save_checkpoint (core/model.py)."""
+    """The checkpoint dict Lightning writes for a trained model (segmentation),
+    completed by pyannote's own Model.on_save_checkpoint (core/model.py)."""
     checkpoint = {
         "epoch": 0,
         "global_step": 0,
@@ -58,6 +58,18 @@ def save_like_pyannote(model, path: Path):
         "hyper_parameters": dict(model.hparams),
     }
     model.on_save_checkpoint(checkpoint)
+    torch.save(checkpoint, path)
+
+
+def save_like_wespeaker_convert(model, path: Path):
+    """Exactly what pyannote's models/embedding/wespeaker/convert.py did to
+    make pyannote/wespeaker-voxceleb-resnet34-LM's pytorch_model.bin."""
+    from pyannote.audio.core.task import Problem, Resolution, Specifications
+    model.specifications = Specifications(
+        problem=Problem.REPRESENTATION, resolution=Resolution.CHUNK, duration=5.0)
+    checkpoint = {"state_dict": model.state_dict()}
+    model.on_save_checkpoint(checkpoint)
+    checkpoint["pytorch-lightning_version"] = lightning.__version__
     torch.save(checkpoint, path)
 
 
@@ -89,7 +101,7 @@ class ConvertTest(unittest.TestCase):
         (cls.community / "embedding").mkdir()
         (cls.community / "plda").mkdir()
         save_like_pyannote(cls.seg, cls.community / "segmentation" / "pytorch_model.bin")
-        save_like_pyannote(cls.emb, cls.community / "embedding" / "pytorch_model.bin")
+        save_like_wespeaker_convert(cls.emb, cls.community / "embedding" / "pytorch_model.bin")
         for name in ("xvec_transform.npz", "plda.npz"):
             (cls.community / "plda" / name).write_bytes((env_path("PLDA_DIR") / name).read_bytes())
 

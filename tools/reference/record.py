@@ -117,6 +117,9 @@ def main() -> None:
                         help="golden data folder (default ../shared/data)")
     parser.add_argument("--name", default=None,
                         help="output base name (default reference_random_seed<N>)")
+    parser.add_argument("--segmentation-only", action="store_true",
+                        help="record only the segmentation outputs (for a model "
+                             "directory whose embedding network is not the point)")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -142,6 +145,18 @@ def main() -> None:
     with torch.inference_mode():
         log_probs = seg(waveforms).numpy()  # (B, 589, 7), LogSoftmax applied
         fbank = emb.compute_fbank(waveforms).numpy()  # (B, 998, 80)
+
+    if args.segmentation_only:
+        arrays = {
+            "windows.offset_samples": np.array([s for _, s, _ in WINDOWS], np.int64),
+            "segmentation.log_probs": log_probs.astype(np.float32),
+        }
+        write_outputs(args, name, arrays, manifest, seed, {
+            "log_probs_min": float(log_probs.min()),
+            "segmentation_source": manifest["segmentation"]["source"],
+            "segmentation_random_weights": manifest["segmentation"]["random_weights"],
+        })
+        return
 
     masks = np.zeros((B, M, FRAMES), np.float32)
     rng = np.random.default_rng(1234)
@@ -173,6 +188,15 @@ def main() -> None:
         "embedding.per_mask": per_mask.astype(np.float32),
         "embedding.multi_mask": multi_mask.astype(np.float32),
     }
+    write_outputs(args, name, arrays, manifest, seed, {
+        "log_probs_min": float(log_probs.min()),
+        "embedding_abs_max": float(np.abs(per_mask).max()),
+        "embedding_norm_mean": float(np.linalg.norm(per_mask, axis=-1).mean()),
+        "per_mask_vs_multi_mask_max_abs_diff": float(np.abs(per_mask - multi_mask).max()),
+    }, mask_names=MASK_NAMES)
+
+
+def write_outputs(args, name, arrays, manifest, seed, stats, mask_names=None):
     args.out.mkdir(parents=True, exist_ok=True)
     st_path = args.out / f"{name}.safetensors"
     save_file(arrays, str(st_path), metadata={"generator": "tools/reference/record.py"})
@@ -185,30 +209,26 @@ def main() -> None:
         "numpy": np.__version__,
         "seed": seed,
         "models": {
-            "segmentation.safetensors": manifest["segmentation"]["files"][0]["sha256"],
-            "embedding.safetensors": manifest["embedding"]["files"][0]["sha256"],
+            f"{role}.safetensors": manifest[role]["files"][0]["sha256"]
+            for role in ("segmentation", "embedding")
         },
         "windows": [
             {"audio": rel, "audio_sha256": sha256(args.data / rel),
              "offset_samples": start, "num_samples": WINDOW,
-             "masks_from": (f"{spec[0]}[{spec[1] or ''}][{spec[2]}] (pyannote's recorded "
-                            "binarized segmentation of this chunk)")
-             if spec else "pyannote Powerset(3,2).to_multilabel of this model's output"}
+             **({"masks_from": (f"{spec[0]}[{spec[1] or ''}][{spec[2]}] (pyannote's recorded "
+                                "binarized segmentation of this chunk)")
+                 if spec else "pyannote Powerset(3,2).to_multilabel of this model's output"}
+                if mask_names is not None else {})}
             for rel, start, spec in WINDOWS
         ],
-        "mask_names": MASK_NAMES,
         "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
-        "per_mask_vs_multi_mask_max_abs_diff": float(np.abs(per_mask - multi_mask).max()),
-        "stats": {
-            "log_probs_min": float(log_probs.min()),
-            "embedding_abs_max": float(np.abs(per_mask).max()),
-            "embedding_norm_mean": float(np.linalg.norm(per_mask, axis=-1).mean()),
-        },
+        "stats": stats,
         "reference_file_sha256": sha256(st_path),
     }
+    if mask_names is not None:
+        info["mask_names"] = mask_names
     (args.out / f"{name}.json").write_text(json.dumps(info, indent=2) + "\n")
-    print(json.dumps(info["stats"]), "per/multi diff",
-          info["per_mask_vs_multi_mask_max_abs_diff"])
+    print(json.dumps(stats))
     print(f"wrote {st_path} ({st_path.stat().st_size} bytes)")
 
 
