@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#define EIGEN_DONT_PARALLELIZE
+#include <eigen3/Eigen/Core>
+
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/dnnl_util.h"
@@ -74,6 +77,50 @@ void PoolNormLeaky(const float* in, int batch, int channels, int in_len,
   }
 }
 
+float Sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+
+// The LSTM recurrence of one bidirectional layer, given the input
+// projections (t, batch, [fwd i f g o | bwd i f g o]) with both biases
+// added. Each direction runs on its own thread (no synchronisation per time
+// step); the per-step product h·W_hhᵀ is an Eigen GEMM (single-threaded
+// inside the OpenMP section). Output (t, batch, [h_fwd | h_bwd]).
+void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
+                int batch, float* out) {
+  using RowMajor =
+      Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  constexpr int kG = kGates * kHidden;  // 512
+  const int steps = kSegmentationFrames;
+#pragma omp parallel for num_threads(2) schedule(static, 1)
+  for (int d = 0; d < 2; ++d) {
+    Eigen::Map<const RowMajor> w(whh[d].data(), kG, kHidden);
+    RowMajor h = RowMajor::Zero(batch, kHidden);
+    RowMajor c = RowMajor::Zero(batch, kHidden);
+    RowMajor z(batch, kG);
+    for (int s = 0; s < steps; ++s) {
+      const int t = d == 0 ? s : steps - 1 - s;
+      z.noalias() = h * w.transpose();
+      for (int b = 0; b < batch; ++b) {
+        const float* pre =
+            gates + (static_cast<size_t>(t) * batch + b) * 2 * kG + d * kG;
+        float* zb = z.row(b).data();
+        float* hb = h.row(b).data();
+        float* cb = c.row(b).data();
+        float* ob = out + (static_cast<size_t>(t) * batch + b) * 2 * kHidden +
+                    d * kHidden;
+        for (int u = 0; u < kHidden; ++u) {
+          const float i = Sigmoid(pre[u] + zb[u]);
+          const float f = Sigmoid(pre[kHidden + u] + zb[kHidden + u]);
+          const float g = std::tanh(pre[2 * kHidden + u] + zb[2 * kHidden + u]);
+          const float o = Sigmoid(pre[3 * kHidden + u] + zb[3 * kHidden + u]);
+          cb[u] = f * cb[u] + i * g;
+          hb[u] = o * std::tanh(cb[u]);
+          ob[u] = hb[u];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 struct CpuSegmentationModel::Weights {
@@ -84,6 +131,9 @@ struct CpuSegmentationModel::Weights {
   // Per LSTM layer: ldigo weights (1, 2, in, 4, 128), (1, 2, 128, 4, 128),
   // ldgo bias (1, 2, 4, 128) = bias_ih + bias_hh.
   std::vector<float> lstm_wx[kLayers], lstm_wh[kLayers], lstm_b[kLayers];
+  // The same in PyTorch's layout for the projection + recurrence path:
+  // [W_ih; W_ih_reverse] (1024, in), W_hh per direction (512, 128).
+  std::vector<float> lstm_wih_cat[kLayers], lstm_whh[kLayers][2];
   std::vector<float> lin_w[3], lin_b[3];  // linear.0, linear.1, classifier
 };
 
@@ -101,7 +151,9 @@ struct CpuSegmentationModel::Plan {
     std::unordered_map<int, memory> args;
   };
   std::vector<Step> sincnet_convs;  // conv0, conv1, conv2
-  std::vector<Step> lstms;          // 4 layers
+  std::vector<Step> lstms;          // 4 layers (oneDNN lstm_forward)
+  std::vector<Step> lstm_proj;      // 4 layers (input projection matmul)
+  std::vector<float> gates;         // (t, batch, 2 × 512) projections
   std::vector<Step> linears;        // linear.0, linear.1, classifier
 };
 
@@ -172,6 +224,9 @@ CpuSegmentationModel::Create(const SafetensorsFile& file,
         }
         w->lstm_b[layer][d * kGates * kHidden + go] = bih[go] + bhh[go];
       }
+      w->lstm_wih_cat[layer].insert(w->lstm_wih_cat[layer].end(), wih.begin(),
+                                    wih.end());
+      w->lstm_whh[layer][d] = std::move(whh);
     }
   }
   const char* lin_names[3] = {"linear.0", "linear.1", "classifier"};
@@ -210,6 +265,7 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
     p.lstm_in.resize(b * kSegmentationFrames * kConvChannels);
     p.lstm_a.resize(b * kSegmentationFrames * 2 * kHidden);
     p.lstm_b.resize(b * kSegmentationFrames * 2 * kHidden);
+    p.gates.resize(b * kSegmentationFrames * 2 * kGates * kHidden);
     p.lin0_out.resize(b * kSegmentationFrames * kLinear);
     p.lin1_out.resize(b * kSegmentationFrames * kLinear);
     p.logits.resize(b * kSegmentationFrames * kPowersetClasses);
@@ -305,6 +361,26 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
       step.args[DNNL_ARG_BIAS] =
           Wrap(p.engine, bias_md, w.lstm_b[layer].data());
       p.lstms.push_back(std::move(step));
+
+      // Projection path: gates_pre = x · [W_ih; W_ih_rev]ᵀ + (b_ih + b_hh)
+      // for all frames and both directions in one matmul.
+      memory::desc psrc_md({t * b, in}, kF32, Tag::ab);
+      memory::desc pw_user({in, 2 * kGates * kHidden}, kF32, Tag::ba);
+      memory::desc pw_any({in, 2 * kGates * kHidden}, kF32, Tag::any);
+      memory::desc pbias_md({1, 2 * kGates * kHidden}, kF32, Tag::ab);
+      memory::desc pdst_md({t * b, 2 * kGates * kHidden}, kF32, Tag::ab);
+      dnnl::matmul::primitive_desc ppd(
+          dnnl::matmul::desc(psrc_md, pw_any, pbias_md, pdst_md), p.engine);
+      Plan::Step proj;
+      proj.prim = dnnl::matmul(ppd);
+      proj.args[DNNL_ARG_SRC] = Wrap(p.engine, psrc_md, src);
+      proj.args[DNNL_ARG_DST] = Wrap(p.engine, pdst_md, p.gates.data());
+      proj.args[DNNL_ARG_WEIGHTS] =
+          ReorderedCopy(p.engine, p.stream, pw_user,
+                        w.lstm_wih_cat[layer].data(), ppd.weights_desc());
+      proj.args[DNNL_ARG_BIAS] =
+          Wrap(p.engine, pbias_md, w.lstm_b[layer].data());
+      p.lstm_proj.push_back(std::move(proj));
     }
 
     // Linears on (t·batch, features) rows; PyTorch's (out, in) weight is the
@@ -403,7 +479,16 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
       }
     }
     // 11–14. LSTM and linears.
-    for (auto& s : p->lstms) run(s);
+    if (options_.lstm == CpuLstmImpl::kOneDnnPrimitive) {
+      for (auto& s : p->lstms) run(s);
+    } else {
+      for (int layer = 0; layer < kLayers; ++layer) {
+        run(p->lstm_proj[layer]);
+        p->stream.wait();
+        float* dst = layer % 2 == 0 ? p->lstm_a.data() : p->lstm_b.data();
+        Recurrence(w.lstm_whh[layer], p->gates.data(), batch, dst);
+      }
+    }
     for (auto& s : p->linears) run(s);
     p->stream.wait();
   } catch (const dnnl::error& e) {

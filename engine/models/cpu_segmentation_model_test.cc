@@ -35,10 +35,15 @@ class CpuSegmentationModelTest : public ::testing::Test {
     auto model = CpuSegmentationModel::Create(*file_, {.threads = 2});
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = std::move(*model);
+    auto onednn = CpuSegmentationModel::Create(
+        *file_, {.threads = 2, .lstm = CpuLstmImpl::kOneDnnPrimitive});
+    ASSERT_TRUE(onednn.ok()) << onednn.status();
+    model_onednn_ = std::move(*onednn);
     wav_ = testing::ReadWavOrDie("pyannote-audio/sample/sample.wav");
   }
   std::unique_ptr<SafetensorsFile> file_;
-  std::unique_ptr<CpuSegmentationModel> model_;
+  std::unique_ptr<CpuSegmentationModel> model_;  // projection + recurrence
+  std::unique_ptr<CpuSegmentationModel> model_onednn_;  // lstm_forward
   std::vector<float> wav_;
 };
 
@@ -51,20 +56,26 @@ TEST_F(CpuSegmentationModelTest, MatchesFloat64ReferenceOnSpeech) {
               wav_.begin() + starts[i] + kWindowSamples,
               windows.begin() + i * kWindowSamples);
   }
-  std::vector<float> out(2 * kSegmentationFrames * kPowersetClasses);
-  ASSERT_TRUE(model_->Run(windows, 2, out).ok());
-  for (int i = 0; i < 2; ++i) {
-    auto ref =
-        testing::ReferencePyanNet(*file_, windows.data() + i * kWindowSamples);
-    double max_abs = 0;
-    for (int j = 0; j < kSegmentationFrames * kPowersetClasses; ++j) {
-      max_abs = std::max(
-          max_abs, std::abs(out[i * kSegmentationFrames * 7 + j] - ref[j]));
+  // Both LSTM implementations (projection + recurrence, oneDNN's
+  // lstm_forward) against the same float64 reference.
+  for (CpuSegmentationModel* model : {model_.get(), model_onednn_.get()}) {
+    const char* name =
+        model == model_.get() ? "projection+recurrence" : "oneDNN lstm_forward";
+    std::vector<float> out(2 * kSegmentationFrames * kPowersetClasses);
+    ASSERT_TRUE(model->Run(windows, 2, out).ok());
+    for (int i = 0; i < 2; ++i) {
+      auto ref = testing::ReferencePyanNet(*file_,
+                                           windows.data() + i * kWindowSamples);
+      double max_abs = 0;
+      for (int j = 0; j < kSegmentationFrames * kPowersetClasses; ++j) {
+        max_abs = std::max(
+            max_abs, std::abs(out[i * kSegmentationFrames * 7 + j] - ref[j]));
+      }
+      std::cerr << "segmentation (" << name << ") vs float64 reference, window "
+                << i << ": max abs " << max_abs << "\n";
+      // float32 through SincNet, 4 BiLSTM layers over 589 steps, 3 linears.
+      EXPECT_LT(max_abs, 1e-4) << name;
     }
-    std::cerr << "segmentation vs float64 reference, window " << i
-              << ": max abs " << max_abs << "\n";
-    // float32 through SincNet, 4 BiLSTM layers over 589 steps and 3 linears.
-    EXPECT_LT(max_abs, 1e-4);
   }
 }
 
