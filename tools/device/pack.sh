@@ -31,12 +31,14 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
     bazel --output_base="$OUTPUT_BASE" build "${TARGETS[@]}"
 fi
 
+# Not the bazel-bin symlink: other output bases share this checkout.
+BIN=$(bazel --output_base="$OUTPUT_BASE" info bazel-bin 2>/dev/null)
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/data" "$STAGE/plda"
 for t in "${TARGETS[@]}"; do
   pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
-  cp -L "bazel-bin/$pkg/$name" "$STAGE/bin/$name"
+  cp -L "$BIN/$pkg/$name" "$STAGE/bin/$name"
 done
 
 # Libraries the GPU machine lacks: everything ldd resolves outside the base
