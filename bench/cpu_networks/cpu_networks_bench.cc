@@ -33,6 +33,8 @@ ABSL_FLAG(int, threads, 2, "OpenMP threads.");
 ABSL_FLAG(int, batch, 4, "Windows per call.");
 ABSL_FLAG(int, repeats, 3, "Timed repetitions (the best is reported).");
 ABSL_FLAG(std::string, only, "", "'seg' or 'emb' to time one network.");
+ABSL_FLAG(bool, lstm_onednn, false,
+          "Use oneDNN's lstm_forward instead of projection + recurrence.");
 
 namespace {
 namespace fs = std::filesystem;
@@ -75,7 +77,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int threads = absl::GetFlag(FLAGS_threads);
-  auto backend = models::CreateCpuBackend(**dir, {.threads = threads});
+  models::CpuBackendOptions options{.threads = threads};
+  if (absl::GetFlag(FLAGS_lstm_onednn)) {
+    options.lstm = models::CpuLstmImpl::kOneDnnPrimitive;
+  }
+  auto backend = models::CreateCpuBackend(**dir, options);
   if (!backend.ok()) {
     std::fprintf(stderr, "%s\n", backend.status().ToString().c_str());
     return 1;

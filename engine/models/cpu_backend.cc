@@ -16,7 +16,8 @@ absl::StatusOr<CpuBackend> CreateCpuBackend(const ModelDirectory& dir,
     return absl::InvalidArgumentError(
         absl::StrCat("CPU threads must be >= 0, got ", options.threads));
   }
-  CpuModelOptions model_options{.threads = options.threads};
+  CpuModelOptions model_options{.threads = options.threads,
+                                .lstm = options.lstm};
   CpuBackend backend;
   ASSIGN_OR_RETURN(
       backend.segmentation,

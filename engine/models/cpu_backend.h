@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "engine/models/cpu_options.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/model_interfaces.h"
 
@@ -15,6 +16,8 @@ namespace diarization::models {
 struct CpuBackendOptions {
   // OpenMP threads per network run; 0 = all cores (or OMP_NUM_THREADS).
   int threads = 0;
+  // The segmentation LSTM implementation (both are tested).
+  CpuLstmImpl lstm = CpuLstmImpl::kProjectionRecurrence;
 };
 
 struct CpuBackend {
