@@ -20,14 +20,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/common/test_data.h"
 #include "engine/io/npy.h"
 #include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/manifest.h"
 #include "engine/models/model_dir.h"
+#include "engine/models/safetensors.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace diarization::models {
 namespace {
@@ -42,6 +47,11 @@ constexpr std::array<std::array<float, 3>, 7> kMapping = {{{0, 0, 0},
                                                            {1, 1, 0},
                                                            {1, 0, 1},
                                                            {0, 1, 1}}};
+
+// float32 through 4 bidirectional LSTM layers over 589 steps: a few 1e-5 of
+// drift is float reordering (oneDNN vs PyTorch kernels); 1e-3 still catches
+// any wrong weight or gate (those move log-probs by 1e-1 or more).
+constexpr double kRealLogProbTolerance = 1e-3;
 
 std::vector<float> ReadMono16k(const std::string& path) {
   SF_INFO info{};
@@ -142,6 +152,53 @@ TEST_P(SegmentationParityTest, ReproducesPyannoteSegmentations) {
   EXPECT_LE(mismatches, 5) << GetParam();
   std::printf("%s: %d chunks, %d of %d frames differ (largest gap %.2e)\n",
               GetParam(), chunks, mismatches, chunks * 589, worst_gap);
+}
+
+// Log-probabilities on the 4 reference windows against pyannote's PyanNet
+// with the same real weights (engine/models/testdata/
+// reference_real_segmentation.*, made by tools/reference/record.py
+// --segmentation-only).
+TEST(RealSegmentationReferenceTest, LogProbsMatchPyannote) {
+  const char* dir = std::getenv("DIARIZATION_REAL_MODELS_DIR");
+  ASSERT_TRUE(dir != nullptr && *dir) << "set DIARIZATION_REAL_MODELS_DIR";
+  const fs::path testdata =
+      fs::path(testing::SourceRoot()) / "engine/models/testdata";
+  std::ifstream in(testdata / "reference_real_segmentation.json");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json info = nlohmann::json::parse(text.str());
+  auto md = ModelDirectory::Open(dir);
+  ASSERT_TRUE(md.ok()) << md.status();
+  ASSERT_EQ((*md)->manifest().segmentation.files[0].sha256,
+            info["models"]["segmentation.safetensors"].get<std::string>())
+      << "the references were recorded with other segmentation weights";
+  auto ref = SafetensorsFile::Open(
+      (testdata / "reference_real_segmentation.safetensors").string());
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const auto expected = (*ref)->Find("segmentation.log_probs")->f32();
+  const int batch = static_cast<int>(info["windows"].size());
+  std::vector<float> windows;
+  for (const auto& w : info["windows"]) {
+    const std::vector<float> audio = ReadMono16k(
+        (fs::path(testing::TestDataDir()) / w["audio"].get<std::string>())
+            .string());
+    const size_t start = w["offset_samples"].get<size_t>();
+    ASSERT_GE(audio.size(), start + 160000);
+    windows.insert(windows.end(), audio.begin() + start,
+                   audio.begin() + start + 160000);
+  }
+  auto model = CpuSegmentationModel::Create((*md)->segmentation(), {});
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<float> log_probs(static_cast<size_t>(batch) * 589 * 7);
+  ASSERT_TRUE((*model)->Run(windows, batch, log_probs).ok());
+  ASSERT_EQ(expected.size(), log_probs.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < log_probs.size(); ++i) {
+    max_diff = std::max<double>(max_diff, std::abs(log_probs[i] - expected[i]));
+  }
+  std::printf("real weights: max |log_prob - pyannote| = %.3g\n", max_diff);
+  EXPECT_LT(max_diff, kRealLogProbTolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(Findit, SegmentationParityTest,
