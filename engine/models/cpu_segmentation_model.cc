@@ -1,5 +1,7 @@
 #include "engine/models/cpu_segmentation_model.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -86,11 +88,14 @@ float Sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
 // inside the OpenMP section). Output (t, batch, [h_fwd | h_bwd]).
 void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
                 int batch, float* out) {
+  // Two threads when the caller's OpenMP team allows it (threads = 1 runs
+  // the directions one after the other).
+  const int threads = std::min(2, omp_get_max_threads());
   using RowMajor =
       Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   constexpr int kG = kGates * kHidden;  // 512
   const int steps = kSegmentationFrames;
-#pragma omp parallel for num_threads(2) schedule(static, 1)
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int d = 0; d < 2; ++d) {
     Eigen::Map<const RowMajor> w(whh[d].data(), kG, kHidden);
     RowMajor h = RowMajor::Zero(batch, kHidden);
