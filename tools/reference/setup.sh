@@ -5,7 +5,9 @@
 #
 # Usage: bash tools/reference/setup.sh [VENV_DIR]   (default: <repo>/.venv-reference)
 # Needs Python 3.11 (python3 on PATH, or $PYTHON) and about 8 GB of disk:
-# torch from PyPI brings its CUDA libraries.
+# torch from PyPI brings its CUDA libraries. pyannote warns at import that
+# torchcodec cannot find FFmpeg's shared libraries: harmless here, the tools
+# read audio with soundfile and hand pyannote waveforms in memory.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "${here}/../.." && pwd)"
