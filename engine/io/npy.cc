@@ -178,9 +178,9 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view data_std) {
   descr = std::string(absl::StripSuffix(absl::StripPrefix(descr, "'"), "'"));
   ASSIGN_OR_RETURN(const std::string fortran,
                    DictValue(header, "fortran_order"));
-  if (fortran != "False") {
+  if (fortran != "False" && fortran != "True") {
     return absl::InvalidArgumentError(
-        "npy: Fortran-order arrays are not supported");
+        absl::StrCat("npy: bad fortran_order '", fortran, "'"));
   }
   ASSIGN_OR_RETURN(std::string shape_text, DictValue(header, "shape"));
   NpyArray array;
@@ -206,6 +206,26 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view data_std) {
                      " bytes, shape needs ", payload));
   }
   array.bytes.assign(data.begin() + begin, data.begin() + begin + payload);
+  if (fortran == "True" && array.shape.size() > 1) {
+    // Column-major on disk: reorder into C order, the layout callers expect.
+    const int rank = static_cast<int>(array.shape.size());
+    const int esize = ElementSize(array.dtype);
+    std::vector<int64_t> f_stride(rank, 1);
+    for (int k = 1; k < rank; ++k)
+      f_stride[k] = f_stride[k - 1] * array.shape[k - 1];
+    std::vector<uint8_t> c_order(array.bytes.size());
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < array.size(); ++i) {
+      int64_t src = 0;
+      for (int k = 0; k < rank; ++k) src += index[k] * f_stride[k];
+      std::memcpy(&c_order[i * esize], &array.bytes[src * esize], esize);
+      for (int k = rank - 1; k >= 0; --k) {
+        if (++index[k] < array.shape[k]) break;
+        index[k] = 0;
+      }
+    }
+    array.bytes = std::move(c_order);
+  }
   return array;
 }
 

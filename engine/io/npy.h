@@ -2,8 +2,9 @@
 //
 // .npy: magic "\x93NUMPY", version 1.x/2.x/3.x, a Python-dict header with
 // 'descr', 'fortran_order' and 'shape', then the raw little-endian data
-// (numpy.lib.format). Only C-order little-endian numeric arrays are accepted;
-// anything else is an InvalidArgument naming what was found. .npz is a zip
+// (numpy.lib.format). Only little-endian numeric arrays are accepted.
+// Fortran-order arrays are reordered to C order on load. Anything else is an
+// InvalidArgument naming what was found. .npz is a zip
 // of .npy members (stored or deflated), read with libzip.
 #ifndef DIARIZATION_ENGINE_IO_NPY_H_
 #define DIARIZATION_ENGINE_IO_NPY_H_

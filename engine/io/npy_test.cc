@@ -54,9 +54,16 @@ TEST(NpyTest, RejectsBadInput) {
   EXPECT_FALSE(ParseNpy(MakeNpy(">f4", "(1,)", &v, 4)).ok());  // big endian
   EXPECT_FALSE(ParseNpy(MakeNpy("<f4", "(2,)", &v, 4)).ok());  // truncated
   EXPECT_FALSE(ParseNpy(MakeNpy("<U3", "(1,)", &v, 4)).ok());  // strings
-  std::string fortran = MakeNpy("<f4", "(1,)", &v, 4);
-  fortran.replace(fortran.find("False"), 5, "True ");
-  EXPECT_FALSE(ParseNpy(fortran).ok());
+}
+
+TEST(NpyTest, FortranOrderIsReorderedToCOrder) {
+  // [[1, 2, 3], [4, 5, 6]] stored column-major: 1 4 2 5 3 6.
+  const double col_major[6] = {1, 4, 2, 5, 3, 6};
+  std::string f = MakeNpy("<f8", "(2, 3)", col_major, sizeof(col_major));
+  f.replace(f.find("False"), 5, "True ");
+  auto a = ParseNpy(f);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->ToDouble(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(NpyTest, ReadsFixtureNpyAndNpz) {

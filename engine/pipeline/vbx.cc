@@ -97,7 +97,7 @@ VbxResult Vbx(std::span<const double> x_data, int n, int d,
       }
     }
     double log_px = 0.0;
-    if (options.loop_prob <= 0.0) {
+    if (!options.hmm && options.loop_prob <= 0.0) {
       // pyannote: GMM update.
       constexpr double kEps = 1e-8;
       Eigen::VectorXd lpi(s);

@@ -19,6 +19,9 @@ struct VbxOptions {
   int max_iters = 20;
   double epsilon = 1e-4;
   double loop_prob = 0.0;
+  // Use the HMM (forward–backward) even when loop_prob is 0; with 0 it is
+  // mathematically pyannote's model (a test checks the two paths agree).
+  bool hmm = false;
 };
 
 struct VbxResult {

@@ -1,0 +1,194 @@
+#include "engine/pipeline/ahc.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "engine/common/test_data.h"
+#include "engine/io/fixture.h"
+#include "engine/io/npy.h"
+#include "engine/pipeline/ahc_blockwise.h"
+#include "engine/pipeline/train_filter.h"
+#include "gtest/gtest.h"
+
+namespace diarization::pipeline {
+namespace {
+
+TEST(AhcTest, CentroidLinkageOnALineByHand) {
+  // 1-d points 0, 1, 3: merge (0,1) at 1 → centroid 0.5, then at 2.5.
+  const std::vector<float> x = {0, 1, 3};
+  std::vector<double> d = PdistEuclidean(x, 3, 1);
+  EXPECT_EQ(d, (std::vector<double>{1, 3, 2}));
+  const auto z = CentroidLinkage(d, 3);
+  ASSERT_EQ(z.size(), 2u);
+  EXPECT_EQ(z[0].a, 0);
+  EXPECT_EQ(z[0].b, 1);
+  EXPECT_DOUBLE_EQ(z[0].distance, 1.0);
+  EXPECT_EQ(z[1].a, 2);
+  EXPECT_EQ(z[1].b, 3);
+  EXPECT_DOUBLE_EQ(z[1].distance, 2.5);
+  EXPECT_EQ(FclusterDistance(z, 3, 2.0), (std::vector<int>{1, 1, 2}));
+  EXPECT_EQ(FclusterDistance(z, 3, 2.5),
+            (std::vector<int>{1, 1, 1}));  // inclusive
+  EXPECT_EQ(FclusterDistance(z, 3, 0.5),
+            (std::vector<int>{1, 2, 3}));  // DFS order
+}
+
+TEST(AhcTest, InversionIsHandledByTheSubtreeMaximum) {
+  // (0,0), (1,0), (0.5,0.9): merge at 1.0, then the centroid (0.5,0) is at
+  // 0.9 from the third point: a height below its child's.
+  const std::vector<float> x = {0, 0, 1, 0, 0.5f, 0.9f};
+  std::vector<double> d = PdistEuclidean(x, 3, 2);
+  const auto z = CentroidLinkage(d, 3);
+  ASSERT_EQ(z.size(), 2u);
+  EXPECT_NEAR(z[1].distance, 0.9, 1e-7);
+  // t = 0.95 ≥ the root's own height, but the subtree holds a 1.0 merge.
+  EXPECT_EQ(FclusterDistance(z, 3, 0.95), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(FclusterDistance(z, 3, 1.0), (std::vector<int>{1, 1, 1}));
+}
+
+TEST(AhcTest, HeightsEqualCentroidDistancesOnRandomData) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> g;
+  const int n = 60, dim = 5;
+  std::vector<float> x(n * dim);
+  for (float& v : x) v = g(rng);
+  std::vector<double> d = PdistEuclidean(x, n, dim);
+  const auto z = CentroidLinkage(d, n);
+  // Recompute each merge from the member centroids (independent of the
+  // Lance–Williams recursion).
+  std::vector<std::vector<int>> members(2 * n - 1);
+  for (int i = 0; i < n; ++i) members[i] = {i};
+  auto centroid = [&](const std::vector<int>& m) {
+    std::vector<double> c(dim, 0.0);
+    for (int i : m) {
+      for (int t = 0; t < dim; ++t) c[t] += x[i * dim + t];
+    }
+    for (double& v : c) v /= m.size();
+    return c;
+  };
+  for (size_t k = 0; k < z.size(); ++k) {
+    const auto ca = centroid(members[z[k].a]), cb = centroid(members[z[k].b]);
+    double s = 0;
+    for (int t = 0; t < dim; ++t) s += (ca[t] - cb[t]) * (ca[t] - cb[t]);
+    EXPECT_NEAR(z[k].distance, std::sqrt(s), 1e-9) << k;
+    members[n + k] = members[z[k].a];
+    members[n + k].insert(members[n + k].end(), members[z[k].b].begin(),
+                          members[z[k].b].end());
+    EXPECT_EQ(z[k].size, static_cast<int>(members[n + k].size()));
+  }
+}
+
+TEST(AhcTest, GemmAndDirectPdistAgree) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> g;
+  const int n = 1100, dim = 16;  // > 1024: the GEMM path
+  std::vector<float> x(n * dim);
+  for (float& v : x) v = g(rng);
+  const std::vector<double> square = PdistSquare(x, n, dim);
+  for (int i = 0; i < n; i += 97) {
+    for (int j = 0; j < n; j += 89) {
+      double s = 0;
+      for (int t = 0; t < dim; ++t) {
+        const double diff = double{x[i * dim + t]} - double{x[j * dim + t]};
+        s += diff * diff;
+      }
+      EXPECT_NEAR(square[static_cast<size_t>(i) * n + j], std::sqrt(s), 1e-12);
+    }
+  }
+}
+
+TEST(AhcTest, AverageLinkageMatchesANaiveImplementation) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<double> g;
+  const int n = 40;
+  std::vector<double> pts(n * 3);
+  for (double& v : pts) v = g(rng);
+  std::vector<double> d;
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      double s = 0;
+      for (int t = 0; t < 3; ++t)
+        s += (pts[i * 3 + t] - pts[j * 3 + t]) *
+             (pts[i * 3 + t] - pts[j * 3 + t]);
+      d.push_back(std::sqrt(s));
+    }
+  }
+  auto full = [&](int i, int j) {
+    return i < j ? d[CondensedIndex(n, i, j)] : d[CondensedIndex(n, j, i)];
+  };
+  // Naive UPGMA: mean pairwise distance between member sets, global minimum.
+  std::vector<std::vector<int>> clusters(n);
+  for (int i = 0; i < n; ++i) clusters[i] = {i};
+  std::vector<double> heights;
+  while (clusters.size() > 1) {
+    double best = 1e300;
+    size_t ba = 0, bb = 0;
+    for (size_t a = 0; a < clusters.size(); ++a) {
+      for (size_t b = a + 1; b < clusters.size(); ++b) {
+        double s = 0;
+        for (int i : clusters[a]) {
+          for (int j : clusters[b]) s += full(i, j);
+        }
+        s /= clusters[a].size() * clusters[b].size();
+        if (s < best) best = s, ba = a, bb = b;
+      }
+    }
+    heights.push_back(best);
+    clusters[ba].insert(clusters[ba].end(), clusters[bb].begin(),
+                        clusters[bb].end());
+    clusters.erase(clusters.begin() + bb);
+  }
+  std::vector<double> copy = d;
+  const auto z = AverageLinkage(copy, n);
+  ASSERT_EQ(z.size(), heights.size());
+  for (size_t k = 0; k < z.size(); ++k)
+    EXPECT_NEAR(z[k].distance, heights[k], 1e-9);
+}
+
+// Same partition up to renaming.
+bool SamePartition(const std::vector<int>& a, const std::vector<int>& b) {
+  if (a.size() != b.size()) return false;
+  std::map<int, int> f, r;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (f.emplace(a[i], b[i]).first->second != b[i]) return false;
+    if (r.emplace(b[i], a[i]).first->second != a[i]) return false;
+  }
+  return true;
+}
+
+TEST(AhcTest, BlockwiseEqualsExactWhenOneBlockHoldsEverything) {
+  auto in = io::LoadFinditFixture(diarization::testing::TestDataDir() +
+                                  "/findit-dia-parity/01_dialogue");
+  ASSERT_TRUE(in.ok()) << in.status();
+  const TrainSet t =
+      FilterTrainEmbeddings(in->segmentations, in->embeddings, in->num_chunks);
+  const int n = t.size();
+  std::vector<float> train(n * 256);
+  for (int i = 0; i < n; ++i) {
+    std::copy_n(
+        in->embeddings.data() + (t.chunk_idx[i] * 3 + t.speaker_idx[i]) * 256,
+        256, train.data() + i * 256);
+  }
+  const std::vector<float> normed = NormalizeRowsF32(train, n, 256);
+  std::vector<double> d = PdistEuclidean(normed, n, 256);
+  const auto exact = FclusterDistance(CentroidLinkage(d, n), n, 0.6);
+  // pyannote's answer (ahc_init_labels) is the exact path's.
+  auto want =
+      io::ReadNpyFile(diarization::testing::TestDataDir() +
+                      "/findit-dia-parity/01_dialogue/ahc_init_labels.npy");
+  ASSERT_TRUE(want.ok());
+  std::vector<int> want_labels;
+  for (int64_t v : want->ToInt64()) want_labels.push_back(static_cast<int>(v));
+  EXPECT_TRUE(SamePartition(exact, want_labels));
+  EXPECT_EQ(BlockwiseCentroidFcluster(normed, n, 256, 0.6, n), exact);
+  // The forced bounded-memory path through AhcCluster for n above the limit.
+  AhcOptions small;
+  small.exact_max_n = 8;
+  small.block_size = n + 1;
+  EXPECT_EQ(AhcCluster(train, n, 256, small), want_labels);
+}
+
+}  // namespace
+}  // namespace diarization::pipeline

@@ -1,0 +1,162 @@
+// The facade on edge cases and bad inputs: pyannote's behaviour or a clear
+// error, never a crash (parity on real recordings is pipeline_parity_test).
+#include "engine/pipeline/diarization.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/common/test_data.h"
+#include "engine/io/fixture.h"
+#include "gtest/gtest.h"
+
+namespace diarization::pipeline {
+namespace {
+
+constexpr int F = kFramesPerWindow;
+constexpr int D = kEmbeddingDim;
+
+const PldaModel& Plda() {
+  static const PldaModel* m = new PldaModel(
+      *LoadPlda(diarization::testing::SharedModelsDir() + "/community-1-plda"));
+  return *m;
+}
+
+io::PipelineInputs Fixture(const std::string& name) {
+  auto in = io::LoadFinditFixture(diarization::testing::TestDataDir() +
+                                  "/findit-dia-parity/" + name);
+  EXPECT_TRUE(in.ok()) << in.status();
+  return *in;
+}
+
+TEST(DiarizationTest, NobodySpeakingGivesEmptyOutput) {
+  std::vector<float> seg(3 * F * 3, 0.0f), emb(3 * 3 * D, 0.1f);
+  auto out = Diarize(seg, emb, 3, Plda(), PipelineConfig{}, SpeakerHints{});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->segments.empty());
+  EXPECT_TRUE(out->exclusive_segments.empty());
+  EXPECT_TRUE(out->labels.empty());
+}
+
+TEST(DiarizationTest, SingleWindowWithoutTrainingEmbeddingsIsOneSpeaker) {
+  // A short active region: fewer than 118 clean frames, so no training
+  // embedding (pyannote N < 2 path): one speaker.
+  std::vector<float> seg(F * 3, 0.0f), emb(3 * D, 0.3f);
+  for (int f = 100; f < 150; ++f) seg[f * 3 + 1] = 1;
+  auto run = DiarizeDetailed(seg, emb, 1, Plda(), PipelineConfig{},
+                             SpeakerHints{}, "x");
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->clustering.train.size(), 0);
+  EXPECT_EQ(run->grid.num_frames, 594);
+  ASSERT_EQ(run->output.labels, std::vector<std::string>{"SPEAKER_00"});
+  ASSERT_EQ(run->output.segments.size(), 1u);
+  EXPECT_DOUBLE_EQ(run->output.segments[0].start_s, FrameMiddle(100));
+  EXPECT_DOUBLE_EQ(run->output.segments[0].end_s, FrameMiddle(150));
+  // pyannote's centroid is mean(empty) = NaN there; the output keeps it.
+  EXPECT_TRUE(std::isnan(run->output.centroids[0][0]));
+}
+
+TEST(DiarizationTest, NaNEmbeddingsAreLeftOutOfTraining) {
+  io::PipelineInputs in = Fixture("02_pyannote_sample");
+  auto clean = DiarizeDetailed(in.segmentations, in.embeddings, in.num_chunks,
+                               Plda(), PipelineConfig{}, SpeakerHints{});
+  ASSERT_TRUE(clean.ok());
+  // NaN out one training embedding: it leaves the training set, its row
+  // gets NaN scores, and the run still succeeds.
+  const int c = clean->clustering.train.chunk_idx[3],
+            s = clean->clustering.train.speaker_idx[3];
+  for (int t = 0; t < D; ++t)
+    in.embeddings[(c * 3 + s) * D + t] = std::nanf("");
+  auto run = DiarizeDetailed(in.segmentations, in.embeddings, in.num_chunks,
+                             Plda(), PipelineConfig{}, SpeakerHints{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->clustering.train.size(), clean->clustering.train.size() - 1);
+  EXPECT_FALSE(run->output.segments.empty());
+}
+
+TEST(DiarizationTest, ContradictoryOrInvalidHintsAreInvalidArgument) {
+  const io::PipelineInputs in = Fixture("02_pyannote_sample");
+  auto run = [&](SpeakerHints h) {
+    return Diarize(in.segmentations, in.embeddings, in.num_chunks, Plda(),
+                   PipelineConfig{}, h);
+  };
+  EXPECT_EQ(run({0, 3, 2}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(run({-1, 0, 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // More speakers than training embeddings: sklearn would raise.
+  EXPECT_EQ(run({100, 0, 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // num_speakers overrides min/max (pyannote): not contradictory.
+  EXPECT_TRUE(run({2, 5, 1}).ok());
+}
+
+TEST(DiarizationTest, HintsFollowPyannoteSemantics) {
+  const io::PipelineInputs in = Fixture("02_pyannote_sample");  // VBx finds 2
+  auto run = [&](SpeakerHints h) {
+    auto r = DiarizeDetailed(in.segmentations, in.embeddings, in.num_chunks,
+                             Plda(), PipelineConfig{}, h);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return *std::move(r);
+  };
+  EXPECT_FALSE(run({2, 0, 0}).clustering.kmeans);  // num == VBx's K: no KMeans
+  EXPECT_FALSE(run({0, 1, 3}).clustering.kmeans);  // K within bounds
+  auto three = run({0, 3, 0});                     // K < min → KMeans(3)
+  EXPECT_TRUE(three.clustering.kmeans);
+  EXPECT_EQ(three.clustering.num_clusters, 3);
+  auto one = run({0, 0, 1});  // K > max → KMeans(1), count ≤ 1
+  EXPECT_TRUE(one.clustering.kmeans);
+  EXPECT_EQ(one.output.labels.size(), 1u);
+  for (float v : one.discrete.data) EXPECT_LE(v, 1.0f);
+}
+
+TEST(DiarizationTest, ShapeAndValueErrorsAreInvalidArgument) {
+  const io::PipelineInputs in = Fixture("04_three_speaker");
+  const PipelineConfig c;
+  EXPECT_EQ(
+      Diarize(in.segmentations, in.embeddings, in.num_chunks + 1, Plda(), c, {})
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Diarize(in.segmentations, std::span<const float>(in.embeddings).first(10),
+              in.num_chunks, Plda(), c, {})
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Diarize({}, {}, 0, Plda(), c, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<float> soft = in.segmentations;
+  soft[5] = 0.5f;
+  EXPECT_EQ(Diarize(soft, in.embeddings, in.num_chunks, Plda(), c, {})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Diarize(in.segmentations, in.embeddings, in.num_chunks, PldaModel{},
+                    c, {})
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(DiarizationTest, FastModeUsesTheTwoSecondGrid) {
+  // Every other chunk of a 1 s fixture is a 2 s-step input by construction.
+  const io::PipelineInputs in = Fixture("03_dual_speaker");
+  std::vector<float> seg, emb;
+  int chunks = 0;
+  for (int c = 0; c < in.num_chunks; c += 2, ++chunks) {
+    seg.insert(seg.end(), in.segmentations.begin() + c * F * 3,
+               in.segmentations.begin() + (c + 1) * F * 3);
+    emb.insert(emb.end(), in.embeddings.begin() + c * 3 * D,
+               in.embeddings.begin() + (c + 1) * 3 * D);
+  }
+  auto run = DiarizeDetailed(seg, emb, chunks, Plda(), PipelineConfig::Fast(),
+                             SpeakerHints{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->grid.chunk_offset[1], 119);  // rint(2 / 0.016875)
+  EXPECT_EQ(run->grid.num_frames,
+            ComputeFrameGrid(2 * chunks - 1, 1.0).num_frames);
+  EXPECT_FALSE(run->output.segments.empty());
+}
+
+}  // namespace
+}  // namespace diarization::pipeline
