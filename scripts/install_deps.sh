@@ -13,6 +13,7 @@ PACKAGES=(
   prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsndfile1-dev libsoxr-dev libeigen3-dev nlohmann-json3-dev libzip-dev libssl-dev
+  libhdf5-dev
   libdnnl-dev libopenblas-dev libfftw3-dev
   espeak-ng sox
   python3-grpcio python3-numpy
