@@ -11,7 +11,8 @@
 # Environment: BAZEL (default "bazel"; add e.g. "--output_base=..."),
 # SERVER_TARGET (default //server:diarization_server),
 # ENGINE_TARGET (default //bench/service_overhead:engine_direct; use
-# engine_direct_cuda for cuda:N), SKIP_BUILD=1 to use built binaries.
+# engine_direct_cuda for cuda:N), SKIP_BUILD=1 to use built binaries,
+# BIN_DIR=DIR to take all binaries from one folder (no Bazel; pack_gpu.sh).
 #
 # The gRPC latency of a request is the wall time of one diarize_client
 # process; the same client's GetInfo call is timed as a baseline (process
@@ -44,11 +45,15 @@ SERVER_TARGET=${SERVER_TARGET:-//server:diarization_server}
 ENGINE_TARGET=${ENGINE_TARGET:-//bench/service_overhead:engine_direct}
 CLIENT_TARGET=//clients:diarize_client
 cd "$(dirname "$0")/../.."
-if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  $BAZEL build "$ENGINE_TARGET" "$SERVER_TARGET" "$CLIENT_TARGET" >&2
+if [[ -n "${BIN_DIR:-}" ]]; then
+  path_of() { echo "$BIN_DIR/${1##*:}"; }
+else
+  if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+    $BAZEL build "$ENGINE_TARGET" "$SERVER_TARGET" "$CLIENT_TARGET" >&2
+  fi
+  BIN=$($BAZEL info bazel-bin 2>/dev/null)
+  path_of() { local t=${1#//}; echo "$BIN/${t%%:*}/${t##*:}"; }
 fi
-BIN=$($BAZEL info bazel-bin 2>/dev/null)
-path_of() { local t=${1#//}; echo "$BIN/${t%%:*}/${t##*:}"; }
 ENGINE_BIN=$(path_of "$ENGINE_TARGET")
 SERVER_BIN=$(path_of "$SERVER_TARGET")
 CLIENT_BIN=$(path_of "$CLIENT_TARGET")
@@ -107,6 +112,7 @@ for m in "${modes[@]}"; do
   fi
   awk -v m="$m" -v e="$engine" -v g="$grpc" -v b="$BASELINE" -v s="$same" -v d="$DEVICE" 'BEGIN{
     printf "{\"path\":\"grpc_loopback\",\"mode\":\"%s\",\"device\":\"%s\",\"latency_mean_s\":%.4f,", m, d, g;
-    printf "\"engine_direct_latency_mean_s\":%.4f,\"overhead_s\":%.4f,\"overhead_pct\":%.1f,", e, g-e, e>0?100*(g-e)/e:0;
+    pct = (e > 0) ? 100 * (g - e) / e : 0;
+    printf "\"engine_direct_latency_mean_s\":%.4f,\"overhead_s\":%.4f,\"overhead_pct\":%.1f,", e, g - e, pct;
     printf "\"client_baseline_s\":%.4f,\"overhead_minus_baseline_s\":%.4f,\"rttm_identical\":\"%s\"}\n", b, g-e-b, s }'
 done

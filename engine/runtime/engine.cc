@@ -351,6 +351,13 @@ class EngineImpl : public WorkerListener,
           absl::StrCat("PipelineConfig::step_samples must be > 0, got ",
                        options.config.step_samples));
     }
+    const pipeline::SpeakerHints& h = options.hints;
+    if (h.num_speakers < 0 || h.min_speakers < 0 || h.max_speakers < 0 ||
+        (h.max_speakers > 0 && h.min_speakers > h.max_speakers)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "speaker hints must be >= 0 with min <= max, got num ",
+          h.num_speakers, ", min ", h.min_speakers, ", max ", h.max_speakers));
+    }
     if (options.partial_interval_s < 0.0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "partial_interval_s must be >= 0, got ", options.partial_interval_s));
@@ -452,13 +459,16 @@ class EngineImpl : public WorkerListener,
   }
 
   // Drops audio that no pending window needs (windows before contiguous_done
-  // are done), in steps of at least one window to amortize the move.
+  // are done). Only when the dropped part is at least a window and at least
+  // what stays, so the moves of a long recording add up to O(its length)
+  // while a live stream keeps only a few windows of audio.
   void TrimAudioLocked(JobState& job) {
     const int64_t keep_from =
         job.options.config.step_samples * job.contiguous_done;
     const int64_t drop =
         std::min(keep_from, job.num_samples) - job.audio_offset;
-    if (drop >= kWindowSamples) {
+    const int64_t stays = job.num_samples - job.audio_offset - drop;
+    if (drop >= kWindowSamples && drop >= stays) {
       job.audio.erase(job.audio.begin(), job.audio.begin() + drop);
       job.audio_offset += drop;
     }

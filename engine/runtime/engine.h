@@ -42,7 +42,8 @@
 // engine holds a lock, so a callback may call back into the engine or the
 // Job. Callbacks of one job never run concurrently, and no on_partial call
 // follows that job's on_complete. Callbacks should be quick (post work
-// elsewhere, e.g. start a gRPC write); they run on the clustering pool.
+// elsewhere, e.g. start a gRPC write); they run on the clustering pool, so
+// they must not call Engine::Drain or destroy the Engine.
 #ifndef DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 #define DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 
@@ -232,7 +233,7 @@ class Engine {
   // the job and will call on_complete exactly once; on error nothing was
   // accepted. Errors: RESOURCE_EXHAUSTED (backlog full; see RetryAfter),
   // UNAVAILABLE (draining or stopped), INVALID_ARGUMENT (no samples, bad
-  // config, or longer than max_backlog_audio_s on its own),
+  // config or speaker hints, or longer than max_backlog_audio_s on its own),
   // DEADLINE_EXCEEDED (deadline already past).
   virtual absl::Status Submit(const JobOptions& options,
                               std::vector<float> samples,

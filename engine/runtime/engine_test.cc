@@ -909,6 +909,33 @@ TEST(EngineTest, CancelRacingCompletionStillCompletesOnce) {
   EXPECT_EQ(rig.engine->backlog_audio_s(), 0.0);
 }
 
+TEST(EngineTest, BadJobOptionsAreRejectedUpFront) {
+  Rig rig = MakeRig(EngineOptions{});
+  Outcome out;
+  JobOptions hints;
+  hints.hints.min_speakers = 4;
+  hints.hints.max_speakers = 2;
+  EXPECT_EQ(rig.engine->Submit(hints, RandomAudio(100), out.Callbacks()).code(),
+            absl::StatusCode::kInvalidArgument);
+  JobOptions step;
+  step.config.step_samples = 0;
+  EXPECT_EQ(rig.engine->StartJob(step, out.Callbacks()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(rig.engine->Submit(JobOptions{}, {}, out.Callbacks()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      rig.engine->Submit(JobOptions{}, RandomAudio(10), JobCallbacks{}).code(),
+      absl::StatusCode::kInvalidArgument);
+  // A stream that ends without audio completes with INVALID_ARGUMENT.
+  auto empty = rig.engine->StartJob(JobOptions{}, out.Callbacks());
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ((*empty)->Finish().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(out.Wait());
+  EXPECT_EQ(out.result().status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.completions(), 1);
+  EXPECT_EQ((*empty)->Finish().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(EngineTest, CreateRejectsBadArguments) {
   std::vector<Device> none;
   EXPECT_EQ(Engine::Create(EngineOptions{}, std::move(none), nullptr, nullptr)
