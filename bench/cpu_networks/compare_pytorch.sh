@@ -2,19 +2,24 @@
 # CPU networks vs PyTorch (pyannote.audio's own modules), same machine, same
 # thread count, same windows and masks, same run. Prints both and the ratio.
 #
-#   bench/cpu_networks/compare_pytorch.sh [--threads 2] [--batch 4] [--repeats 3]
+#   bench/cpu_networks/compare_pytorch.sh [--threads 2] [--batch 4]
+#       [--repeats 3] [--rounds 2]
+#
+# The two implementations run alternately for --rounds rounds and the best
+# time of each is kept, so a load change on a shared machine hits both.
 #
 # Needs the reference venv (bash tools/reference/setup.sh →
 # .venv-reference). BAZEL_OUTPUT_BASE selects a bazel output base.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
-THREADS=2 BATCH=4 REPEATS=3
+THREADS=2 BATCH=4 REPEATS=3 ROUNDS=2
 while (($#)); do
   case "$1" in
     --threads) THREADS="$2"; shift 2 ;;
     --batch) BATCH="$2"; shift 2 ;;
     --repeats) REPEATS="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -28,21 +33,25 @@ MODELS="$(mktemp -d)/models"
 trap 'rm -rf "$(dirname "$MODELS")"' EXIT
 "$BIN/tools/make_random_models/make_random_models" --out "$MODELS" --seed 1 >&2
 
-echo "== C++ (oneDNN), OMP_NUM_THREADS=$THREADS"
-CPP="$(OMP_NUM_THREADS=$THREADS "$BIN/bench/cpu_networks/cpu_networks_bench" \
-  --models "$MODELS" --threads "$THREADS" --batch "$BATCH" --repeats "$REPEATS")"
-echo "$CPP"
-echo "== PyTorch, torch.set_num_threads($THREADS)"
-PYT="$(OMP_NUM_THREADS=$THREADS "$PY" bench/cpu_networks/pytorch_bench.py \
-  --models "$MODELS" --threads "$THREADS" --batch "$BATCH" --repeats "$REPEATS")"
-echo "$PYT"
+CPP="" PYT=""
+for ((r = 1; r <= ROUNDS; r++)); do
+  echo "== round $r: C++ (oneDNN), OMP_NUM_THREADS=$THREADS, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  out="$(OMP_NUM_THREADS=$THREADS "$BIN/bench/cpu_networks/cpu_networks_bench" \
+    --models "$MODELS" --threads "$THREADS" --batch "$BATCH" --repeats "$REPEATS")"
+  echo "$out"; CPP+="$out"$'\n'
+  echo "== round $r: PyTorch, torch.set_num_threads($THREADS), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  out="$(OMP_NUM_THREADS=$THREADS "$PY" bench/cpu_networks/pytorch_bench.py \
+    --models "$MODELS" --threads "$THREADS" --batch "$BATCH" --repeats "$REPEATS")"
+  echo "$out"; PYT+="$out"$'\n'
+done
 
-field() { grep '^RESULT' <<<"$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# Best (smallest) value of a RESULT field over the rounds.
+field() { grep '^RESULT' <<<"$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | sort -g | head -1; }
 python3 - "$(field "$CPP" seg_ms)" "$(field "$CPP" emb_ms)" \
   "$(field "$PYT" seg_ms)" "$(field "$PYT" emb_ms)" "$(field "$PYT" emb_multi_ms)" <<'PYEOF'
 import sys
 cs, ce, ps, pe, pm = map(float, sys.argv[1:])
-print("== per window (ms): C++ seg %.1f emb %.1f | PyTorch seg %.1f emb(pipeline, 3 trunks) %.1f emb(multi-mask) %.1f"
+print("== best of the rounds, per window (ms): C++ seg %.1f emb %.1f | PyTorch seg %.1f emb(pipeline, 3 trunks) %.1f emb(multi-mask) %.1f"
       % (cs, ce, ps, pe, pm))
 print("speed-up: segmentation %.2fx; embedding vs pyannote's pipeline calls %.2fx, vs its multi-mask path %.2fx"
       % (ps / cs, pe / ce, pm / ce))
