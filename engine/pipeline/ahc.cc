@@ -335,53 +335,66 @@ std::vector<Merge> AverageLinkage(std::vector<double>& d, int n) {
   if (n < 2) return raw;
   raw.reserve(n - 1);
   std::vector<int> size(n, 1);
-  std::vector<int> chain;
-  chain.reserve(n);
+  std::vector<int> live(n);
+  std::iota(live.begin(), live.end(), 0);
   auto at = [&](int i, int j) -> double& {
     return i < j ? d[CondensedIndex(n, i, j)] : d[CondensedIndex(n, j, i)];
   };
+  // Nearest-neighbour chain as fastcluster's NN_chain_core runs it (the
+  // linkage BUT's recipe calls): a chain of one element left after a merge
+  // restarts from the smallest live index; ties keep the previous element.
+  std::vector<int> chain;
+  chain.reserve(n);
   for (int k = 0; k < n - 1; ++k) {
-    if (chain.empty()) {
-      for (int i = 0; i < n; ++i) {
-        if (size[i] > 0) {
-          chain.push_back(i);
-          break;
+    int a = 0, b = 0;
+    double best = kInf;
+    if (chain.size() <= 1) {
+      chain.assign(1, live[0]);
+      a = live[0];
+      b = live[1];
+      best = at(a, b);
+      for (size_t i = 2; i < live.size(); ++i) {
+        if (at(a, live[i]) < best) {
+          best = at(a, live[i]);
+          b = live[i];
         }
       }
+    } else {
+      b = chain.back();
+      chain.pop_back();
+      a = chain.back();
+      best = at(a, b);
     }
-    int x = 0, y = 0;
-    double current_min = kInf;
+    // Grow the chain until the tip's nearest neighbour is its predecessor.
     while (true) {
-      x = chain.back();
-      // Prefer the previous chain element on ties (scipy nn_chain).
-      if (chain.size() > 1) {
-        y = chain[chain.size() - 2];
-        current_min = at(x, y);
-      } else {
-        current_min = kInf;
-      }
-      for (int i = 0; i < n; ++i) {
-        if (size[i] == 0 || i == x) continue;
-        const double v = at(x, i);
-        if (v < current_min) {
-          current_min = v;
-          y = i;
+      chain.push_back(b);
+      int next = a;
+      for (int i : live) {
+        if (i == b) continue;
+        if (at(i, b) < best) {
+          best = at(i, b);
+          next = i;
         }
       }
-      if (chain.size() > 1 && y == chain[chain.size() - 2]) break;
-      chain.push_back(y);
+      a = b;
+      b = next;
+      if (b == chain[chain.size() - 2]) break;
     }
+    // Merge the last two chain elements (a = tip, b = its predecessor).
     chain.pop_back();
     chain.pop_back();
+    int x = a, y = b;
     if (x > y) std::swap(x, y);
-    const int nx = size[x], ny = size[y];
-    raw.push_back({x, y, current_min, nx + ny});
+    raw.push_back({a, b, best, size[x] + size[y]});
+    const double sx = static_cast<double>(size[x]),
+                 sy = static_cast<double>(size[y]);
+    size[y] += size[x];
     size[x] = 0;
-    size[y] = nx + ny;
-    for (int i = 0; i < n; ++i) {
-      const int ni = size[i];
-      if (ni == 0 || i == y) continue;
-      at(i, y) = (nx * at(i, x) + ny * at(i, y)) / (nx + ny);
+    live.erase(std::lower_bound(live.begin(), live.end(), x));
+    const double s = sx / (sx + sy), t = sy / (sx + sy);
+    for (int i : live) {
+      if (i == y) continue;
+      at(i, y) = s * at(i, x) + t * at(i, y);
     }
   }
   // Sort by height (stable) and relabel with union-find, as scipy `label`.
