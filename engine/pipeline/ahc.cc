@@ -178,9 +178,13 @@ std::vector<double> PdistSquare(std::span<const float> x, int n, int d) {
     }
     return m;
   }
+  std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
+  return PdistSquareGram(xd, n, d);
+}
+
+std::vector<double> PdistSquareGram(std::span<const double> xd, int n, int d) {
   // Gram form straight into the square matrix: one DSYRK (upper triangle of
   // X·Xᵀ, OpenBLAS), then distances in place and the mirror image.
-  std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
   std::vector<double> m(static_cast<size_t>(n) * n);
   cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, 1.0, xd.data(), d,
               0.0, m.data(), n);

@@ -190,5 +190,36 @@ TEST(AhcTest, BlockwiseEqualsExactWhenOneBlockHoldsEverything) {
   EXPECT_EQ(AhcCluster(train, n, 256, small), want_labels);
 }
 
+TEST(AhcTest, BlockwiseFindsTheExactPartitionOfSeparatedSpeakers) {
+  // Five "speakers" (tight groups on the unit sphere, well apart relative to
+  // the 0.6 threshold), interleaved in time like turns; several blocks.
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> g;
+  const int speakers = 5, n = 700, dim = 32;
+  std::vector<std::vector<float>> centre(speakers, std::vector<float>(dim));
+  for (auto& c : centre) {
+    for (float& v : c) v = g(rng);
+  }
+  std::vector<float> x;
+  std::vector<int> truth;
+  for (int i = 0; i < n; ++i) {
+    const int s = (i / 13) % speakers;
+    truth.push_back(s);
+    double norm = 0;
+    for (int t = 0; t < dim; ++t) norm += centre[s][t] * centre[s][t];
+    for (int t = 0; t < dim; ++t)
+      x.push_back(centre[s][t] / std::sqrt(norm) + 0.02f * g(rng));
+  }
+  const std::vector<float> normed = NormalizeRowsF32(x, n, dim);
+  std::vector<double> d = PdistEuclidean(normed, n, dim);
+  const auto exact = FclusterDistance(CentroidLinkage(d, n), n, 0.6);
+  EXPECT_TRUE(SamePartition(exact, truth));
+  for (int block : {64, 150, 333}) {
+    EXPECT_TRUE(SamePartition(
+        BlockwiseCentroidFcluster(normed, n, dim, 0.6, block), exact))
+        << "block " << block;
+  }
+}
+
 }  // namespace
 }  // namespace diarization::pipeline
