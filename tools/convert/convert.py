@@ -14,7 +14,9 @@ or each model on its own:
                       state_dict, or an existing model directory
   --embedding SRC     pyannote/wespeaker-voxceleb-resnet34-LM `pytorch_model.bin`,
                       a WeSpeaker checkpoint (`avg_model.pt`, keys without the
-                      `resnet.` prefix), a `.safetensors`, or a model directory
+                      `resnet.` prefix), a WeSpeaker ResNet34 ONNX export
+                      (BatchNorm folded: stored as identity BatchNorms, equal to
+                      the ONNX model), a `.safetensors`, or a model directory
   --plda DIR          folder with xvec_transform.npz and plda.npz
 
 Checkpoints are read WITHOUT torch (a restricted unpickler over the zip
@@ -302,18 +304,7 @@ def _onnx_gates_to_torch(a, hidden):
 
 
 def from_onnx_segmentation(path: Path):
-    try:
-        import onnx
-        from onnx import numpy_helper
-    except ImportError as e:
-        raise ConversionError("the ONNX path needs the `onnx` package "
-                              "(bash tools/reference/setup.sh)") from e
-    model = onnx.load(str(path))
-    graph = model.graph
-    init = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    for node in graph.node:  # Constant nodes hold tensors too in some exports.
-        if node.op_type == "Constant" and node.attribute and node.attribute[0].HasField("t"):
-            init.setdefault(node.output[0], numpy_helper.to_array(node.attribute[0].t))
+    graph, init = _load_onnx(path)
     names = {n for n, _, _ in SEGMENTATION_SPECS}
     tensors = {k: v for k, v in init.items() if k in names}
     notes = []
@@ -383,6 +374,88 @@ def from_onnx_segmentation(path: Path):
     return check_tensors("segmentation", tensors, SEGMENTATION_SPECS), notes
 
 
+def _load_onnx(path: Path):
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError as e:
+        raise ConversionError("the ONNX path needs the `onnx` package "
+                              "(bash tools/reference/setup.sh)") from e
+    graph = onnx.load(str(path)).graph
+    init = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    for node in graph.node:  # Constant nodes hold tensors too in some exports.
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].HasField("t"):
+            init.setdefault(node.output[0], numpy_helper.to_array(node.attribute[0].t))
+    return graph, init
+
+
+# float32(1 - 1e-5): sqrt(running_var + 1e-5) is then exactly 1.0f, so an
+# identity BatchNorm adds its bias and nothing else.
+_IDENTITY_BN_VAR = np.float32(1.0) - np.float32(1e-5)
+
+
+def from_onnx_embedding(path: Path):
+    """WeSpeaker ResNet34 ONNX export (input fbank features). Exports made in
+    eval mode fold every BatchNorm into the preceding Conv (weight and bias);
+    the folded conv is stored with an identity BatchNorm carrying the bias,
+    which computes what the ONNX model computes. Unfolded exports
+    (BatchNormalization nodes) are copied exactly."""
+    graph, init = _load_onnx(path)
+    consumers = {}
+    for node in graph.node:
+        for i in node.input:
+            consumers.setdefault(i, []).append(node)
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    conv_names = [n for n, _, shape in EMBEDDING_SPECS if len(shape) == 4]
+    if len(convs) != len(conv_names):
+        raise ConversionError(f"{path}: {len(convs)} Conv nodes, ResNet34 has {len(conv_names)}")
+    tensors, folded = {}, 0
+    for node, name in zip(convs, conv_names):
+        tensors[name] = init[node.input[1]]
+        if name == "resnet.conv1.weight":
+            bn = "resnet.bn1"
+        elif name.endswith("shortcut.0.weight"):
+            bn = name[: -len("0.weight")] + "1"
+        else:
+            bn = name[: -len(".convN.weight")] + ".bn" + name[-len("N.weight")]
+        c = tensors[name].shape[0]
+        nexts = consumers.get(node.output[0], [])
+        if nexts and nexts[0].op_type == "BatchNormalization":
+            bnode = nexts[0]
+            for key, idx in (("weight", 1), ("bias", 2), ("running_mean", 3), ("running_var", 4)):
+                tensors[f"{bn}.{key}"] = init[bnode.input[idx]]
+        else:
+            folded += 1
+            bias = (init[node.input[2]] if len(node.input) > 2 and node.input[2]
+                    else np.zeros(c, np.float32))
+            tensors[f"{bn}.weight"] = np.ones(c, np.float32)
+            tensors[f"{bn}.bias"] = bias.astype(np.float32)
+            tensors[f"{bn}.running_mean"] = np.zeros(c, np.float32)
+            tensors[f"{bn}.running_var"] = np.full(c, _IDENTITY_BN_VAR, np.float32)
+        tensors[f"{bn}.num_batches_tracked"] = np.zeros((), np.int64)
+    for node in graph.node:
+        if node.op_type == "Gemm" and node.input[1] in init:
+            w = init[node.input[1]]
+            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+            w = w if trans_b else w.T
+            if w.shape == (256, 5120):
+                tensors["resnet.seg_1.weight"] = np.ascontiguousarray(w)
+                tensors["resnet.seg_1.bias"] = init[node.input[2]]
+        if node.op_type == "MatMul" and node.input[1] in init and \
+                init[node.input[1]].shape == (5120, 256):
+            tensors["resnet.seg_1.weight"] = np.ascontiguousarray(init[node.input[1]].T)
+            add = consumers.get(node.output[0], [])
+            if add and add[0].op_type == "Add":
+                b = next(i for i in add[0].input if i in init)
+                tensors["resnet.seg_1.bias"] = init[b]
+    notes = []
+    if folded:
+        notes.append(f"{folded} BatchNorms folded into convolutions by the ONNX export, stored "
+                     "as identity BatchNorms carrying the folded bias (equals the ONNX "
+                     "model, not bit-identical to the original checkpoint)")
+    return check_tensors("embedding", tensors, EMBEDDING_SPECS), notes
+
+
 def read_model_source(src: Path, role: str):
     """(tensors, info) for one network from any supported source."""
     if src.is_dir():
@@ -397,12 +470,10 @@ def read_model_source(src: Path, role: str):
         raise ConversionError(f"{role} source {src} does not exist")
     sha = hashlib.sha256(src.read_bytes()).hexdigest()
     if src.suffix == ".onnx":
-        if role != "segmentation":
-            raise ConversionError(
-                "ONNX conversion is implemented for segmentation-3.0 only: WeSpeaker ONNX "
-                "exports fold BatchNorm into the convolutions, so pyannote's state_dict "
-                "cannot be recovered; convert the pytorch_model.bin instead")
-        tensors, notes = from_onnx_segmentation(src)
+        if role == "segmentation":
+            tensors, notes = from_onnx_segmentation(src)
+        else:
+            tensors, notes = from_onnx_embedding(src)
     elif src.suffix == ".safetensors":
         specs = SEGMENTATION_SPECS if role == "segmentation" else EMBEDDING_SPECS
         tensors, notes = check_tensors(role, read_safetensors(src), specs), []

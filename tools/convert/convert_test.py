@@ -218,6 +218,45 @@ class ConvertTest(unittest.TestCase):
         got = ort.InferenceSession(str(path)).run(None, {"input_values": x.numpy()})[0]
         np.testing.assert_allclose(got, want, atol=1e-4)
 
+    def test_onnx_embedding_export(self):
+        # The ResNet exported as WeSpeaker's export does (features in,
+        # embedding out; eval mode folds every BatchNorm into its Conv).
+        path = self.dir / "wespeaker_resnet34.onnx"
+        torch.onnx.export(self.emb.resnet.eval(), torch.zeros(1, 200, 80), str(path),
+                          input_names=["feats"], output_names=["embs"],
+                          dynamic_axes={"feats": {0: "B", 1: "T"}}, opset_version=17,
+                          do_constant_folding=True, dynamo=False)
+        import onnx
+        self.assertFalse(any(n.op_type == "BatchNormalization"
+                             for n in onnx.load(str(path)).graph.node), "not folded")
+        out = self.dir / "out-onnx-embedding"
+        args = ["--segmentation", str(self.community / "segmentation" / "pytorch_model.bin"),
+                "--embedding", str(path), "--plda", str(env_path("PLDA_DIR")), "--out", str(out)]
+        self.assertEqual(convert.main(args), 0)
+        summary = self.check_with_service_loader(out)
+        self.assertIn("identity BatchNorms", summary)
+        # pyannote's WeSpeakerResNet34 holding the converted weights computes
+        # what the ONNX model computes, and (up to folding's rounding) what
+        # the original weights compute.
+        converted = pyannote_models.build_resnet34()
+        converted.load_state_dict(load_torch(str(out / "embedding.safetensors")), strict=True)
+        feats = torch.from_numpy(np.random.default_rng(1).normal(0, 3, (2, 998, 80))
+                                 .astype(np.float32))
+        import onnxruntime as ort
+        onnx_out = ort.InferenceSession(str(path)).run(None, {"feats": feats.numpy()})[-1]
+        with torch.inference_mode():
+            ours = converted.resnet(feats)
+            original = self.emb.resnet(feats)
+        ours = ours[-1] if isinstance(ours, tuple) else ours
+        original = original[-1] if isinstance(original, tuple) else original
+        scale = float(np.abs(onnx_out).max())
+        np.testing.assert_allclose(ours.numpy(), onnx_out, atol=1e-4 * scale)
+        np.testing.assert_allclose(ours.numpy(), original.numpy(), atol=1e-4 * scale)
+        # The unfolded parts are copied exactly.
+        got = load_file(str(out / "embedding.safetensors"))
+        self.assertEqual(got["resnet.seg_1.weight"].tobytes(),
+                         self.emb.state_dict()["resnet.seg_1.weight"].numpy().tobytes())
+
     def test_rejects_other_hyper_parameters(self):
         other = pyannote_models.PyanNet(**{**pyannote_models.SEGMENTATION_HPARAMS,
                                           "lstm": {"hidden_size": 128, "num_layers": 2,

@@ -21,5 +21,6 @@ export RANDOM_MODELS="${cache}/random-seed1"   # written by the script above
 
 cd "${root}"
 "${bazel_base[@]}" build //tools/convert:check_model_dir
-export CHECK_MODEL_DIR="${root}/bazel-bin/tools/convert/check_model_dir"
+# Not ${root}/bazel-bin: that link follows whichever output base ran last.
+export CHECK_MODEL_DIR="$("${bazel_base[@]}" info bazel-bin 2>/dev/null)/tools/convert/check_model_dir"
 "${venv}/bin/python" "${here}/convert_test.py"
