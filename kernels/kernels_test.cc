@@ -151,11 +151,14 @@ TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
         int idx = int(std::floor(float(j) * scale));
         w[j] = m[(size_t(b) * masks + s) * frames + std::min(idx, frames - 1)];
       }
-      double v1 = 1e-8, v2 = 0;
+      // v1 = Σw + 1e-8 in float32, as torch computes it (for one active
+      // frame v1 rounds to exactly 1, so mean = x and var = 0: models.md §4).
+      double sw = 0, v2 = 0;
       for (double v : w) {
-        v1 += v;
+        sw += v;
         v2 += v * v;
       }
+      const double v1 = double(float(sw) + 1e-8f);
       for (int f = 0; f < feat; ++f) {
         const float* xf = &x[(size_t(b) * feat + f) * time];
         double mean = 0;

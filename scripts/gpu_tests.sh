@@ -14,6 +14,7 @@ tar -C "$WORK" -xJf .device/payload.tar.xz || { echo "gpu_tests.sh: no payload; 
 export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DIARIZATION_TEST_DATA="$WORK/data"
 export TEST_TMPDIR="$WORK/tmp"
+export DIARIZATION_REAL_MODELS_DIR="$WORK/real"
 mkdir -p "$TEST_TMPDIR"
 
 {
@@ -39,21 +40,21 @@ for t in device_arena_test device_arena_cuda_test powerset_decode_test kernels_t
 done
 
 if [[ "${BENCH:-1}" == 1 ]]; then
-  for prec in fp32 tf32; do
-    timeout 400 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-      --batch 32 --embedding_precision "$prec" --repeats 2 >"$LOGS/rtfx_$prec.log" 2>&1
+  for cfg in "fp32 32" "tf32 32" "fp32 128" "tf32 128"; do
+    set -- $cfg
+    prec=$1; batch=$2; log="$LOGS/rtfx_${prec}_b${batch}.log"
+    timeout 300 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
+      --batch "$batch" --embedding_precision "$prec" --repeats 2 >"$log" 2>&1
     rc=$?
     if [[ $rc != 0 ]]; then
-      tail -3 "$LOGS/rtfx_$prec.log"
-      echo "rtfx_main ($prec) failed (rc=$rc); again without CUDA graphs"
-      timeout 400 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-        --batch 32 --embedding_precision "$prec" --repeats 2 --graphs=false \
-        >"$LOGS/rtfx_${prec}_nographs.log" 2>&1
+      tail -3 "$log"
+      echo "rtfx_main ($prec, batch $batch) failed (rc=$rc); again without CUDA graphs"
+      timeout 300 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
+        --batch "$batch" --embedding_precision "$prec" --repeats 2 --graphs=false >"$log" 2>&1
       rc=$?
-      head -8 "$LOGS/rtfx_${prec}_nographs.log"
     fi
-    echo "rtfx_main ($prec) rc=$rc"
-    head -8 "$LOGS/rtfx_$prec.log"
+    echo "== rtfx_main ($prec, batch $batch) rc=$rc"
+    head -9 "$log"
   done
 fi
 

