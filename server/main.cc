@@ -7,9 +7,11 @@
 // SERVING. SIGTERM or SIGINT: health NOT_SERVING, refuse new calls, let the
 // open ones finish (up to --drain_timeout_s), stop, exit 0. Flags and
 // metrics: docs/operations.md.
-#include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -50,6 +52,8 @@ ABSL_FLAG(std::string, device, "auto",
           "GPU and the CUDA backend are present, else cpu)");
 ABSL_FLAG(int, threads, 0,
           "CPU backend threads for the networks (0: all cores)");
+ABSL_FLAG(std::string, cuda_embedding_precision, "fp32",
+          "CUDA embedding network precision: fp32 or tf32");
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 2,
@@ -97,23 +101,45 @@ absl::StatusOr<ServiceLimits> LimitsFromFlags() {
   return l;
 }
 
-// Signals are blocked in every thread (the mask is inherited) and taken
-// synchronously by one thread, so no handler runs in arbitrary context.
-void BlockShutdownSignals(sigset_t* set) {
-  sigemptyset(set);
-  sigaddset(set, SIGTERM);
-  sigaddset(set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, set, nullptr);
+// SIGTERM/SIGINT arrive on whatever thread the kernel picks (gRPC and
+// OpenMP threads may exist before main), so the handler only writes the
+// signal number to a pipe (async-signal-safe); a plain thread reads it.
+int g_signal_pipe[2] = {-1, -1};
+
+void OnShutdownSignal(int sig) {
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &byte, 1);
+}
+
+absl::Status InstallShutdownSignals() {
+  if (::pipe(g_signal_pipe) != 0) {
+    return absl::InternalError("pipe() for signal handling failed");
+  }
+  struct sigaction action {};
+  action.sa_handler = OnShutdownSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  if (sigaction(SIGTERM, &action, nullptr) != 0 ||
+      sigaction(SIGINT, &action, nullptr) != 0) {
+    return absl::InternalError("sigaction(SIGTERM/SIGINT) failed");
+  }
+  return absl::OkStatus();
+}
+
+// Blocks until a shutdown signal; returns its name.
+std::string WaitForShutdownSignal() {
+  unsigned char byte = 0;
+  while (::read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  return byte == SIGTERM ? "SIGTERM" : "SIGINT";
 }
 
 absl::Status Run() {
-  sigset_t signals;
-  BlockShutdownSignals(&signals);
-  absl::Notification stop;
-  std::thread signal_thread([&signals, &stop] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    LogEvent("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  RETURN_IF_ERROR(InstallShutdownSignals());
+  // Static: the detached thread may outlive Run on an error return.
+  static absl::Notification stop;
+  std::thread signal_thread([] {
+    LogEvent("signal", WaitForShutdownSignal());
     stop.Notify();
   });
   signal_thread.detach();
@@ -187,6 +213,11 @@ absl::Status Run() {
   BackendOptions backend;
   backend.device = absl::GetFlag(FLAGS_device);
   backend.cpu_threads = absl::GetFlag(FLAGS_threads);
+  backend.cuda_embedding_precision =
+      absl::GetFlag(FLAGS_cuda_embedding_precision);
+  backend.cuda_max_batch =
+      std::max(absl::GetFlag(FLAGS_segmentation_batch_size),
+               absl::GetFlag(FLAGS_embedding_batch_size));
   ASSIGN_OR_RETURN(LoadedModels loaded, LoadModels(models_dir, backend));
 
   runtime::EngineOptions engine_options;

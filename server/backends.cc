@@ -1,0 +1,145 @@
+#include "server/backends.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/common/status_macros.h"
+#include "engine/models/cpu_backend.h"
+#include "engine/pipeline/plda.h"
+#include "server/cuda_devices.h"
+#include "server/request_log.h"
+
+namespace diarization::server {
+namespace {
+
+v1::ModelInfo Describe(const char* role, const models::ModelSummary& m) {
+  v1::ModelInfo info;
+  info.set_role(role);
+  info.set_name(m.name);
+  info.set_architecture(m.architecture);
+  info.set_precision(m.precision.empty() ? "fp64" : m.precision);
+  info.set_random_weights(m.random_weights);
+  info.set_source(m.source);
+  for (const models::ManifestFile& f : m.files) {
+    v1::ModelFile* file = info.add_files();
+    file->set_path(f.path);
+    file->set_sha256(f.sha256);
+    file->set_size_bytes(f.bytes);
+  }
+  if (!m.files.empty()) info.set_sha256(m.files.front().sha256);
+  return info;
+}
+
+absl::StatusOr<runtime::Device> MakeCpuDevice(const models::ModelDirectory& dir,
+                                              int threads) {
+  ASSIGN_OR_RETURN(models::CpuBackend cpu,
+                   models::CreateCpuBackend(dir, {.threads = threads}));
+  runtime::Device d;
+  d.name = "cpu";
+  d.description = cpu.description;
+  d.segmentation_precision = cpu.precision;
+  d.embedding_precision = cpu.precision;
+  d.segmentation = std::move(cpu.segmentation);
+  d.embedding = std::move(cpu.embedding);
+  return d;
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device) {
+  DeviceSpec spec;
+  if (device == "auto") {
+    if (CudaBackendLinked() && CudaDeviceCount() > 0) {
+      spec.all_cuda = true;
+    } else {
+      spec.cpu = true;
+    }
+    return spec;
+  }
+  if (device == "cpu") {
+    spec.cpu = true;
+    return spec;
+  }
+  if (device == "cuda") {
+    spec.all_cuda = true;
+    return spec;
+  }
+  if (device.rfind("cuda:", 0) == 0) {
+    for (absl::string_view part : absl::StrSplit(device.substr(5), ',')) {
+      int ordinal = -1;
+      if (!absl::SimpleAtoi(part, &ordinal) || ordinal < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--device=", device, ": '", part, "' is not a GPU ordinal"));
+      }
+      for (int seen : spec.cuda_ordinals) {
+        if (seen == ordinal) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--device=", device, ": cuda:", ordinal, " is listed twice"));
+        }
+      }
+      spec.cuda_ordinals.push_back(ordinal);
+    }
+    return spec;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--device=", device, ": use auto, cpu, cuda or cuda:N[,M...]"));
+}
+
+std::vector<v1::ModelInfo> DescribeModels(
+    const models::ModelDirectorySummary& summary) {
+  return {Describe("segmentation", summary.segmentation),
+          Describe("embedding", summary.embedding),
+          Describe("plda", summary.plda)};
+}
+
+absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
+                                        const BackendOptions& options) {
+  ASSIGN_OR_RETURN(DeviceSpec spec, ParseDeviceSpec(options.device));
+  if ((spec.all_cuda || !spec.cuda_ordinals.empty()) && !CudaBackendLinked()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--device=", options.device,
+                     ": this binary was built without the CUDA backend; run "
+                     "//server:diarization_server_cuda, or use --device=cpu"));
+  }
+  if (spec.all_cuda) {
+    const int count = CudaDeviceCount();
+    if (count == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--device=", options.device,
+          ": no GPU is visible (driver, CUDA_VISIBLE_DEVICES?); use "
+          "--device=cpu"));
+    }
+    for (int i = 0; i < count; ++i) spec.cuda_ordinals.push_back(i);
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<models::ModelDirectory> models,
+                   models::ModelDirectory::Open(dir));
+  LoadedModels loaded;
+  const models::ModelDirectorySummary summary = models->summary();
+  loaded.model_info = DescribeModels(summary);
+  loaded.random_weights = summary.segmentation.random_weights ||
+                          summary.embedding.random_weights ||
+                          summary.plda.random_weights;
+  ASSIGN_OR_RETURN(pipeline::PldaModel plda,
+                   pipeline::LoadPlda(models->plda_dir()));
+  loaded.plda = std::make_shared<const pipeline::PldaModel>(std::move(plda));
+
+  if (spec.cpu) {
+    ASSIGN_OR_RETURN(runtime::Device d,
+                     MakeCpuDevice(*models, options.cpu_threads));
+    loaded.devices.push_back(std::move(d));
+  }
+  for (int ordinal : spec.cuda_ordinals) {
+    ASSIGN_OR_RETURN(
+        runtime::Device d,
+        MakeCudaDevice(*models, ordinal, options.cuda_embedding_precision,
+                       options.cuda_max_batch));
+    loaded.devices.push_back(std::move(d));
+  }
+  for (const runtime::Device& d : loaded.devices) {
+    LogEvent("device", absl::StrCat(d.name, ": ", d.description));
+  }
+  return loaded;
+}
+
+}  // namespace diarization::server

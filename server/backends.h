@@ -1,0 +1,59 @@
+// Loading at start-up: the model directory (verified against its manifest),
+// the PLDA, and one engine Device per requested device, plus what GetInfo
+// reports about the models.
+#ifndef DIARIZATION_SERVER_BACKENDS_H_
+#define DIARIZATION_SERVER_BACKENDS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "diarization/v1/diarization.pb.h"
+#include "engine/models/model_dir.h"
+#include "engine/pipeline/diarization.h"
+#include "engine/runtime/device.h"
+
+namespace diarization::server {
+
+struct BackendOptions {
+  // "auto", "cpu", "cuda" (every GPU) or "cuda:0,1" (these GPUs).
+  std::string device = "auto";
+  // OpenMP threads of the CPU networks; 0 = all cores.
+  int cpu_threads = 0;
+  // CUDA embedding precision: "fp32" or "tf32".
+  std::string cuda_embedding_precision = "fp32";
+  // Largest batch the CUDA buffers are sized for (the engine's batch sizes).
+  int cuda_max_batch = 32;
+};
+
+// A parsed --device.
+struct DeviceSpec {
+  bool cpu = false;
+  // Empty with all_cuda: every visible GPU.
+  std::vector<int> cuda_ordinals;
+  bool all_cuda = false;
+};
+
+// "cpu", "cuda", "cuda:N[,M...]"; "auto" resolves to cuda when the CUDA
+// backend is linked and a GPU is visible, else cpu.
+absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device);
+
+struct LoadedModels {
+  std::vector<runtime::Device> devices;
+  std::shared_ptr<const pipeline::PldaModel> plda;
+  std::vector<v1::ModelInfo> model_info;
+  // Any model carries random weights (results are not diarization).
+  bool random_weights = false;
+};
+
+absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
+                                        const BackendOptions& options);
+
+// GetInfo's description of the directory's models.
+std::vector<v1::ModelInfo> DescribeModels(
+    const models::ModelDirectorySummary& summary);
+
+}  // namespace diarization::server
+
+#endif  // DIARIZATION_SERVER_BACKENDS_H_

@@ -1,0 +1,61 @@
+#include "server/backends.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace diarization::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(ParseDeviceSpec, Forms) {
+  auto cpu = ParseDeviceSpec("cpu");
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_TRUE(cpu->cpu);
+  EXPECT_TRUE(cpu->cuda_ordinals.empty());
+
+  auto all = ParseDeviceSpec("cuda");
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->all_cuda);
+  EXPECT_FALSE(all->cpu);
+
+  auto two = ParseDeviceSpec("cuda:0,3");
+  ASSERT_TRUE(two.ok());
+  EXPECT_THAT(two->cuda_ordinals, ElementsAre(0, 3));
+
+  // This test links the CPU-only variant: auto means cpu.
+  auto autodetect = ParseDeviceSpec("auto");
+  ASSERT_TRUE(autodetect.ok());
+  EXPECT_TRUE(autodetect->cpu);
+}
+
+TEST(ParseDeviceSpec, Errors) {
+  for (const char* bad :
+       {"gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:1,1", "CPU", ""}) {
+    auto r = ParseDeviceSpec(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(LoadModels, CudaWithoutTheBackendFailsClearly) {
+  // The device is checked before the directory is opened.
+  auto r = LoadModels("/nonexistent", {.device = "cuda"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("built without the CUDA backend"));
+  r = LoadModels("/nonexistent", {.device = "cuda:0"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("built without the CUDA backend"));
+}
+
+TEST(LoadModels, MissingDirectoryFails) {
+  auto r = LoadModels("/nonexistent/models", {.device = "cpu"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound) << r.status();
+}
+
+}  // namespace
+}  // namespace diarization::server

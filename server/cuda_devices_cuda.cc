@@ -1,0 +1,70 @@
+// The build with the CUDA backend (engine/models/cuda_backend.h).
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/models/cuda_backend.h"
+#include "server/cuda_devices.h"
+
+namespace diarization::server {
+
+bool CudaBackendLinked() { return true; }
+
+int CudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device / no driver" error
+    return 0;
+  }
+  return count;
+}
+
+absl::StatusOr<runtime::Device> MakeCudaDevice(
+    const models::ModelDirectory& dir, int ordinal,
+    const std::string& embedding_precision, int max_batch) {
+  const int count = CudaDeviceCount();
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device asks for cuda:", ordinal, " but ", count,
+                     " GPU(s) are visible (CUDA_VISIBLE_DEVICES, driver?)"));
+  }
+  models::CudaBackendOptions options;
+  options.segmentation.max_batch = max_batch;
+  options.embedding.max_batch = max_batch;
+  options.embedding.precision = embedding_precision;
+  ASSIGN_OR_RETURN(models::CudaBackend cuda,
+                   models::CreateCudaBackend(dir, ordinal, options));
+  runtime::Device d;
+  d.name = cuda.device_name;
+  d.description = cuda.description;
+  d.segmentation_precision = cuda.segmentation->precision();
+  d.embedding_precision = cuda.embedding->precision();
+  d.segmentation = std::move(cuda.segmentation);
+  d.embedding = std::move(cuda.embedding);
+  // The arena outlives the models: the snapshot closure keeps the rest of
+  // the backend (arena, names) alive.
+  auto backend = std::make_shared<models::CudaBackend>(std::move(cuda));
+  d.memory_stats = [backend] {
+    const models::CudaMemorySnapshot m = backend->Memory();
+    runtime::DeviceMemoryStats s;
+    s.arena_reserved_bytes = m.arena.reserved_bytes;
+    s.arena_mapped_bytes = m.arena.mapped_bytes;
+    s.arena_used_bytes = m.arena.used_bytes;
+    s.arena_peak_bytes = m.arena.peak_used_bytes;
+    s.device_free_bytes = m.device_free_bytes;
+    s.device_total_bytes = m.device_total_bytes;
+    return s;
+  };
+  d.on_worker_start = [ordinal]() -> absl::Status {
+    if (cudaSetDevice(ordinal) != cudaSuccess) {
+      return absl::InternalError(
+          absl::StrCat("cudaSetDevice(", ordinal, ") failed on the worker"));
+    }
+    return absl::OkStatus();
+  };
+  return d;
+}
+
+}  // namespace diarization::server

@@ -1,0 +1,20 @@
+// The CPU-only build: no CUDA backend.
+#include "absl/strings/str_cat.h"
+#include "server/cuda_devices.h"
+
+namespace diarization::server {
+
+bool CudaBackendLinked() { return false; }
+
+int CudaDeviceCount() { return 0; }
+
+absl::StatusOr<runtime::Device> MakeCudaDevice(
+    const models::ModelDirectory& /*dir*/, int ordinal,
+    const std::string& /*embedding_precision*/, int /*max_batch*/) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("--device=cuda:", ordinal,
+                   ": this binary was built without the CUDA backend; run "
+                   "//server:diarization_server_cuda, or use --device=cpu"));
+}
+
+}  // namespace diarization::server
