@@ -165,10 +165,10 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   return out;
 }
 
-std::vector<double> PdistSquare(std::span<const float> x, int n, int d) {
+SquareMatrix PdistSquare(std::span<const float> x, int n, int d) {
   if (n <= 1024) {
     std::vector<double> condensed = PdistEuclidean(x, n, d);
-    std::vector<double> m(static_cast<size_t>(n) * n, 0.0);
+    SquareMatrix m(static_cast<size_t>(n) * n, 0.0);
     size_t k = 0;
     for (int i = 0; i < n; ++i) {
       for (int j = i + 1; j < n; ++j, ++k) {
@@ -182,10 +182,10 @@ std::vector<double> PdistSquare(std::span<const float> x, int n, int d) {
   return PdistSquareGram(xd, n, d);
 }
 
-std::vector<double> PdistSquareGram(std::span<const double> xd, int n, int d) {
+SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d) {
   // Gram form straight into the square matrix: one DSYRK (upper triangle of
   // X·Xᵀ, OpenBLAS), then distances in place and the mirror image.
-  std::vector<double> m(static_cast<size_t>(n) * n);
+  SquareMatrix m(static_cast<size_t>(n) * n);
   cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, 1.0, xd.data(), d,
               0.0, m.data(), n);
   std::vector<double> sq(n);
@@ -226,7 +226,7 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
   // A full symmetric matrix instead of scipy's condensed one: the distances
   // of the merged cluster are then one contiguous row to read and update (a
   // condensed column walk costs a cache and TLB miss per cluster).
-  std::vector<double> m(static_cast<size_t>(n) * n, 0.0);
+  SquareMatrix m(static_cast<size_t>(n) * n, 0.0);
   size_t k = 0;
   for (int i = 0; i < n; ++i) {
     for (int j = i + 1; j < n; ++j, ++k) {
@@ -238,7 +238,7 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
   return CentroidLinkageSquare(m, n, initial_sizes);
 }
 
-std::vector<Merge> CentroidLinkageSquare(std::vector<double>& m, int n,
+std::vector<Merge> CentroidLinkageSquare(SquareMatrix& m, int n,
                                          std::span<const int> initial_sizes) {
   std::vector<Merge> z;
   if (n < 2) return z;
@@ -504,7 +504,7 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
   const std::vector<float> normed = NormalizeRowsF32(embeddings, n, d);
   std::vector<int> flat;
   if (n <= options.exact_max_n) {
-    std::vector<double> square = PdistSquare(normed, n, d);
+    SquareMatrix square = PdistSquare(normed, n, d);
     const std::vector<Merge> z = CentroidLinkageSquare(square, n);
     flat = FclusterDistance(z, n, options.threshold);
   } else {

@@ -14,10 +14,33 @@
 #define DIARIZATION_ENGINE_PIPELINE_AHC_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace diarization::pipeline {
+
+// Allocates without zero-filling: the n × n distance matrices are written
+// in full before they are read, and zeroing 80+ MB costs as much as the
+// distances' GEMM.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(p)) U;
+    } else {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  }
+};
+// A full symmetric n × n distance matrix, row-major.
+using SquareMatrix = std::vector<double, DefaultInitAllocator<double>>;
 
 // One row of scipy's linkage matrix Z: clusters `a` < `b` (ids: leaves
 // 0..n-1, the cluster made at step k is n+k) merged at `distance`.
@@ -38,16 +61,15 @@ inline int64_t CondensedIndex(int64_t n, int64_t i, int64_t j) {
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
 
 // The same distances as a full symmetric n × n matrix (row-major).
-std::vector<double> PdistSquare(std::span<const float> x, int n, int d);
+SquareMatrix PdistSquare(std::span<const float> x, int n, int d);
 
 // Euclidean distances of float64 rows as a full symmetric matrix through the
 // Gram form (one DSYRK): ~1e-16 relative at unit scale.
-std::vector<double> PdistSquareGram(std::span<const double> x, int n, int d);
+SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d);
 
 // CentroidLinkage on a full symmetric matrix (overwritten).
 std::vector<Merge> CentroidLinkageSquare(
-    std::vector<double>& square, int n,
-    std::span<const int> initial_sizes = {});
+    SquareMatrix& square, int n, std::span<const int> initial_sizes = {});
 
 // scipy fast_linkage with the centroid update; `condensed` is overwritten.
 // `initial_sizes` (optional, n entries) weights the starting points as

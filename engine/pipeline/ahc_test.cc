@@ -86,7 +86,7 @@ TEST(AhcTest, GemmAndDirectPdistAgree) {
   const int n = 1100, dim = 16;  // > 1024: the GEMM path
   std::vector<float> x(n * dim);
   for (float& v : x) v = g(rng);
-  const std::vector<double> square = PdistSquare(x, n, dim);
+  const SquareMatrix square = PdistSquare(x, n, dim);
   for (int i = 0; i < n; i += 97) {
     for (int j = 0; j < n; j += 89) {
       double s = 0;

@@ -47,6 +47,7 @@ absl::StatusOr<ClusteringResult> VbxClustering(
   }
   ClusteringResult out;
   out.train = FilterTrainEmbeddings(segmentations, embeddings, num_chunks);
+  out.inactive = InactiveSpeakers(segmentations, num_chunks);
   const int n = out.train.size();
   std::vector<float> train(static_cast<size_t>(n) * D);
   for (int i = 0; i < n; ++i) {
@@ -108,9 +109,7 @@ absl::StatusOr<ClusteringResult> VbxClustering(
 
   out.soft = SoftClusters(embeddings, num_chunks * S, D, out.centroids, k);
   if (!out.kmeans) {
-    const std::vector<bool> inactive =
-        InactiveSpeakers(segmentations, num_chunks);
-    out.hard = ConstrainedArgmax(out.soft, num_chunks, k, inactive);
+    out.hard = ConstrainedArgmax(out.soft, num_chunks, k, out.inactive);
   } else {
     out.hard = PlainArgmax(out.soft, num_chunks * S, k);
   }

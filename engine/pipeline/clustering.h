@@ -28,6 +28,7 @@ absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints);
 
 struct ClusteringResult {
   TrainSet train;
+  std::vector<bool> inactive;         // (C × 3) Σ_f seg == 0
   std::vector<int> ahc_labels;        // (N), empty when N < 2
   std::vector<double> xvec;           // (N × 128) x-vector transform
   std::vector<double> plda_features;  // (N × 128)

@@ -77,8 +77,7 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     for (uint8_t& c : count) c = std::min<int>(c, resolved.max);
   }
   details.hard = details.clustering.hard;
-  const std::vector<bool> inactive =
-      InactiveSpeakers(segmentations, num_chunks);
+  const std::vector<bool>& inactive = details.clustering.inactive;
   for (size_t i = 0; i < details.hard.size(); ++i) {
     if (inactive[i]) details.hard[i] = -2;
   }
