@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/dnnl_util.h"
+#include "engine/models/stage_timer.h"
 #include "engine/models/weights.h"
 
 namespace diarization::models {
@@ -305,6 +306,7 @@ absl::Status CpuEmbeddingModel::Run(std::span<const float> windows, int batch,
   ASSIGN_OR_RETURN(TrunkPlan * trunk, GetTrunkPlan(batch));
   ASSIGN_OR_RETURN(HeadPlan * head, GetHeadPlan(batch * masks_per_window));
 
+  StageTimer timer("embedding", batch);
   // Fbank per window, transposed to (mel, frame) for the trunk's (H, W).
   std::vector<absl::Status> statuses(b);
 #pragma omp parallel for schedule(static)
@@ -321,6 +323,7 @@ absl::Status CpuEmbeddingModel::Run(std::span<const float> windows, int batch,
     }
   }
   for (const absl::Status& st : statuses) RETURN_IF_ERROR(st);
+  timer.Mark("fbank");
 
   try {
     for (auto& step : trunk->steps) step.prim.execute(trunk->stream, step.args);
@@ -328,6 +331,7 @@ absl::Status CpuEmbeddingModel::Run(std::span<const float> windows, int batch,
   } catch (const dnnl::error& e) {
     return DnnlError(e, "running the ResNet34 trunk");
   }
+  timer.Mark("resnet_trunk");
 
   // TSTP weighted statistics (pyannote StatsPool with weights), per mask.
   int frame_of[kTrunkFrames];
@@ -368,12 +372,14 @@ absl::Status CpuEmbeddingModel::Run(std::span<const float> windows, int batch,
       stats[kTrunkFeatures + feat] = static_cast<float>(std::sqrt(sq / denom));
     }
   }
+  timer.Mark("stats_pool");
   try {
     head->prim.execute(head->stream, head->args);
     head->stream.wait();
   } catch (const dnnl::error& e) {
     return DnnlError(e, "running seg_1");
   }
+  timer.Mark("seg_1");
   std::copy(head->out.begin(), head->out.end(), embeddings.begin());
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/models/dnnl_util.h"
 #include "engine/models/sincnet_filters.h"
+#include "engine/models/stage_timer.h"
 #include "engine/models/weights.h"
 
 namespace diarization::models {
@@ -79,48 +80,47 @@ void PoolNormLeaky(const float* in, int batch, int channels, int in_len,
   }
 }
 
-float Sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
-
 // The LSTM recurrence of one bidirectional layer, given the input
 // projections (t, batch, [fwd i f g o | bwd i f g o]) with both biases
 // added. Each direction runs on its own thread (no synchronisation per time
-// step); the per-step product h·W_hhᵀ is an Eigen GEMM (single-threaded
-// inside the OpenMP section). Output (t, batch, [h_fwd | h_bwd]).
+// step). Per step and batch item, W_hh·h is an Eigen matrix-vector product
+// (W_hh stays in PyTorch's (512, 128) row-major layout, read from cache,
+// never repacked) and the gates use Eigen's vectorised logistic and tanh.
+// Output (t, batch, [h_fwd | h_bwd]).
 void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
                 int batch, float* out) {
   // Two threads when the caller's OpenMP team allows it (threads = 1 runs
   // the directions one after the other).
   const int threads = std::min(2, omp_get_max_threads());
-  using RowMajor =
-      Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  constexpr int kG = kGates * kHidden;  // 512
+  using WeightMap = Eigen::Map<
+      const Eigen::Matrix<float, kGates * kHidden, kHidden, Eigen::RowMajor>>;
+  using Gates = Eigen::Array<float, kGates * kHidden, 1>;
+  using State =
+      Eigen::Matrix<float, kHidden, Eigen::Dynamic>;  // column per item
+  constexpr int kG = kGates * kHidden;                // 512
   const int steps = kSegmentationFrames;
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int d = 0; d < 2; ++d) {
-    Eigen::Map<const RowMajor> w(whh[d].data(), kG, kHidden);
-    RowMajor h = RowMajor::Zero(batch, kHidden);
-    RowMajor c = RowMajor::Zero(batch, kHidden);
-    RowMajor z(batch, kG);
+    const WeightMap w(whh[d].data());
+    State h = State::Zero(kHidden, batch);
+    State c = State::Zero(kHidden, batch);
+    Gates z;
     for (int s = 0; s < steps; ++s) {
       const int t = d == 0 ? s : steps - 1 - s;
-      z.noalias() = h * w.transpose();
       for (int b = 0; b < batch; ++b) {
-        const float* pre =
-            gates + (static_cast<size_t>(t) * batch + b) * 2 * kG + d * kG;
-        float* zb = z.row(b).data();
-        float* hb = h.row(b).data();
-        float* cb = c.row(b).data();
-        float* ob = out + (static_cast<size_t>(t) * batch + b) * 2 * kHidden +
-                    d * kHidden;
-        for (int u = 0; u < kHidden; ++u) {
-          const float i = Sigmoid(pre[u] + zb[u]);
-          const float f = Sigmoid(pre[kHidden + u] + zb[kHidden + u]);
-          const float g = std::tanh(pre[2 * kHidden + u] + zb[2 * kHidden + u]);
-          const float o = Sigmoid(pre[3 * kHidden + u] + zb[3 * kHidden + u]);
-          cb[u] = f * cb[u] + i * g;
-          hb[u] = o * std::tanh(cb[u]);
-          ob[u] = hb[u];
-        }
+        Eigen::Map<const Gates> pre(
+            gates + (static_cast<size_t>(t) * batch + b) * 2 * kG + d * kG);
+        z.matrix().noalias() = w * h.col(b);
+        z += pre;
+        const auto i = z.segment<kHidden>(0).logistic();
+        const auto f = z.segment<kHidden>(kHidden).logistic();
+        const auto g = z.segment<kHidden>(2 * kHidden).tanh();
+        const auto o = z.segment<kHidden>(3 * kHidden).logistic();
+        c.col(b).array() = f * c.col(b).array() + i * g;
+        h.col(b).array() = o * c.col(b).array().tanh();
+        Eigen::Map<Eigen::Matrix<float, kHidden, 1>>(
+            out + (static_cast<size_t>(t) * batch + b) * 2 * kHidden +
+            d * kHidden) = h.col(b);
       }
     }
   }
@@ -450,6 +450,7 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
   ApplyCpuThreads(options_.threads);
   ASSIGN_OR_RETURN(Plan * p, GetPlan(batch));
   const Weights& w = *weights_;
+  StageTimer timer("segmentation", batch);
   try {
     // 1. InstanceNorm over each window's samples.
 #pragma omp parallel for schedule(static)
@@ -459,12 +460,15 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
                       p->wav.data() + i * kWindowSamples,
                       /*leaky=*/false);
     }
+    timer.Mark("wav_norm");
     // 2–9. SincNet.
     auto run = [&](Plan::Step& s) { s.prim.execute(p->stream, s.args); };
     run(p->sincnet_convs[0]);
     p->stream.wait();
+    timer.Mark("sinc_conv");
     PoolNormLeaky(p->conv0_out.data(), batch, kSincFilters, kConv0Len,
                   w.norm_gamma[0], w.norm_beta[0], p->pool0.data());
+    timer.Mark("pool_norm0");
     run(p->sincnet_convs[1]);
     p->stream.wait();
     PoolNormLeaky(p->conv1_out.data(), batch, kConvChannels, kConv1Len,
@@ -483,6 +487,7 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
         }
       }
     }
+    timer.Mark("conv1_conv2");
     // 11–14. LSTM and linears.
     if (options_.lstm == CpuLstmImpl::kOneDnnPrimitive) {
       for (auto& s : p->lstms) run(s);
@@ -490,12 +495,16 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
       for (int layer = 0; layer < kLayers; ++layer) {
         run(p->lstm_proj[layer]);
         p->stream.wait();
+        timer.Mark("proj");
         float* dst = layer % 2 == 0 ? p->lstm_a.data() : p->lstm_b.data();
         Recurrence(w.lstm_whh[layer], p->gates.data(), batch, dst);
+        timer.Mark("recurrence");
       }
     }
+    timer.Mark("lstm");
     for (auto& s : p->linears) run(s);
     p->stream.wait();
+    timer.Mark("linears");
   } catch (const dnnl::error& e) {
     return DnnlError(e, "running the segmentation network");
   }
