@@ -310,7 +310,13 @@ std::vector<Merge> CentroidLinkageSquare(SquareMatrix& m, int n,
     // the lower-bound refresh.
     double* ry = row(y);
     const double* rx = row(x);
-    for (int zi : live) {
+    const size_t live_count = live.size();
+    for (size_t li = 0; li < live_count; ++li) {
+      const int zi = live[li];
+      // The mirrored entry is one scattered write per cluster: fetch its
+      // cache line ahead so the store does not stall the loop.
+      if (li + 16 < live_count)
+        __builtin_prefetch(row(live[li + 16]) + y, 1, 0);
       if (zi == y) continue;
       const double v = CentroidUpdate(rx[zi], ry[zi], dist, nx, ny);
       ry[zi] = v;
