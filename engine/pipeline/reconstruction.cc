@@ -55,23 +55,22 @@ DiscreteDiarization TopSpeakers(const Activations& activations,
   out.num_frames = activations.num_frames;
   out.num_speakers = columns;
   out.data.assign(act.size(), 0.0f);
-  std::vector<int> order(columns);
   for (int t = 0; t < activations.num_frames; ++t) {
     const int want = t < static_cast<int>(count.size()) ? count[t] : 0;
     if (want == 0) continue;
     const float* a = act.data() + static_cast<size_t>(t) * columns;
-    // Stable order by decreasing activation (insertion sort: few columns,
-    // and equal activations keep the lower column first, as pyannote).
-    for (int i = 0; i < columns; ++i) {
-      int j = i;
-      while (j > 0 && a[order[j - 1]] < a[i]) {
-        order[j] = order[j - 1];
-        --j;
-      }
-      order[j] = i;
-    }
+    // The first `want` entries of a stable sort by decreasing activation
+    // (pyannote's argsort(-act); equal activations keep the lower column
+    // first): repeatedly take the largest unpicked column, lowest index on
+    // ties.
+    float* row = out.data.data() + static_cast<size_t>(t) * columns;
     for (int i = 0; i < want && i < columns; ++i) {
-      out.data[static_cast<size_t>(t) * columns + order[i]] = 1.0f;
+      int best = -1;
+      for (int k = 0; k < columns; ++k) {
+        if (row[k] != 0.0f) continue;  // already picked
+        if (best < 0 || a[k] > a[best]) best = k;
+      }
+      row[best] = 1.0f;
     }
   }
   return out;

@@ -1,5 +1,8 @@
 #include "engine/pipeline/reconstruction.h"
 
+#include <algorithm>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -57,6 +60,33 @@ TEST(ReconstructionTest, SumsOverlappingChunks) {
   EXPECT_EQ(act.data[(59 + 540) * 2 + 0],
             1.0f);  // chunk 1 only (chunk 0 ended at 588)
   EXPECT_EQ(act.data[(59 + 520) * 2 + 0], 2.0f);  // frame 579: both chunks
+}
+
+TEST(ReconstructionTest, TopSpeakersEqualsAStableArgsortOnRandomTies) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> level(0, 3), cnt(0, 4);
+  Activations act;
+  act.num_frames = 500;
+  act.columns = 6;
+  std::vector<uint8_t> count(act.num_frames);
+  for (int t = 0; t < act.num_frames; ++t) {
+    for (int k = 0; k < act.columns; ++k)
+      act.data.push_back(level(rng));  // many ties
+    count[t] = cnt(rng);
+  }
+  const auto d = TopSpeakers(act, count);
+  for (int t = 0; t < act.num_frames; ++t) {
+    std::vector<int> order(act.columns);
+    std::iota(order.begin(), order.end(), 0);
+    const float* a = &act.data[t * act.columns];
+    std::stable_sort(order.begin(), order.end(),
+                     [a](int x, int y) { return a[x] > a[y]; });
+    std::vector<float> want(act.columns, 0.0f);
+    for (int i = 0; i < std::min<int>(count[t], act.columns); ++i)
+      want[order[i]] = 1.0f;
+    for (int k = 0; k < act.columns; ++k)
+      ASSERT_EQ(d.data[t * act.columns + k], want[k]) << t;
+  }
 }
 
 }  // namespace
