@@ -30,6 +30,8 @@ constexpr int kConvChannels = 60;
 constexpr int kLinear = 128;
 constexpr float kEps = 1e-5f;
 constexpr float kSlope = 0.01f;
+constexpr int kStride = 10;     // SincNet conv stride
+constexpr int kSincTaps = 260;  // 251 taps zero-padded to a multiple of 10
 
 // Lengths through SincNet for a 10 s window (models.md §1.2).
 constexpr int kConv0Len = (kWindowSamples - kSincKernel) / 10 + 1;  // 15975
@@ -126,11 +128,38 @@ void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
   }
 }
 
+// As PoolNormLeaky, for input in (batch, time, channels) layout (the SincNet
+// matmul's output); output (batch, channels, in_len / 3).
+void PoolNormLeakyTimeMajor(const float* in, int batch, int channels,
+                            int in_len, const std::vector<float>& gamma,
+                            const std::vector<float>& beta, float* out) {
+  const int out_len = in_len / 3;
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < batch; ++i) {
+    const float* x = in + static_cast<size_t>(i) * in_len * channels;
+    float* y = out + static_cast<size_t>(i) * channels * out_len;
+    for (int t = 0; t < out_len; ++t) {
+      const float* r0 = x + static_cast<size_t>(3 * t) * channels;
+      for (int c = 0; c < channels; ++c) {
+        y[static_cast<size_t>(c) * out_len + t] =
+            std::max(std::max(r0[c], r0[channels + c]), r0[2 * channels + c]);
+      }
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (int bc = 0; bc < batch * channels; ++bc) {
+    float* y = out + static_cast<size_t>(bc) * out_len;
+    const int c = bc % channels;
+    NormalizeAffine(y, out_len, gamma[c], beta[c], y, /*leaky=*/true);
+  }
+}
+
 }  // namespace
 
 struct CpuSegmentationModel::Weights {
   float wav_gamma = 1.0f, wav_beta = 0.0f;
-  std::vector<float> sinc;  // (80, 1, 251)
+  std::vector<float> sinc;         // (80, 1, 251)
+  std::vector<float> sinc_padded;  // (80, 260), taps 251.. are zero
   std::vector<float> norm_gamma[3], norm_beta[3];
   std::vector<float> conv_w[2], conv_b[2];  // (60, C, 5), (60)
   // Per LSTM layer: ldigo weights (1, 2, in, 4, 128), (1, 2, 128, 4, 128),
@@ -149,6 +178,7 @@ struct CpuSegmentationModel::Plan {
 
   std::vector<float> wav, conv0_out, pool0, conv1_out, pool1, conv2_out;
   std::vector<float> lstm_in, lstm_a, lstm_b;
+  std::vector<float> sinc_frames;  // (15975, 260) frames of one window
   std::vector<float> lin0_out, lin1_out, logits;
 
   struct Step {
@@ -183,6 +213,12 @@ CpuSegmentationModel::Create(const SafetensorsFile& file,
                    ReadF32(file, fb + "window_", {kSincHalfKernel}));
   ASSIGN_OR_RETURN(auto n, ReadF32(file, fb + "n_", {1, kSincHalfKernel}));
   ASSIGN_OR_RETURN(w->sinc, ComputeSincFilters(low, band, window, n));
+  w->sinc_padded.assign(kSincFilters * kSincTaps, 0.0f);
+  for (int c = 0; c < kSincFilters; ++c) {
+    std::copy(w->sinc.begin() + c * kSincKernel,
+              w->sinc.begin() + (c + 1) * kSincKernel,
+              w->sinc_padded.begin() + c * kSincTaps);
+  }
 
   const int norm_channels[3] = {kSincFilters, kConvChannels, kConvChannels};
   for (int i = 0; i < 3; ++i) {
@@ -289,9 +325,32 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
       const float* bias;
       bool abs;
     };
-    const ConvSpec convs[3] = {
-        {p.wav.data(), 1, kWindowSamples, p.conv0_out.data(), kSincFilters,
-         kConv0Len, kSincKernel, 10, w.sinc.data(), nullptr, true},
+    {
+      // SincNet's stride-10 conv as a matmul over explicit frames: row t of
+      // the (frames, 260) source is x[10t .. 10t + 259] (a contiguous copy,
+      // 16.6 MB per window, reused window by window); the weights are the
+      // 80 filters padded to 260 taps; |.| is a post-op. Output
+      // (frame, filter) per window.
+      memory::desc src_md({kConv0Len, kSincTaps}, kF32, Tag::ab);
+      memory::desc w_user({kSincTaps, kSincFilters}, kF32, Tag::ba);
+      memory::desc w_any({kSincTaps, kSincFilters}, kF32, Tag::any);
+      memory::desc dst_md({kConv0Len, kSincFilters}, kF32, Tag::ab);
+      dnnl::post_ops po;
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_abs, 0.f, 0.f);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_any, dst_md),
+                                      attr, p.engine);
+      p.sinc_frames.resize(static_cast<size_t>(kConv0Len) * kSincTaps);
+      Plan::Step step;
+      step.prim = dnnl::matmul(pd);
+      step.args[DNNL_ARG_SRC] = Wrap(p.engine, src_md, p.sinc_frames.data());
+      step.args[DNNL_ARG_DST] = Wrap(p.engine, dst_md, p.conv0_out.data());
+      step.args[DNNL_ARG_WEIGHTS] = ReorderedCopy(
+          p.engine, p.stream, w_user, w.sinc_padded.data(), pd.weights_desc());
+      p.sincnet_convs.push_back(std::move(step));
+    }
+    const ConvSpec convs[2] = {
         {p.pool0.data(), kSincFilters, kPool0Len, p.conv1_out.data(),
          kConvChannels, kConv1Len, 5, 1, w.conv_w[0].data(), w.conv_b[0].data(),
          false},
@@ -463,11 +522,29 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
     timer.Mark("wav_norm");
     // 2–9. SincNet.
     auto run = [&](Plan::Step& s) { s.prim.execute(p->stream, s.args); };
-    run(p->sincnet_convs[0]);
-    p->stream.wait();
+    {
+      Plan::Step& sinc = p->sincnet_convs[0];
+      for (int i = 0; i < batch; ++i) {
+        const float* x =
+            p->wav.data() + static_cast<size_t>(i) * kWindowSamples;
+        float* frames = p->sinc_frames.data();
+        // x has 160000 samples and the last frame ends at 10·15974 + 259
+        // = 159999: every row is in range.
+#pragma omp parallel for schedule(static)
+        for (int t = 0; t < kConv0Len; ++t) {
+          std::copy(x + kStride * t, x + kStride * t + kSincTaps,
+                    frames + static_cast<size_t>(t) * kSincTaps);
+        }
+        sinc.args[DNNL_ARG_DST].set_data_handle(p->conv0_out.data() +
+                                                static_cast<size_t>(i) *
+                                                    kConv0Len * kSincFilters);
+        sinc.prim.execute(p->stream, sinc.args);
+        p->stream.wait();
+      }
+    }
     timer.Mark("sinc_conv");
-    PoolNormLeaky(p->conv0_out.data(), batch, kSincFilters, kConv0Len,
-                  w.norm_gamma[0], w.norm_beta[0], p->pool0.data());
+    PoolNormLeakyTimeMajor(p->conv0_out.data(), batch, kSincFilters, kConv0Len,
+                           w.norm_gamma[0], w.norm_beta[0], p->pool0.data());
     timer.Mark("pool_norm0");
     run(p->sincnet_convs[1]);
     p->stream.wait();
