@@ -34,6 +34,7 @@
 #include "prometheus/registry.h"
 #include "server/backends.h"
 #include "server/grpc_server.h"
+#include "server/process_metrics.h"
 #include "server/request_log.h"
 #include "server/version.h"
 
@@ -163,6 +164,7 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(
       std::shared_ptr<runtime::Metrics> metrics,
       runtime::Metrics::Create(registry, runtime::BuildInfo{kVersion, commit}));
+  auto process_metrics = std::make_shared<ProcessMetrics>();
   std::unique_ptr<prometheus::Exposer> exposer;
   int metrics_port = 0;
   if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
@@ -175,6 +177,7 @@ absl::Status Run() {
                        absl::GetFlag(FLAGS_metrics_listen), ": ", e.what()));
     }
     exposer->RegisterCollectable(registry);
+    exposer->RegisterCollectable(process_metrics);
     const std::vector<int> ports = exposer->GetListeningPorts();
     if (!ports.empty()) metrics_port = ports.front();
   }

@@ -1,0 +1,67 @@
+// A real diarization_server process for end-to-end tests: started on
+// 127.0.0.1 with free ports (port 0, read back from --port_file), waited for
+// until health reports SERVING, stopped with a signal.
+#ifndef DIARIZATION_TESTS_SERVER_PROCESS_H_
+#define DIARIZATION_TESTS_SERVER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "diarization/v1/diarization.grpc.pb.h"
+#include "grpcpp/channel.h"
+
+namespace diarization::testing {
+
+// A file under the test's runfiles ("server/diarization_server").
+std::string Runfile(const std::string& path);
+
+// A fresh directory under TEST_TMPDIR.
+std::string NewTempDir(const std::string& name);
+
+// Writes a random-weights model directory (tools/make_random_models, with
+// the real community-1 PLDA from SharedModelsDir()) once per test binary and
+// returns its path.
+absl::StatusOr<std::string> RandomModelDir();
+
+class ServerProcess {
+ public:
+  // Starts the server with --models `models_dir` --device cpu plus `flags`,
+  // and waits (up to 120 s) for health SERVING. Its stderr goes to a file in
+  // TEST_TMPDIR (log_path()).
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
+      const std::string& models_dir, const std::vector<std::string>& flags);
+
+  // Kills the process if still running.
+  ~ServerProcess();
+
+  int grpc_port() const { return grpc_port_; }
+  int metrics_port() const { return metrics_port_; }
+  std::string address() const;
+  const std::string& log_path() const { return log_path_; }
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  std::unique_ptr<v1::Diarization::Stub> NewStub() const;
+
+  // Sends `sig`; Wait() returns the exit status (exit code, or 128 + signal).
+  void Signal(int sig);
+  int Wait();
+  // The log text so far.
+  std::string Log() const;
+
+ private:
+  ServerProcess() = default;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int exit_code_ = -1;
+  int grpc_port_ = 0;
+  int metrics_port_ = 0;
+  std::string log_path_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+}  // namespace diarization::testing
+
+#endif  // DIARIZATION_TESTS_SERVER_PROCESS_H_
