@@ -1,7 +1,7 @@
 // A device as the engine sees it: a name, the two pre-loaded networks that
 // run on it, and optional hooks for its memory statistics and its worker
-// thread. The engine runs one worker thread per Device; that thread is the
-// only caller of the Device's models (they are thread-compatible,
+// thread. The engine runs one worker per Device; each model is only ever
+// called from one worker thread at a time (they are thread-compatible,
 // engine/models/model_interfaces.h).
 //
 // The CPU backend is one Device ("cpu") whose models use their own thread
@@ -56,11 +56,19 @@ struct Device {
   // memory statistics (all zero).
   std::function<DeviceMemoryStats()> memory_stats;
 
-  // Optional. Run once on the device's worker thread before its first batch
-  // (e.g. cudaSetDevice for the GPU this Device stands for). An error makes
-  // Engine::Create fail with that status.
+  // True when the two models may run at the same time from two threads
+  // (they share no mutable state, e.g. each has its own CUDA stream and
+  // library handles). The device then gets two worker threads, one per
+  // stage, so segmentation of new windows overlaps embedding of earlier
+  // ones. False (one thread alternating the stages) suits backends whose
+  // models share one thread pool, like the CPU backend.
+  bool concurrent_stages = false;
+
+  // Optional. Run on each of the device's worker threads before its first
+  // batch (e.g. cudaSetDevice for the GPU this Device stands for). An error
+  // makes Engine::Create fail with that status.
   std::function<absl::Status()> on_worker_start;
-  // Optional. Run once on the worker thread when it stops.
+  // Optional. Run on each worker thread when it stops.
   std::function<void()> on_worker_stop;
 };
 

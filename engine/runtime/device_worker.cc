@@ -37,9 +37,18 @@ absl::Status DeviceWorker::Start() {
     started_ = true;
     PublishDepthsLocked();
   }
-  thread_ = std::thread([this] { Loop(); });
+  if (device_.concurrent_stages) {
+    threads_.emplace_back([this] { Loop(QueueKind::kSegmentation); });
+    threads_.emplace_back([this] { Loop(QueueKind::kEmbedding); });
+  } else {
+    threads_.emplace_back([this] { Loop(std::nullopt); });
+  }
+  const int n = static_cast<int>(threads_.size());
   absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(&start_done_));
+  auto all_started = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return starts_done_ == n;
+  };
+  mu_.Await(absl::Condition(&all_started));
   return start_status_;
 }
 
@@ -52,7 +61,9 @@ void DeviceWorker::Stop() {
     if (started_) PublishDepthsLocked();
     cv_.SignalAll();
   }
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 void DeviceWorker::EnqueueSegmentation(const std::shared_ptr<JobState>& job,
@@ -63,7 +74,7 @@ void DeviceWorker::EnqueueSegmentation(const std::shared_ptr<JobState>& job,
   if (stop_) return;
   for (int c : chunks) seg_queue_.Push(Task{job, c, now});
   PublishDepthsLocked();
-  cv_.Signal();
+  cv_.SignalAll();  // either thread may be the one waiting for this queue
 }
 
 void DeviceWorker::DropJob(uint64_t job_id) {
@@ -125,20 +136,28 @@ double DeviceWorker::Rtfx() {
   return rtfx;
 }
 
-void DeviceWorker::RecordActivity(double audio_s, double busy_s) {
+void DeviceWorker::RecordActivity(double audio_s, absl::Time start,
+                                  absl::Time end) {
   absl::MutexLock lock(&mu_);
-  activity_.push_back(Activity{absl::Now(), audio_s, busy_s});
+  // Busy time is the union of batch intervals: with concurrent stages two
+  // batches may overlap, and the device was busy once, not twice.
+  const double busy_s =
+      std::max(0.0, absl::ToDoubleSeconds(end - std::max(start, busy_until_)));
+  busy_until_ = std::max(busy_until_, end);
+  activity_.push_back(Activity{end, audio_s, busy_s});
 }
 
-void DeviceWorker::Loop() {
+void DeviceWorker::Loop(std::optional<QueueKind> only) {
   absl::Status start = absl::OkStatus();
   if (device_.on_worker_start) start = device_.on_worker_start();
   {
     absl::MutexLock lock(&mu_);
-    start_status_ = start;
-    start_done_ = true;
+    if (!start.ok() && start_status_.ok()) start_status_ = start;
+    ++starts_done_;
   }
   if (!start.ok()) return;
+  const bool do_seg = !only.has_value() || *only == QueueKind::kSegmentation;
+  const bool do_emb = !only.has_value() || *only == QueueKind::kEmbedding;
 
   while (true) {
     std::vector<Task> batch;
@@ -149,8 +168,10 @@ void DeviceWorker::Loop() {
         if (stop_) break;
         const absl::Time now = absl::Now();
         const bool seg_ready =
+            do_seg &&
             ReadyLocked(seg_queue_, options_.segmentation_batch_size, now);
         const bool emb_ready =
+            do_emb &&
             ReadyLocked(emb_queue_, options_.embedding_batch_size, now);
         if (seg_ready || emb_ready) {
           // Oldest window first: neither stage starves the other.
@@ -170,10 +191,10 @@ void DeviceWorker::Loop() {
           continue;
         }
         absl::Time wake = absl::InfiniteFuture();
-        if (!seg_queue_.empty()) {
+        if (do_seg && !seg_queue_.empty()) {
           wake = std::min(wake, seg_queue_.oldest() + options_.max_batch_wait);
         }
-        if (!emb_queue_.empty()) {
+        if (do_emb && !emb_queue_.empty()) {
           wake = std::min(wake, emb_queue_.oldest() + options_.max_batch_wait);
         }
         cv_.WaitWithDeadline(&mu_, wake);
@@ -207,22 +228,23 @@ void DeviceWorker::ChargeJobs(const std::vector<Task>& batch, double seconds,
 void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
   constexpr int kOut = kFrames * models::kPowersetClasses;
-  windows_.resize(static_cast<size_t>(n) * kWindowSamples);
+  seg_windows_.resize(static_cast<size_t>(n) * kWindowSamples);
   log_probs_.resize(static_cast<size_t>(n) * kOut);
   std::vector<ChunkData*> data(n);
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
     job.CopyWindow(batch[i].chunk,
-                   windows_.data() + size_t{i} * kWindowSamples);
+                   seg_windows_.data() + size_t{i} * kWindowSamples);
     data[i] = job.chunks[batch[i].chunk].get();
   }
   const absl::Time start = absl::Now();
-  absl::Status status = device_.segmentation->Run(windows_, n, log_probs_);
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  absl::Status status = device_.segmentation->Run(seg_windows_, n, log_probs_);
+  const absl::Time end = absl::Now();
+  const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kSegmentation, seconds);
   metrics_->ObserveBatchSize(device_.name, QueueKind::kSegmentation, n);
-  RecordActivity(0.0, seconds);
+  RecordActivity(0.0, start, end);
   {
     absl::MutexLock lock(&mu_);
     healthy_ = status.ok();
@@ -265,13 +287,14 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
     emb_queue_.Push(std::move(t));
   }
   PublishDepthsLocked();
+  cv_.SignalAll();  // the embedding thread, when the stages run apart
 }
 
 void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
   constexpr int kMask = kSpeakers * kFrames;
   constexpr int kEmb = kSpeakers * kDim;
-  windows_.resize(static_cast<size_t>(n) * kWindowSamples);
+  emb_windows_.resize(static_cast<size_t>(n) * kWindowSamples);
   masks_.resize(static_cast<size_t>(n) * kMask);
   embeddings_.resize(static_cast<size_t>(n) * kEmb);
   std::vector<ChunkData*> data(n);
@@ -280,7 +303,7 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
     job.CopyWindow(batch[i].chunk,
-                   windows_.data() + size_t{i} * kWindowSamples);
+                   emb_windows_.data() + size_t{i} * kWindowSamples);
     data[i] = job.chunks[batch[i].chunk].get();
     std::copy(data[i]->masks.begin(), data[i]->masks.end(),
               masks_.begin() + size_t{i} * kMask);
@@ -289,8 +312,9 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   }
   const absl::Time start = absl::Now();
   absl::Status status =
-      device_.embedding->Run(windows_, n, masks_, kSpeakers, embeddings_);
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+      device_.embedding->Run(emb_windows_, n, masks_, kSpeakers, embeddings_);
+  const absl::Time end = absl::Now();
+  const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kEmbedding, seconds);
   metrics_->ObserveBatchSize(device_.name, QueueKind::kEmbedding, n);
   {
@@ -298,14 +322,14 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
     healthy_ = status.ok();
   }
   if (!status.ok()) {
-    RecordActivity(0.0, seconds);
+    RecordActivity(0.0, start, end);
     const absl::Status error = absl::InternalError(
         absl::StrCat("embedding batch of ", n, " windows failed on device ",
                      device_.name, ": ", status.message()));
     for (const Task& t : batch) listener_->OnJobFailed(t.job, error);
     return;
   }
-  RecordActivity(audio_s, seconds);
+  RecordActivity(audio_s, start, end);
   ChargeJobs(batch, seconds, start);
   for (int i = 0; i < n; ++i) {
     std::copy(embeddings_.begin() + size_t{i} * kEmb,

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,7 +79,9 @@ class DeviceWorker {
     double busy_s;
   };
 
-  void Loop();
+  // One thread's loop: both stages, or only `only` when the device runs
+  // its stages on two threads.
+  void Loop(std::optional<QueueKind> only);
   bool ReadyLocked(const BatchQueue& queue, int batch_size,
                    absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunSegmentation(std::vector<Task> batch);
@@ -86,7 +89,8 @@ class DeviceWorker {
   // Adds each window's share of the batch time to its job.
   void ChargeJobs(const std::vector<Task>& batch, double seconds,
                   absl::Time start);
-  void RecordActivity(double audio_s, double busy_s);
+  // A batch ran over [start, end) and finished `audio_s` of new audio.
+  void RecordActivity(double audio_s, absl::Time start, absl::Time end);
   void PublishDepthsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Device device_;
@@ -96,7 +100,7 @@ class DeviceWorker {
   // Asked once, before the worker thread owns the models.
   const std::string segmentation_precision_;
   const std::string embedding_precision_;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 
   absl::Mutex mu_;
   absl::CondVar cv_;
@@ -104,14 +108,18 @@ class DeviceWorker {
   BatchQueue emb_queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
-  bool start_done_ ABSL_GUARDED_BY(mu_) = false;
+  int starts_done_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status start_status_ ABSL_GUARDED_BY(mu_);
   bool healthy_ ABSL_GUARDED_BY(mu_) = true;
   std::deque<Activity> activity_ ABSL_GUARDED_BY(mu_);
+  // End of the latest batch, so overlapping batches count their union.
+  absl::Time busy_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 
-  // Reused batch buffers (worker thread only).
-  std::vector<float> windows_;
+  // Reused batch buffers, one set per stage (each stage runs on one thread
+  // at a time).
+  std::vector<float> seg_windows_;
   std::vector<float> log_probs_;
+  std::vector<float> emb_windows_;
   std::vector<float> masks_;
   std::vector<float> embeddings_;
 };

@@ -150,6 +150,13 @@ struct Rig {
   std::unique_ptr<Engine> engine;
 };
 
+// engine_concurrent_stages_test builds this file with two worker threads
+// per device (Device::concurrent_stages), engine_test with one.
+#ifndef ENGINE_TEST_CONCURRENT_STAGES
+#define ENGINE_TEST_CONCURRENT_STAGES false
+#endif
+constexpr bool kConcurrentStages = ENGINE_TEST_CONCURRENT_STAGES;
+
 Rig MakeRig(EngineOptions options, int num_devices = 1,
             std::shared_ptr<const pipeline::PldaModel> plda = nullptr,
             std::function<DeviceMemoryStats()> memory = nullptr) {
@@ -167,6 +174,7 @@ Rig MakeRig(EngineOptions options, int num_devices = 1,
     d.segmentation = std::make_unique<testing::FakeSegmentationModel>(control);
     d.embedding = std::make_unique<testing::FakeEmbeddingModel>(control);
     d.memory_stats = memory;
+    d.concurrent_stages = kConcurrentStages;
     devices.push_back(std::move(d));
   }
   rig.registry = std::make_shared<prometheus::Registry>();
@@ -463,6 +471,26 @@ TEST(EngineTest, ALongFileDoesNotHoldBackOtherJobs) {
     }
   }
   EXPECT_EQ(marker_batch, 1);
+}
+
+TEST(EngineTest, ConcurrentStagesOverlapSegmentationWithEmbedding) {
+  Rig rig = MakeRig(EngineOptions{});
+  FakeControl& control = *rig.controls[0];
+  control.SetEmbeddingGate(false);
+  Outcome a, b;
+  const std::vector<float> audio_a = RandomAudio(kWin);
+  const std::vector<float> audio_b = RandomAudio(kWin + 7);
+  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, audio_a, a.Callbacks()).ok());
+  control.WaitEntered(2);  // a's segmentation done, a's embedding held
+  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, audio_b, b.Callbacks()).ok());
+  // b's segmentation runs while a's embedding batch is still inside the
+  // model only when the stages have their own threads.
+  EXPECT_EQ(control.WaitEnteredFor(3, absl::Seconds(1)), kConcurrentStages);
+  control.SetEmbeddingGate(true);
+  ASSERT_TRUE(a.Wait());
+  ASSERT_TRUE(b.Wait());
+  ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
+  ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
 }
 
 TEST(EngineTest, SixteenConcurrentStreamsLoseAndMixNothing) {

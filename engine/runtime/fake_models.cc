@@ -46,7 +46,25 @@ void FakeEmbedding(const float* window, const float* mask, float* embedding) {
 
 void FakeControl::SetGate(bool open) {
   absl::MutexLock lock(&mu_);
-  open_ = open;
+  seg_open_ = open;
+  emb_open_ = open;
+}
+
+void FakeControl::SetSegmentationGate(bool open) {
+  absl::MutexLock lock(&mu_);
+  seg_open_ = open;
+}
+
+void FakeControl::SetEmbeddingGate(bool open) {
+  absl::MutexLock lock(&mu_);
+  emb_open_ = open;
+}
+
+bool FakeControl::WaitEnteredFor(int n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto cond = [this, n]()
+                  ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return entered_ >= n; };
+  return mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
 }
 
 void FakeControl::WaitEntered(int n) {
@@ -96,7 +114,7 @@ absl::Status FakeControl::Enter(bool segmentation, int batch,
     ++entered_;
     (segmentation ? seg_batches_ : emb_batches_).push_back(batch);
     if (segmentation) seg_first_samples_.push_back(std::move(first_samples));
-    mu_.Await(absl::Condition(&open_));
+    mu_.Await(absl::Condition(segmentation ? &seg_open_ : &emb_open_));
     delay = delay_;
     if (!failure_.ok()) return failure_;
   }

@@ -39,10 +39,15 @@ void FakeEmbedding(const float* window, const float* mask, float* embedding);
 // Shared controls of a pair of fake models (one per device). Thread-safe.
 class FakeControl {
  public:
-  // While closed, Run blocks (after counting itself as entered).
+  // While closed, Run blocks (after counting itself as entered). SetGate
+  // sets both models' gates.
   void SetGate(bool open);
+  void SetSegmentationGate(bool open);
+  void SetEmbeddingGate(bool open);
   // Blocks until `n` Run calls have entered (in total, both models).
   void WaitEntered(int n);
+  // Same, giving up after `timeout`; returns whether `n` were reached.
+  bool WaitEnteredFor(int n, absl::Duration timeout);
   void SetDelay(absl::Duration per_batch);
   void SetFailure(absl::Status status);
 
@@ -59,7 +64,8 @@ class FakeControl {
 
  private:
   absl::Mutex mu_;
-  bool open_ ABSL_GUARDED_BY(mu_) = true;
+  bool seg_open_ ABSL_GUARDED_BY(mu_) = true;
+  bool emb_open_ ABSL_GUARDED_BY(mu_) = true;
   int entered_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
