@@ -2,10 +2,13 @@
 
 #include <cblas.h>
 #include <emmintrin.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <new>
 #include <numeric>
 
 #include "engine/pipeline/ahc_blockwise.h"
@@ -109,6 +112,22 @@ float PairwiseSumF32(const float* a, int n) {
 }
 
 }  // namespace
+
+void* AllocateDistanceMatrix(size_t bytes) {
+  constexpr size_t kHuge = size_t{1} << 21;
+  if (bytes < 4 * kHuge) {
+    void* p = std::malloc(bytes == 0 ? 1 : bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  madvise(p, rounded, MADV_HUGEPAGE);  // a hint; failure is harmless
+  return p;
+}
+
+void FreeDistanceMatrix(void* p) { std::free(p); }
 
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   std::vector<double> out(static_cast<size_t>(n) * (n - 1) / 2);

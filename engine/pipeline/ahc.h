@@ -13,6 +13,7 @@
 #ifndef DIARIZATION_ENGINE_PIPELINE_AHC_H_
 #define DIARIZATION_ENGINE_PIPELINE_AHC_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -21,11 +22,28 @@
 
 namespace diarization::pipeline {
 
-// Allocates without zero-filling: the n × n distance matrices are written
+// Allocator of the n × n distance matrices. No zero-fill: they are written
 // in full before they are read, and zeroing 80+ MB costs as much as the
-// distances' GEMM.
+// distances' GEMM. Large blocks are 2 MiB-aligned and advised as huge pages
+// (where the kernel allows it): the linkage writes one entry per row of the
+// matrix on every merge, and with 4 KiB pages each of those is a TLB miss.
+void* AllocateDistanceMatrix(size_t bytes);
+void FreeDistanceMatrix(void* p);
+
 template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
+struct DefaultInitAllocator {
+  using value_type = T;
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(AllocateDistanceMatrix(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t) { FreeDistanceMatrix(p); }
+  template <typename U>
+  bool operator==(const DefaultInitAllocator<U>&) const {
+    return true;
+  }
   template <typename U>
   struct rebind {
     using other = DefaultInitAllocator<U>;
