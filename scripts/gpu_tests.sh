@@ -40,20 +40,28 @@ for t in device_arena_test device_arena_cuda_test powerset_decode_test kernels_t
 done
 
 if [[ "${BENCH:-1}" == 1 ]]; then
-  for cfg in "fp32 32" "tf32 32" "fp32 128" "tf32 128"; do
+  # precision, batch, timed convolution algorithms
+  # (BENCH_CONFIGS="fp32 32 false;tf32 128 true" overrides the list.)
+  if [[ -n "${BENCH_CONFIGS:-}" ]]; then
+    IFS=';' read -ra CONFIGS <<<"$BENCH_CONFIGS"
+  else
+    CONFIGS=("fp32 32 false" "fp32 128 true" "tf32 128 true" "tf32 32 true")
+  fi
+  for cfg in "${CONFIGS[@]}"; do
     set -- $cfg
-    prec=$1; batch=$2; log="$LOGS/rtfx_${prec}_b${batch}.log"
+    prec=$1; batch=$2; timed=$3; log="$LOGS/rtfx_${prec}_b${batch}_timed${timed}.log"
     timeout 300 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-      --batch "$batch" --embedding_precision "$prec" --repeats 2 >"$log" 2>&1
+      --batch "$batch" --embedding_precision "$prec" --timed_algos="$timed" --repeats 2 >"$log" 2>&1
     rc=$?
     if [[ $rc != 0 ]]; then
       tail -3 "$log"
       echo "rtfx_main ($prec, batch $batch) failed (rc=$rc); again without CUDA graphs"
       timeout 300 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-        --batch "$batch" --embedding_precision "$prec" --repeats 2 --graphs=false >"$log" 2>&1
+        --batch "$batch" --embedding_precision "$prec" --timed_algos="$timed" --repeats 2 \
+        --graphs=false >"$log" 2>&1
       rc=$?
     fi
-    echo "== rtfx_main ($prec, batch $batch) rc=$rc"
+    echo "== rtfx_main ($prec, batch $batch, timed algorithms $timed) rc=$rc"
     head -9 "$log"
   done
 fi

@@ -53,6 +53,9 @@ ABSL_FLAG(int, batch, 32, "Windows per network launch.");
 ABSL_FLAG(int, device, 0, "CUDA device ordinal.");
 ABSL_FLAG(std::string, embedding_precision, "fp32", "fp32 or tf32.");
 ABSL_FLAG(bool, graphs, true, "Replay CUDA graphs per batch shape.");
+ABSL_FLAG(
+    bool, timed_algos, false,
+    "Time cuDNN's convolution algorithms once per shape (else heuristics).");
 ABSL_FLAG(int, repeats, 2, "Timed passes (after one warm-up pass).");
 
 namespace {
@@ -109,6 +112,7 @@ absl::Status Run() {
   opt.arena.budget_bytes = size_t{64} << 30;
   opt.segmentation.max_batch = batch;
   opt.segmentation.use_cuda_graphs = absl::GetFlag(FLAGS_graphs);
+  opt.segmentation.timed_conv_algorithms = absl::GetFlag(FLAGS_timed_algos);
   opt.embedding = opt.segmentation;
   opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
   const auto t_load = Clock::now();
@@ -211,10 +215,11 @@ absl::Status Run() {
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d, "
       "embedding %s, "
-      "graphs %s, %zu speakers found\n",
+      "graphs %s, conv algorithms %s, %zu speakers found\n",
       backend.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
       backend.embedding->precision().c_str(),
-      absl::GetFlag(FLAGS_graphs) ? "on" : "off", speakers);
+      absl::GetFlag(FLAGS_graphs) ? "on" : "off",
+      absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);
   std::printf("  model load + arena: %.2f s; warm-up pass %.2f s\n", load_s,
               warm.total());
   std::printf(

@@ -301,7 +301,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   impl->arena = arena;
   ASSIGN_OR_RETURN(impl->ctx,
                    CudaContext::Create(arena, "embedding", impl->precision,
-                                       options.workspace_bytes));
+                                       options.workspace_bytes,
+                                       options.timed_conv_algorithms));
   CudaContext* ctx = impl->ctx.get();
   impl->graphs =
       std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "embedding");

@@ -267,7 +267,7 @@ TEST_F(CudaModelsTest, SegmentationRandomWeightsSameDecisionsAsCpu) {
 
 void CheckEmbedding(const std::string& precision, double tolerance,
                     std::shared_ptr<runtime::DeviceArena> arena,
-                    const SafetensorsFile& w) {
+                    const SafetensorsFile& w, bool timed = false) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
@@ -279,6 +279,7 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   }
   CudaModelOptions o;
   o.precision = precision;
+  o.timed_conv_algorithms = timed;
   o.max_batch = 3;
   o.max_masks_per_window = 3;  // 6 masks: windows go one at a time... by pairs
   auto m = CudaEmbeddingModel::Create(w, arena, o);
@@ -289,8 +290,10 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, b).ok());
   ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, c).ok());
   const double rel = MaxRel(a, cpu, kEmbeddingDim);
-  std::printf("embedding %s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
-              precision.c_str(), rel, MaxAbs(a, cpu));
+  std::printf(
+      "embedding %s%s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
+      precision.c_str(), timed ? " (timed algorithms)" : "", rel,
+      MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
   EXPECT_EQ(a, b) << "eager run and graph replay differ";
   EXPECT_EQ(b, c) << "two graph replays differ";
@@ -330,6 +333,15 @@ TEST_F(CudaModelsTest, EmbeddingTf32MatchesCpu) {
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
   CheckEmbedding("tf32", 1e-3, arena, *w);
+}
+
+// Timed algorithm choice must keep the same precision guarantees.
+TEST_F(CudaModelsTest, EmbeddingTimedAlgorithmsMatchCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("fp32", 1e-5, arena, *w, /*timed=*/true);
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/true);
 }
 
 TEST_F(CudaModelsTest, LedgerAndBudget) {

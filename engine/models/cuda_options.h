@@ -19,6 +19,12 @@ struct CudaModelOptions {
   // Capture a CUDA graph per (batch, masks) shape on first use and replay it
   // afterwards. Off: every call enqueues the kernels one by one.
   bool use_cuda_graphs = true;
+  // Convolution algorithms: false = cuDNN's heuristics (reproducible
+  // choice); true = time the candidates once per shape on the device
+  // (cudnnFindConvolutionForwardAlgorithmEx) and take the fastest that meets
+  // the precision rules. Either way only deterministic algorithms, and in
+  // FP32 no FFT/Winograd.
+  bool timed_conv_algorithms = false;
   // cuDNN convolution workspace, from the arena.
   size_t workspace_bytes = size_t{256} << 20;
 };

@@ -206,9 +206,10 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   impl->options = options;
   impl->arena_owner = std::move(arena_owner);
   impl->arena = arena;
-  ASSIGN_OR_RETURN(impl->ctx, CudaContext::Create(arena, "segmentation",
-                                                  cuda::Precision::kFp32,
-                                                  options.workspace_bytes));
+  ASSIGN_OR_RETURN(impl->ctx,
+                   CudaContext::Create(
+                       arena, "segmentation", cuda::Precision::kFp32,
+                       options.workspace_bytes, options.timed_conv_algorithms));
   CudaContext* ctx = impl->ctx.get();
   impl->graphs =
       std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "segmentation");

@@ -88,11 +88,12 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 
 absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
     runtime::DeviceArena* arena, const std::string& owner, Precision precision,
-    size_t workspace_bytes) {
+    size_t workspace_bytes, bool timed_conv_algorithms) {
   std::unique_ptr<CudaContext> ctx(new CudaContext());
   ctx->arena_ = arena;
   ctx->owner_ = owner;
   ctx->precision_ = precision;
+  ctx->timed_conv_algorithms_ = timed_conv_algorithms;
   RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena->device()), "cudaSetDevice"));
   RETURN_IF_ERROR(CudaStatus(
       cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking),
@@ -198,14 +199,28 @@ Conv2d::~Conv2d() {
   if (conv_desc_) cudnnDestroyConvolutionDescriptor(conv_desc_);
 }
 
-absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w) {
+absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
+                                                const float* x, float* y) {
   constexpr int kMaxAlgos = 16;
   cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgos];
   int returned = 0;
-  RETURN_IF_ERROR(CudnnStatus(cudnnGetConvolutionForwardAlgorithm_v7(
-                                  ctx_->cudnn(), x_desc_, w_desc_, conv_desc_,
-                                  y_desc_, kMaxAlgos, &returned, perf),
-                              "cudnnGetConvolutionForwardAlgorithm_v7"));
+  if (ctx_->timed_conv_algorithms()) {
+    // Times every candidate on the device (writes y; the caller's run that
+    // follows overwrites it). Results come sorted by time.
+    RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(ctx_->stream()),
+                               "cudaStreamSynchronize"));
+    RETURN_IF_ERROR(
+        CudnnStatus(cudnnFindConvolutionForwardAlgorithmEx(
+                        ctx_->cudnn(), x_desc_, x, w_desc_, weights_.f32(),
+                        conv_desc_, y_desc_, y, kMaxAlgos, &returned, perf,
+                        ctx_->workspace(), ctx_->workspace_bytes()),
+                    "cudnnFindConvolutionForwardAlgorithmEx"));
+  } else {
+    RETURN_IF_ERROR(CudnnStatus(cudnnGetConvolutionForwardAlgorithm_v7(
+                                    ctx_->cudnn(), x_desc_, w_desc_, conv_desc_,
+                                    y_desc_, kMaxAlgos, &returned, perf),
+                                "cudnnGetConvolutionForwardAlgorithm_v7"));
+  }
   const cudnnMathType_t want = ctx_->precision() == Precision::kFp32
                                    ? CUDNN_FMA_MATH
                                    : CUDNN_TENSOR_OP_MATH;
@@ -254,7 +269,7 @@ absl::Status Conv2d::Forward(const float* x, int n, int h, int w, float* y) {
   auto key = std::make_tuple(n, h, w);
   auto it = algos_.find(key);
   if (it == algos_.end()) {
-    ASSIGN_OR_RETURN(Algo a, ChooseAlgo(n, h, w));
+    ASSIGN_OR_RETURN(Algo a, ChooseAlgo(n, h, w, x, y));
     it = algos_.emplace(key, a).first;
   }
   const float alpha = 1.0f, beta = 0.0f;

@@ -74,7 +74,8 @@ class CudaContext {
   // with cudaMemGetInfo and booked as external.
   static absl::StatusOr<std::unique_ptr<CudaContext>> Create(
       runtime::DeviceArena* arena, const std::string& owner,
-      Precision precision, size_t workspace_bytes);
+      Precision precision, size_t workspace_bytes,
+      bool timed_conv_algorithms = false);
   ~CudaContext();
 
   cudaStream_t stream() const { return stream_; }
@@ -84,6 +85,7 @@ class CudaContext {
   size_t workspace_bytes() const { return workspace_.bytes(); }
   runtime::DeviceArena* arena() const { return arena_; }
   Precision precision() const { return precision_; }
+  bool timed_conv_algorithms() const { return timed_conv_algorithms_; }
   const std::string& owner() const { return owner_; }
 
  private:
@@ -91,6 +93,7 @@ class CudaContext {
   runtime::DeviceArena* arena_ = nullptr;
   std::string owner_;
   Precision precision_ = Precision::kFp32;
+  bool timed_conv_algorithms_ = false;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
@@ -127,7 +130,8 @@ class Conv2d {
     cudnnConvolutionFwdAlgo_t algo;
     size_t workspace;
   };
-  absl::StatusOr<Algo> ChooseAlgo(int n, int h, int w);
+  absl::StatusOr<Algo> ChooseAlgo(int n, int h, int w, const float* x,
+                                  float* y);
 
   CudaContext* ctx_ = nullptr;
   Shape shape_{};
