@@ -99,17 +99,26 @@ std::vector<double> WeightedCentroids(std::span<const float> train, int n,
     if (pi[k] > min_prior) keep.push_back(k);
   }
   const int kept = static_cast<int>(keep.size());
-  std::vector<double> centroids(static_cast<size_t>(kept) * d, 0.0);
-  for (int j = 0; j < kept; ++j) {
-    double wsum = 0.0;
-    double* c = centroids.data() + static_cast<size_t>(j) * d;
-    for (int i = 0; i < n; ++i) {
-      const double w = gamma[static_cast<size_t>(i) * s + keep[j]];
-      wsum += w;
-      const float* x = train.data() + static_cast<size_t>(i) * d;
-      for (int t = 0; t < d; ++t) c[t] += w * static_cast<double>(x[t]);
+  // Wᵀ·train / Σ W, as pyannote (`W.T @ train / W.sum(0).T`), one GEMM.
+  std::vector<double> w(static_cast<size_t>(n) * kept);
+  std::vector<double> wsum(kept, 0.0);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < kept; ++j) {
+      const double v = gamma[static_cast<size_t>(i) * s + keep[j]];
+      w[static_cast<size_t>(i) * kept + j] = v;
+      wsum[j] += v;
     }
-    for (int t = 0; t < d; ++t) c[t] /= wsum;
+  }
+  const std::vector<double> t(train.begin(),
+                              train.begin() + static_cast<size_t>(n) * d);
+  std::vector<double> centroids(static_cast<size_t>(kept) * d, 0.0);
+  if (kept > 0) {
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, kept, d, n, 1.0,
+                w.data(), kept, t.data(), d, 0.0, centroids.data(), d);
+  }
+  for (int j = 0; j < kept; ++j) {
+    for (int k = 0; k < d; ++k)
+      centroids[static_cast<size_t>(j) * d + k] /= wsum[j];
   }
   if (num_kept != nullptr) *num_kept = kept;
   return centroids;

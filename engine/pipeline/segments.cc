@@ -38,31 +38,33 @@ std::vector<Turn> Binarize(const DiscreteDiarization& discrete,
   std::vector<Turn> turns;
   const int frames = discrete.num_frames, columns = discrete.num_speakers;
   if (frames == 0) return turns;
-  std::vector<double> middle(frames);
-  for (int t = 0; t < frames; ++t) middle[t] = FrameMiddle(t);
-  for (int k = 0; k < columns; ++k) {
-    std::vector<Turn> column;
-    auto value = [&](int t) {
-      return discrete.data[static_cast<size_t>(t) * columns + k];
-    };
-    double start = middle[0];
-    bool active = value(0) > kOnset;
-    double t_s = start;
-    for (int t = 1; t < frames; ++t) {
-      t_s = middle[t];
-      const float y = value(t);
-      if (active) {
+  // One pass over the frames with every column's state (the array is
+  // frame-major; a pass per column would re-read it `columns` times).
+  std::vector<std::vector<Turn>> per_column(columns);
+  std::vector<double> start(columns, FrameMiddle(0));
+  std::vector<char> active(columns);
+  for (int k = 0; k < columns; ++k) active[k] = discrete.data[k] > kOnset;
+  double t_s = FrameMiddle(0);
+  for (int t = 1; t < frames; ++t) {
+    t_s = FrameMiddle(t);
+    const float* row = discrete.data.data() + static_cast<size_t>(t) * columns;
+    for (int k = 0; k < columns; ++k) {
+      const float y = row[k];
+      if (active[k]) {
         if (y < kOffset) {
-          column.push_back({start, t_s, k});
-          start = t_s;
-          active = false;
+          per_column[k].push_back({start[k], t_s, k});
+          start[k] = t_s;
+          active[k] = false;
         }
       } else if (y > kOnset) {
-        start = t_s;
-        active = true;
+        start[k] = t_s;
+        active[k] = true;
       }
     }
-    if (active) column.push_back({start, t_s, k});
+  }
+  for (int k = 0; k < columns; ++k) {
+    std::vector<Turn>& column = per_column[k];
+    if (active[k]) column.push_back({start[k], t_s, k});
     if (min_duration_off > 0.0 && !column.empty()) {
       // Timeline.support(collar): merge regions whose gap is < collar.
       std::vector<Turn> merged{column[0]};
