@@ -180,7 +180,12 @@ absl::StatusOr<CpuEmbeddingModel::TrunkPlan*> CpuEmbeddingModel::GetTrunkPlan(
           dnnl::algorithm::convolution_direct, src_md, w_any, bias_md, want_dst,
           {c.stride, c.stride}, {pad, pad}, {pad, pad});
       dnnl::convolution_forward::primitive_desc pd(desc, attr, p.engine);
-      if (!dst->get(true)) *dst = memory(pd.dst_desc(), p.engine);
+      // A free-layout destination (dst_md zero) that is already allocated
+      // is a reusable scratch buffer: keep it when the layout matches.
+      if (!dst->get(true) ||
+          (dst_md.is_zero() && dst->get_desc() != pd.dst_desc())) {
+        *dst = memory(pd.dst_desc(), p.engine);
+      }
       TrunkPlan::Step step;
       step.prim = dnnl::convolution_forward(pd);
       step.args[DNNL_ARG_SRC] = src;
@@ -195,8 +200,11 @@ absl::StatusOr<CpuEmbeddingModel::TrunkPlan*> CpuEmbeddingModel::GetTrunkPlan(
     memory input = Wrap(p.engine, in_md, p.input.data());
     memory cur;
     add_conv(weights_->stem, input, memory::desc(), false, true, &cur);
+    // conv1's output is consumed by conv2 of the same block, so one scratch
+    // buffer per resolution serves every block (36 MB per window instead of
+    // one buffer per block).
+    memory y1;
     for (const Weights::Block& block : weights_->blocks) {
-      memory y1;
       add_conv(block.conv1, cur, memory::desc(), false, true, &y1);
       if (block.projection) {
         // conv2 picks its layout; the shortcut writes into that layout and
