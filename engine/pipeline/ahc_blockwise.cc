@@ -37,11 +37,20 @@ std::vector<double> Pdist(const Points& p, int begin, int count) {
 // Exact weighted centroid linkage of rows [begin, begin+count), cut at t.
 std::vector<int> ExactFlat(const Points& p, int begin, int count, double t) {
   if (count == 1) return {1};
-  std::vector<double> condensed = Pdist(p, begin, count);
-  const std::vector<Merge> z =
-      CentroidLinkage(condensed, count,
-                      std::span<const int>(p.weight.data() + begin,
-                                           static_cast<size_t>(count)));
+  const std::span<const int> weights(p.weight.data() + begin,
+                                     static_cast<size_t>(count));
+  std::vector<Merge> z;
+  if (count > 256) {
+    // The exact path's storage and DSYRK distances (ahc.h).
+    SquareMatrix square = PdistSquareGram(
+        std::span<const double>(p.x.data() + static_cast<size_t>(begin) * p.d,
+                                static_cast<size_t>(count) * p.d),
+        count, p.d);
+    z = CentroidLinkageSquare(square, count, weights);
+  } else {
+    std::vector<double> condensed = Pdist(p, begin, count);
+    z = CentroidLinkage(condensed, count, weights);
+  }
   return FclusterDistance(z, count, t);
 }
 
