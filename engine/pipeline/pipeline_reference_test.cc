@@ -1,0 +1,72 @@
+// A second set of pyannote whole-pipeline recordings
+// (engine/models/testdata/pipeline_real_segmentation, tools/reference/
+// record_pipeline.py): pyannote.audio 4.0.4's SpeakerDiarization with the
+// community-1 configuration, real segmentation-3.0 and a random (seed-1)
+// embedding network on findit 02–05. From its recorded segmentations and
+// embeddings, our host pipeline must write the same regular AND exclusive
+// RTTMs (the exclusive view has no other reference).
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "engine/common/test_data.h"
+#include "engine/models/safetensors.h"
+#include "engine/pipeline/diarization.h"
+#include "engine/pipeline/rttm.h"
+#include "gtest/gtest.h"
+
+namespace diarization::pipeline {
+namespace {
+
+std::string Dir() {
+  return diarization::testing::SourceRoot() +
+         "/engine/models/testdata/pipeline_real_segmentation/";
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+class PipelineReferenceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PipelineReferenceTest, RegularAndExclusiveRttmMatchPyannote) {
+  const std::string clip = GetParam();
+  auto file = models::SafetensorsFile::Open(Dir() + "arrays.safetensors");
+  ASSERT_TRUE(file.ok()) << file.status();
+  const models::TensorView* seg = (*file)->Find(clip + ".segmentations");
+  const models::TensorView* emb = (*file)->Find(clip + ".embeddings");
+  ASSERT_NE(seg, nullptr);
+  ASSERT_NE(emb, nullptr);
+  ASSERT_EQ(seg->dtype, models::DType::kU8);
+  const int chunks = static_cast<int>(seg->shape[0]);
+  std::vector<float> segmentations(seg->num_elements());
+  for (size_t i = 0; i < segmentations.size(); ++i) {
+    segmentations[i] = static_cast<float>(static_cast<uint8_t>(seg->bytes[i]));
+  }
+  const std::span<const float> embeddings = emb->f32();
+  ASSERT_EQ(static_cast<int64_t>(embeddings.size()), int64_t{chunks} * 3 * 256);
+
+  auto plda =
+      LoadPlda(diarization::testing::SharedModelsDir() + "/community-1-plda");
+  ASSERT_TRUE(plda.ok()) << plda.status();
+  auto out = Diarize(segmentations, embeddings, chunks, *plda, PipelineConfig{},
+                     SpeakerHints{});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(FormatRttm(out->segments, clip, 3),
+            ReadText(Dir() + clip + ".rttm"));
+  EXPECT_EQ(FormatRttm(out->exclusive_segments, clip, 3),
+            ReadText(Dir() + clip + ".exclusive.rttm"));
+}
+
+INSTANTIATE_TEST_SUITE_P(FinditClips, PipelineReferenceTest,
+                         ::testing::Values("02_pyannote_sample",
+                                           "03_dual_speaker",
+                                           "04_three_speaker",
+                                           "05_four_speaker"));
+
+}  // namespace
+}  // namespace diarization::pipeline
