@@ -16,7 +16,7 @@ PACKAGES=(
   libhdf5-dev
   libdnnl-dev libopenblas-dev libfftw3-dev
   espeak-ng sox
-  python3-grpcio python3-numpy
+  python3-grpcio python3-numpy python3-yaml
   golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-goprotobuf-dev
   prometheus
   clang-14 libclang-rt-14-dev
