@@ -174,8 +174,9 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view data_std) {
         "npy: header length ", header_len, " exceeds file size ", data.size()));
   }
   const absl::string_view header = data.substr(offset, header_len);
-  ASSIGN_OR_RETURN(std::string descr, DictValue(header, "descr"));
-  descr = std::string(absl::StripSuffix(absl::StripPrefix(descr, "'"), "'"));
+  ASSIGN_OR_RETURN(const std::string descr_text, DictValue(header, "descr"));
+  const std::string descr(
+      absl::StripSuffix(absl::StripPrefix(descr_text, "'"), "'"));
   ASSIGN_OR_RETURN(const std::string fortran,
                    DictValue(header, "fortran_order"));
   if (fortran != "False" && fortran != "True") {
