@@ -6,10 +6,12 @@
 //       [--num-speakers N] [--min-speakers N] [--max-speakers N]
 //       [--plda DIR] [--uri URI] [--step-samples 16000|32000]
 //
-// DIR holds segmentations.npz and raw_embeddings.npz. The PLDA folder
+// DIR holds segmentations.npz and raw_embeddings.npz (and, optionally,
+// reconstruction.npz whose chunk_step sets the window step). The PLDA folder
 // defaults to $DIARIZATION_MODELS_DIR/community-1-plda, else
 // ../shared/models/community-1-plda beside the workspace. Relative paths are
 // taken from the directory `bazel run` was called in.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "engine/io/fixture.h"
+#include "engine/io/npy.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 
@@ -126,6 +129,18 @@ int main(int argc, char** argv) {
   auto inputs = diarization::io::LoadFinditFixture(fixture);
   if (!inputs.ok()) return Fail(std::string(inputs.status().message()));
   if (args.count("uri")) inputs->uri = args["uri"];
+  // Without --step-samples, a recorded chunk step (findit layout:
+  // reconstruction.npz:chunk_step, seconds) selects the window step, so a
+  // FAST-mode (2 s) recording is read on its own grid.
+  if (!args.count("step-samples")) {
+    auto step = diarization::io::ReadNpzMember(fixture + "/reconstruction.npz",
+                                               "chunk_step");
+    if (step.ok() && step->size() == 1) {
+      const double step_s = step->ToDouble()[0];
+      if (step_s > 0)
+        config.step_samples = std::llround(step_s * dp::kSampleRateHz);
+    }
+  }
   auto plda = dp::LoadPlda(plda_dir);
   if (!plda.ok()) {
     return Fail(absl::StrCat(plda.status().message(), " (PLDA folder ",
