@@ -1,6 +1,8 @@
 // Command interop is an interoperability client of the diarization service
-// written in Go on Debian's gRPC (golang-google-grpc-dev) and protobuf
-// (golang-google-protobuf-dev) packages, built offline in GOPATH mode.
+// written in Go on Debian's gRPC (golang-google-grpc-dev 1.33) and
+// github.com/golang/protobuf 1.3 (golang-goprotobuf-dev, whose protoc-gen-go
+// generates the stubs with plugins=grpc), built offline in GOPATH mode
+// (tests/go_interop_test.sh shows how).
 //
 // It checks, against a running server:
 //   - grpc.health.v1: the server reports SERVING;
