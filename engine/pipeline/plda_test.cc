@@ -7,6 +7,7 @@
 
 #include "engine/common/test_data.h"
 #include "engine/io/npy.h"
+#include "engine/pipeline/sha256.h"
 #include "gtest/gtest.h"
 
 namespace diarization::pipeline {
@@ -102,6 +103,11 @@ TEST(PldaTest, WithoutReferenceOnlyEigenvectorSignsDiffer) {
     EXPECT_NEAR(std::abs(dot) / std::sqrt(na * nb), 1.0, 1e-9) << j;
     EXPECT_NEAR(with->phi[j], without->phi[j], 1e-12 * with->phi[0]);
   }
+}
+
+TEST(PldaTest, Sha256IsTheFilesDigest) {
+  EXPECT_EQ(Sha256Hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(PldaTest, MissingOrBrokenFilesAreErrors) {

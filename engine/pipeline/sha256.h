@@ -1,6 +1,5 @@
-// SHA-256 (FIPS 180-4) of a byte string, hex-encoded: identifies the PLDA
-// parameters a pipeline was loaded with (GetInfo). Hand-written because no
-// Debian library the build already links offers a hash; ~60 lines.
+// SHA-256 (hex) of a byte string, through OpenSSL's libcrypto: identifies
+// the PLDA parameters a pipeline was loaded with (GetInfo).
 #ifndef DIARIZATION_ENGINE_PIPELINE_SHA256_H_
 #define DIARIZATION_ENGINE_PIPELINE_SHA256_H_
 
