@@ -27,6 +27,7 @@ absl::StatusOr<runtime::Device> MakeDevice(const std::string& spec,
   d.embedding_precision = cuda.embedding->precision();
   d.segmentation = std::move(cuda.segmentation);
   d.embedding = std::move(cuda.embedding);
+  d.concurrent_stages = true;  // own stream and handles per model
   auto backend = std::make_shared<models::CudaBackend>(std::move(cuda));
   d.memory_stats = [backend] {
     const models::CudaMemorySnapshot m = backend->Memory();

@@ -18,16 +18,41 @@ done
 "$WORK/bin/make_random_models" --out "$WORK/models" --plda_from "$WORK/plda" || exit 1
 E="$WORK/bin/engine_direct_cuda --models $WORK/models --device cuda:0"
 S="$WORK/data/sample.wav"
-echo "== engine direct: one 30 s request at a time =="
-$E --audio "$S" --mode unary --requests 10 --warmup 2
-$E --audio "$S" --mode stream --requests 10 --warmup 2
-echo "== engine direct: 10 min recordings, 1 and 8 at once =="
-$E --audio "$S" --repeat_audio 20 --mode unary --requests 4 --warmup 1
-$E --audio "$S" --repeat_audio 20 --mode unary --requests 16 --concurrency 8 --warmup 1
-echo "== engine direct: 60 s streams, 32 at once =="
-$E --audio "$S" --repeat_audio 2 --mode stream --requests 64 --concurrency 32 --warmup 1
+if [[ "${PART:-all}" == all || "${PART:-all}" == engine ]]; then
+for cs in false true; do
+  echo "== engine direct, concurrent_stages=$cs =="
+  $E --concurrent_stages=$cs --audio "$S" --mode unary --requests 10 --warmup 2
+  $E --concurrent_stages=$cs --audio "$S" --mode stream --requests 10 --warmup 2
+  $E --concurrent_stages=$cs --audio "$S" --repeat_audio 20 --mode unary --requests 4 --warmup 1
+  $E --concurrent_stages=$cs --audio "$S" --repeat_audio 20 --mode unary --requests 16 --concurrency 8 --warmup 1
+  $E --concurrent_stages=$cs --audio "$S" --repeat_audio 2 --mode stream --requests 64 --concurrency 32 --warmup 1
+done
+echo "== batch 64 / 128, concurrent stages, 10 min x 8 =="
+for bs in 64 128; do
+  $E --concurrent_stages=true --segmentation_batch_size $bs --embedding_batch_size $bs \
+    --audio "$S" --repeat_audio 20 --mode unary --requests 16 --concurrency 8 --warmup 1
+done
+fi
+if [[ "${PART:-all}" == all || "${PART:-all}" == verify ]]; then
+echo "== same RTTM with and without concurrent stages =="
+for cs in false true; do
+  $E --concurrent_stages=$cs --audio "$S" --repeat_audio 20 --mode unary \
+    --requests 1 --warmup 0 --rttm_out "$WORK/long_$cs.rttm" >/dev/null
+  $E --concurrent_stages=$cs --audio "$S" --repeat_audio 2 --mode stream \
+    --requests 64 --concurrency 32 --warmup 0 --rttm_out "$WORK/streams_$cs.rttm" >/dev/null
+done
+for k in long streams; do
+  if cmp -s "$WORK/${k}_false.rttm" "$WORK/${k}_true.rttm"; then
+    echo "$k: identical RTTM ($(wc -l <"$WORK/${k}_true.rttm") lines)"
+  else
+    echo "$k: RTTM DIFFERS"; diff "$WORK/${k}_false.rttm" "$WORK/${k}_true.rttm" | head -5
+  fi
+done
+fi
+if [[ "${PART:-all}" == all || "${PART:-all}" == grpc ]]; then
 echo "== engine vs gRPC loopback =="
 BIN_DIR="$WORK/bin" ENGINE_TARGET=:engine_direct_cuda SERVER_TARGET=:diarization_server_cuda \
   bash bench/service_overhead/run.sh --audio "$S" --models "$WORK/models" \
   --device cuda:0 --requests 10 --mode both
 echo "rc=$?"
+fi

@@ -17,7 +17,7 @@ TARGETS=(
   //bench/service_overhead:engine_direct_cuda
   //server:diarization_server_cuda
   //clients:diarize_client
-  //tools/make_random_models
+  //tools/make_random_models:make_random_models
 )
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   bazel --output_base="$OUTPUT_BASE" build "${TARGETS[@]}" >&2
