@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "engine/common/test_data.h"
 #include "engine/models/manifest.h"
@@ -89,6 +91,59 @@ TEST(RandomModelReferenceTest, ReferenceFileHasTheDocumentedArrays) {
                           256 * sizeof(float)),
               0)
         << "window " << i;
+  }
+}
+
+// The whole-pipeline references (record_pipeline.py) were made with the
+// seed-1 networks (pipeline_random_seed1) or the seed-1 embedding network
+// (pipeline_real_segmentation) and the shared community-1 PLDA.
+TEST(RandomModelReferenceTest, PipelineReferencesUseTheseWeights) {
+  const nlohmann::json seed1 = Info();
+  const std::string plda_dir =
+      (fs::path(testing::SharedModelsDir()) / "community-1-plda").string();
+  const std::vector<std::string> plda_hashes = {
+      *Sha256HexOfFile(plda_dir + "/xvec_transform.npz"),
+      *Sha256HexOfFile(plda_dir + "/plda.npz")};
+  for (const char* folder :
+       {"pipeline_random_seed1", "pipeline_real_segmentation"}) {
+    std::ifstream in(Testdata() / folder / "info.json");
+    ASSERT_TRUE(in.good()) << folder;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const nlohmann::json info = nlohmann::json::parse(ss.str());
+    const auto& models = info["models"];
+    EXPECT_EQ(models["embedding"]["sha256"].get<std::string>(),
+              seed1["models"]["embedding.safetensors"].get<std::string>())
+        << folder;
+    if (std::string(folder) == "pipeline_random_seed1") {
+      EXPECT_EQ(models["segmentation"]["sha256"].get<std::string>(),
+                seed1["models"]["segmentation.safetensors"].get<std::string>());
+    } else {
+      EXPECT_FALSE(models["segmentation"]["random_weights"].get<bool>());
+    }
+    EXPECT_EQ(models["plda"]["sha256"].get<std::vector<std::string>>(),
+              plda_hashes)
+        << folder;
+    auto arrays = SafetensorsFile::Open(
+        (Testdata() / folder / "arrays.safetensors").string());
+    ASSERT_TRUE(arrays.ok()) << arrays.status();
+    for (const auto& clip : info["clips"]) {
+      const std::string name = clip["clip"].get<std::string>();
+      const int64_t chunks = clip["chunks"].get<int64_t>();
+      EXPECT_TRUE(
+          (*arrays)
+              ->Validate(
+                  {{name + ".segmentations", DType::kU8, {chunks, 589, 3}},
+                   {name + ".embeddings", DType::kF32, {chunks, 3, 256}}},
+                  (*arrays)->names())
+              .ok())
+          << folder << " " << name;
+      EXPECT_TRUE(fs::exists(Testdata() / folder / (name + ".rttm")));
+      const fs::path audio =
+          fs::path(testing::TestDataDir()) / clip["audio"].get<std::string>();
+      EXPECT_EQ(*Sha256HexOfFile(audio.string()),
+                clip["audio_sha256"].get<std::string>());
+    }
   }
 }
 
