@@ -48,14 +48,19 @@ done
 # Best (smallest) value of a RESULT field over the rounds.
 field() { grep '^RESULT' <<<"$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | sort -g | head -1; }
 python3 - "$(field "$CPP" seg_ms)" "$(field "$CPP" emb_ms)" \
-  "$(field "$PYT" seg_ms)" "$(field "$PYT" emb_ms)" "$(field "$PYT" emb_multi_ms)" <<'PYEOF'
+  "$(field "$PYT" seg_ms)" "$(field "$PYT" emb_ms)" "$(field "$PYT" emb_multi_ms)" \
+  "$(field "$CPP" seg_cpu_ms)" "$(field "$CPP" emb_cpu_ms)" \
+  "$(field "$PYT" seg_cpu_ms)" "$(field "$PYT" emb_cpu_ms)" "$(field "$PYT" emb_multi_cpu_ms)" <<'PYEOF'
 import sys
-cs, ce, ps, pe, pm = map(float, sys.argv[1:])
-print("== best of the rounds, per window (ms): C++ seg %.1f emb %.1f | PyTorch seg %.1f emb(pipeline, 3 trunks) %.1f emb(multi-mask) %.1f"
-      % (cs, ce, ps, pe, pm))
-print("speed-up: segmentation %.2fx; embedding vs pyannote's pipeline calls %.2fx, vs its multi-mask path %.2fx"
-      % (ps / cs, pe / ce, pm / ce))
-print("networks per minute of audio (60 windows): C++ %.1f s, PyTorch as the pipeline runs it %.1f s -> %.2fx; "
-      "PyTorch with trunk sharing %.1f s -> %.2fx"
-      % (0.06 * (cs + ce), 0.06 * (ps + pe), (ps + pe) / (cs + ce), 0.06 * (ps + pm), (ps + pm) / (cs + ce)))
+cs, ce, ps, pe, pm, ccs, cce, pcs, pce, pcm = map(float, sys.argv[1:])
+for label, (a, b, c, d, e) in (("wall", (cs, ce, ps, pe, pm)),
+                               ("process CPU", (ccs, cce, pcs, pce, pcm))):
+    print("== %s time per window (ms, best of the rounds): C++ seg %.1f emb %.1f | "
+          "PyTorch seg %.1f emb(pipeline, 3 trunks) %.1f emb(multi-mask) %.1f"
+          % (label, a, b, c, d, e))
+    print("   speed-up: segmentation %.2fx; embedding vs pyannote's pipeline calls %.2fx, "
+          "vs its multi-mask path %.2fx" % (c / a, d / b, e / b))
+    print("   per minute of audio (60 windows): C++ %.1f s, PyTorch as the pipeline runs it "
+          "%.1f s -> %.2fx; PyTorch with trunk sharing %.1f s -> %.2fx"
+          % (0.06 * (a + b), 0.06 * (c + d), (c + d) / (a + b), 0.06 * (c + e), (c + e) / (a + b)))
 PYEOF

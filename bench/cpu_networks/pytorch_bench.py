@@ -26,13 +26,20 @@ import pyannote_models  # noqa: E402
 W, F = 160000, 589
 
 
-def best_of(fn, repeats):
+CPU = {}
+
+
+def best_of(fn, repeats, name=None):
+    """Best wall time of `repeats` runs after a warm-up; the mean process CPU
+    time (all threads) per run goes to CPU[name]."""
     fn()  # warm-up
     best = float("inf")
+    c0 = time.process_time()
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
+    CPU[name] = (time.process_time() - c0) / repeats
     return best
 
 
@@ -44,6 +51,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--only", choices=["seg", "emb", "multi"], default=None,
+                   help="time one of them (for CPU-time measurements)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
 
@@ -63,19 +72,26 @@ def main():
         masks[:, s, :] = ((f // 100) % 3 == s)
     masks_t = torch.from_numpy(masks)
 
+    t_seg = t_emb = t_multi = 0.0
     with torch.inference_mode():
-        t_seg = best_of(lambda: seg(x), a.repeats)
+        if a.only in (None, "seg"):
+            t_seg = best_of(lambda: seg(x), a.repeats, "seg")
         rep = x.repeat_interleave(3, dim=0)
         flat = masks_t.reshape(-1, F)
-        t_emb = best_of(lambda: emb(rep, flat), a.repeats)
-        t_multi = best_of(lambda: emb(x, masks_t), a.repeats)
+        if a.only in (None, "emb"):
+            t_emb = best_of(lambda: emb(rep, flat), a.repeats, "emb")
+        if a.only in (None, "multi"):
+            t_multi = best_of(lambda: emb(x, masks_t), a.repeats, "multi")
     b = a.batch
     print(f"pytorch {torch.__version__} ({a.threads} threads), batch {b}: "
           f"segmentation {1e3 * t_seg / b:.1f} ms/window, embedding as the "
           f"pipeline calls it (3 trunk passes) {1e3 * t_emb / b:.1f} ms/window, "
           f"multi-mask (1 trunk pass) {1e3 * t_multi / b:.1f} ms/window")
     print(f"RESULT impl=pytorch threads={a.threads} batch={b} seg_ms={1e3 * t_seg / b:.3f} "
-          f"emb_ms={1e3 * t_emb / b:.3f} emb_multi_ms={1e3 * t_multi / b:.3f}")
+          f"emb_ms={1e3 * t_emb / b:.3f} emb_multi_ms={1e3 * t_multi / b:.3f} "
+          f"seg_cpu_ms={1e3 * CPU.get('seg', 0) / b:.3f} "
+          f"emb_cpu_ms={1e3 * CPU.get('emb', 0) / b:.3f} "
+          f"emb_multi_cpu_ms={1e3 * CPU.get('multi', 0) / b:.3f}")
 
 
 if __name__ == "__main__":

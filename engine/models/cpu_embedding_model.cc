@@ -102,6 +102,9 @@ absl::StatusOr<std::unique_ptr<CpuEmbeddingModel>> CpuEmbeddingModel::Create(
     const SafetensorsFile& f, const CpuModelOptions& options) {
   std::unique_ptr<CpuEmbeddingModel> model(new CpuEmbeddingModel());
   model->options_ = options;
+  // Primitive descriptors size their work split by the thread count at
+  // creation, so the plans built here must see the configured count too.
+  ApplyCpuThreads(options.threads);
   ASSIGN_OR_RETURN(model->fbank_, Fbank::Create());
   auto w = std::make_unique<Weights>();
   ASSIGN_OR_RETURN(w->stem,

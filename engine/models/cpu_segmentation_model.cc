@@ -200,6 +200,9 @@ CpuSegmentationModel::Create(const SafetensorsFile& file,
                              const CpuModelOptions& options) {
   std::unique_ptr<CpuSegmentationModel> model(new CpuSegmentationModel());
   model->options_ = options;
+  // Primitive descriptors size their work split by the thread count at
+  // creation, so the plans built here must see the configured count too.
+  ApplyCpuThreads(options.threads);
   auto w = std::make_unique<Weights>();
 
   ASSIGN_OR_RETURN(auto wav_g, ReadF32(file, "sincnet.wav_norm1d.weight", {1}));
