@@ -22,7 +22,10 @@
 // samples [c·step, c·step + 160000) (step from the job's PipelineConfig). A
 // full window is scheduled the moment the audio reaches its end; the
 // zero-padded last window (pipeline::ComputeChunks) only at Finish. The job's
-// device worker batches windows of all its jobs: segmentation batches (up to
+// device worker batches windows of all its jobs, taking them round-robin
+// across jobs (a long file does not hold back streams; with
+// Device::concurrent_stages the two stages run on two threads): segmentation
+// batches (up to
 // segmentation_batch_size windows), then, per window, PowersetToMultilabel +
 // EmbeddingMasks on the worker, then embedding batches (up to
 // embedding_batch_size windows, 3 masks each). A batch starts when it is full

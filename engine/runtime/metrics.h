@@ -30,7 +30,8 @@
 //   diarization_device_rtfx                   gauge    {device}
 //       Rolling RTFx of each device over the last 30 s of wall time: new
 //       audio seconds whose windows finished both networks (one step per
-//       window) / seconds the device spent in network batches. 0 when idle
+//       window) / seconds the device spent in network batches (the union
+//       of overlapping batches when the stages run apart). 0 when idle
 //       for 30 s. Engine.
 //   diarization_queue_depth                   gauge    {device, queue}
 //       Windows waiting in a device's batch queue, queue = "segmentation" |
