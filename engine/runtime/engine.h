@@ -25,10 +25,9 @@
 // device worker batches windows of all its jobs, taking them round-robin
 // across jobs (a long file does not hold back streams; with
 // Device::concurrent_stages the two stages run on two threads): segmentation
-// batches (up to
-// segmentation_batch_size windows), then, per window, PowersetToMultilabel +
-// EmbeddingMasks on the worker, then embedding batches (up to
-// embedding_batch_size windows, 3 masks each). A batch starts when it is full
+// batches (up to segmentation_batch_size windows), then, per window,
+// PowersetToMultilabel + EmbeddingMasks on the worker, then embedding
+// batches (up to embedding_batch_size windows, 3 masks each). A batch starts when it is full
 // or its oldest window has waited max_batch_wait. When the stream has ended
 // and every window has its embeddings, pipeline::Diarize runs on the host
 // thread pool (never on a device worker) and the completion is delivered.
