@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kernels/lstm.h"
 #include "kernels/nn_ops.h"
+#include "kernels/sinc_conv.h"
 #include "kernels/stats_pool.h"
 
 namespace diarization::kernels {
@@ -68,7 +69,7 @@ double MaxAbsDiff(const std::vector<float>& a, const std::vector<double>& b) {
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 TEST(LstmRecurrenceTest, MatchesFloat64Reference) {
-  for (int batch : {1, 3, 6}) {
+  for (int batch : {1, 3, 6, 9}) {
     const int steps = 37;
     const int g = kLstmGates, hdim = kLstmHidden;
     auto gates = Random(size_t(batch) * steps * 2 * g, -1.0f, 1.0f);
@@ -81,7 +82,8 @@ TEST(LstmRecurrenceTest, MatchesFloat64Reference) {
         for (int kk = 0; kk < hdim; ++kk)
           w_hh_t[(size_t(d) * hdim + kk) * g + j] =
               w_hh[(size_t(d) * g + j) * hdim + kk];
-    Dev d_gates(gates), d_w(w_hh_t), d_out(size_t(batch) * steps * 2 * hdim);
+    Dev d_gates(gates), d_w(w_hh_t), d_out(size_t(batch) * steps * 2 * hdim),
+        d_l2(d_out.n);
     ASSERT_TRUE(LaunchLstmRecurrence({.gates_in = d_gates.p,
                                       .w_hh_t = d_w.p,
                                       .out = d_out.p,
@@ -89,6 +91,22 @@ TEST(LstmRecurrenceTest, MatchesFloat64Reference) {
                                       .steps = steps},
                                      nullptr)
                     .ok());
+    // The variant that reads W_hh from L2 every step: the same products and
+    // sums in the same order (the compiler may still contract the cell
+    // update differently, so not necessarily the same bits).
+    ASSERT_TRUE(LaunchLstmRecurrence({.gates_in = d_gates.p,
+                                      .w_hh_t = d_w.p,
+                                      .out = d_l2.p,
+                                      .batch = batch,
+                                      .steps = steps,
+                                      .resident_weights = false},
+                                     nullptr)
+                    .ok());
+    {
+      const auto a = d_out.Host(), b = d_l2.Host();
+      std::vector<double> bd(b.begin(), b.end());
+      EXPECT_LT(MaxAbsDiff(a, bd), 1e-6) << "batch " << batch;
+    }
     std::vector<double> ref(d_out.n);
     for (int b = 0; b < batch; ++b) {
       for (int d = 0; d < 2; ++d) {
@@ -113,6 +131,42 @@ TEST(LstmRecurrenceTest, MatchesFloat64Reference) {
       }
     }
     EXPECT_LT(MaxAbsDiff(d_out.Host(), ref), 2e-5) << "batch " << batch;
+  }
+}
+
+TEST(SincConvTest, AbsPoolMatchesFloat64Reference) {
+  // A length whose pooled output is not a multiple of the 32-output tile,
+  // and the segmentation model's own shape (160000 samples → 15975 → 5325).
+  for (const int len : {4003, 160000}) {
+    const int batch = 3, taps = 251, stride = 10;
+    const int pooled = ((len - taps) / stride + 1) / 3;
+    auto x = Random(size_t(batch) * len, -1.0f, 1.0f);
+    auto w = Random(size_t(kSincConvChannels) * taps, -0.1f, 0.1f);
+    Dev dx(x), dw(w), dy(size_t(batch) * kSincConvChannels * pooled);
+    ASSERT_TRUE(LaunchSincConvAbsPool({.x = dx.p,
+                                       .filters = dw.p,
+                                       .y = dy.p,
+                                       .batch = batch,
+                                       .len = len,
+                                       .taps = taps,
+                                       .stride = stride},
+                                      nullptr)
+                    .ok());
+    std::vector<double> ref(dy.n);
+    for (int b = 0; b < batch; ++b)
+      for (int c = 0; c < kSincConvChannels; ++c)
+        for (int p = 0; p < pooled; ++p) {
+          double m = 0;
+          for (int t = 3 * p; t < 3 * p + 3; ++t) {
+            double acc = 0;
+            for (int j = 0; j < taps; ++j)
+              acc += double(w[size_t(c) * taps + j]) *
+                     x[size_t(b) * len + size_t(t) * stride + j];
+            m = std::max(m, std::abs(acc));
+          }
+          ref[(size_t(b) * kSincConvChannels + c) * pooled + p] = m;
+        }
+    EXPECT_LT(MaxAbsDiff(dy.Host(), ref), 5e-6) << "len " << len;
   }
 }
 
@@ -181,6 +235,30 @@ TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
   // Zero mask: exactly zero mean and std. One-frame mask: std exactly 0.
   for (int f = 0; f < 2 * feat; ++f) EXPECT_EQ(got[f], 0.0f);
   for (int f = 0; f < feat; ++f) EXPECT_EQ(got[2 * feat + feat + f], 0.0f);
+
+  // Channels-last input (batch, rows, time, channels) with feature
+  // f = channel * rows + row: the same statistics.
+  const int rows = 4, channels = feat / rows;
+  std::vector<float> xcl(x.size());
+  for (int b = 0; b < batch; ++b)
+    for (int c = 0; c < channels; ++c)
+      for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < time; ++j)
+          xcl[((size_t(b) * rows + r) * time + j) * channels + c] =
+              x[(size_t(b) * feat + c * rows + r) * time + j];
+  Dev dxcl(xcl), dscl(ds.n);
+  ASSERT_TRUE(LaunchStatsPool({.features = dxcl.p,
+                               .masks = dm.p,
+                               .stats = dscl.p,
+                               .batch = batch,
+                               .masks_per_item = masks,
+                               .feat = feat,
+                               .time = time,
+                               .mask_frames = frames,
+                               .channels_last_rows = rows},
+                              nullptr)
+                  .ok());
+  EXPECT_LT(MaxAbsDiff(dscl.Host(), ref), 2e-5);
 }
 
 TEST(NnOpsTest, InstanceNormPoolLogSoftmaxScaleShift) {
@@ -281,6 +359,26 @@ TEST(NnOpsTest, InstanceNormPoolLogSoftmaxScaleShift) {
     sref[i] = std::max(0.0, double(x[i]) * gamma[c] + beta[c] + res[i]);
   }
   EXPECT_LT(MaxAbsDiff(dss.Host(), sref), 1e-5);
+
+  // Channels-last: the channel is the fastest-moving index.
+  Dev dcl(x.size());
+  ASSERT_TRUE(LaunchScaleShiftAct({.x = dx.p,
+                                   .scale = dg.p,
+                                   .shift = db.p,
+                                   .residual = dres.p,
+                                   .out = dcl.p,
+                                   .n = batch,
+                                   .channels = channels,
+                                   .spatial = len,
+                                   .relu = true,
+                                   .channels_last = true},
+                                  nullptr)
+                  .ok());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int c = int(i % channels);
+    sref[i] = std::max(0.0, double(x[i]) * gamma[c] + beta[c] + res[i]);
+  }
+  EXPECT_LT(MaxAbsDiff(dcl.Host(), sref), 1e-5);
 }
 
 }  // namespace

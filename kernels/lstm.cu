@@ -69,6 +69,95 @@ __global__ void __launch_bounds__(kLstmGates)
   }
 }
 
+constexpr int kRegK = 64;  // W_hh columns held in registers
+constexpr int kSmemK = kLstmHidden - kRegK;
+constexpr size_t kResidentShared =
+    sizeof(float) *
+    (size_t{kSmemK} * kLstmGates + 4 * kLstmHidden + kGroup * kLstmGates);
+
+// Same arithmetic as LstmRecurrenceKernel, in the same order.
+__global__ void __launch_bounds__(kLstmGates, 1)
+    LstmResidentKernel(const float* __restrict__ gates_in,
+                       const float* __restrict__ w_hh_t,
+                       float* __restrict__ out, int64_t batch, int steps) {
+  static_assert(kGroup == 4, "h is one float4 per unit");
+  extern __shared__ float4 smem4[];
+  float4* h4 = smem4;                                     // (128): 4 windows
+  float* z = reinterpret_cast<float*>(h4 + kLstmHidden);  // (4, 512)
+  float* ws = z + kGroup * kLstmGates;                    // (64, 512)
+  const int dir = blockIdx.y;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kGroup;
+  const int group =
+      static_cast<int>(batch - first < kGroup ? batch - first : kGroup);
+  const int row = threadIdx.x;
+  const float* w =
+      w_hh_t + static_cast<int64_t>(dir) * kLstmHidden * kLstmGates;
+  float wr[kRegK];
+#pragma unroll
+  for (int k = 0; k < kRegK; ++k) wr[k] = w[k * kLstmGates + row];
+  for (int k = 0; k < kSmemK; ++k)
+    ws[k * kLstmGates + row] = w[(kRegK + k) * kLstmGates + row];
+  if (row < kLstmHidden) h4[row] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float* hflat = reinterpret_cast<float*>(h4);
+  const int cb = row / kLstmHidden;
+  const int cu = row % kLstmHidden;
+  float c = 0.0f;
+  auto load_gates = [&](int s, float* acc) {
+    const int t = dir == 0 ? s : steps - 1 - s;
+#pragma unroll
+    for (int b = 0; b < kGroup; ++b) {
+      acc[b] = b < group
+                   ? gates_in[((first + b) * steps + t) * (2 * kLstmGates) +
+                              dir * kLstmGates + row]
+                   : 0.0f;
+    }
+  };
+  float next[kGroup];
+  load_gates(0, next);
+  __syncthreads();
+  for (int s = 0; s < steps; ++s) {
+    const int t = dir == 0 ? s : steps - 1 - s;
+    float acc[kGroup];
+#pragma unroll
+    for (int b = 0; b < kGroup; ++b) acc[b] = next[b];
+    if (s + 1 < steps) load_gates(s + 1, next);
+    float rec[kGroup] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int k = 0; k < kRegK; ++k) {
+      const float4 hv = h4[k];
+      rec[0] = fmaf(wr[k], hv.x, rec[0]);
+      rec[1] = fmaf(wr[k], hv.y, rec[1]);
+      rec[2] = fmaf(wr[k], hv.z, rec[2]);
+      rec[3] = fmaf(wr[k], hv.w, rec[3]);
+    }
+#pragma unroll 16
+    for (int k = 0; k < kSmemK; ++k) {
+      const float wk = ws[k * kLstmGates + row];
+      const float4 hv = h4[kRegK + k];
+      rec[0] = fmaf(wk, hv.x, rec[0]);
+      rec[1] = fmaf(wk, hv.y, rec[1]);
+      rec[2] = fmaf(wk, hv.z, rec[2]);
+      rec[3] = fmaf(wk, hv.w, rec[3]);
+    }
+#pragma unroll
+    for (int b = 0; b < kGroup; ++b) z[b * kLstmGates + row] = acc[b] + rec[b];
+    __syncthreads();
+    if (cb < group) {
+      const float* zb = z + cb * kLstmGates;
+      const float ig = Sigmoid(zb[cu]);
+      const float fg = Sigmoid(zb[kLstmHidden + cu]);
+      const float gg = tanhf(zb[2 * kLstmHidden + cu]);
+      const float og = Sigmoid(zb[3 * kLstmHidden + cu]);
+      c = fg * c + ig * gg;
+      const float hv = og * tanhf(c);
+      hflat[cu * kGroup + cb] = hv;
+      out[((first + cb) * steps + t) * (2 * kLstmHidden) + dir * kLstmHidden +
+          cu] = hv;
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace
 
 absl::Status LaunchLstmRecurrence(const LstmRecurrenceParams& p,
@@ -81,8 +170,23 @@ absl::Status LaunchLstmRecurrence(const LstmRecurrenceParams& p,
   static_assert(kGroup * kLstmHidden == kLstmGates,
                 "one cell thread per (window, unit)");
   const dim3 grid(static_cast<unsigned>((p.batch + kGroup - 1) / kGroup), 2);
-  LstmRecurrenceKernel<<<grid, kLstmGates, 0, stream>>>(
-      p.gates_in, p.w_hh_t, p.out, p.batch, p.steps);
+  if (p.resident_weights) {
+    // Above 48 KiB of shared memory a kernel needs an explicit opt-in; set
+    // once per process (the first call is eager, before any graph capture).
+    static const cudaError_t attr = cudaFuncSetAttribute(
+        LstmResidentKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(kResidentShared));
+    if (attr != cudaSuccess) {
+      return absl::InternalError(
+          std::string("LstmResidentKernel: cudaFuncSetAttribute failed: ") +
+          cudaGetErrorString(attr));
+    }
+    LstmResidentKernel<<<grid, kLstmGates, kResidentShared, stream>>>(
+        p.gates_in, p.w_hh_t, p.out, p.batch, p.steps);
+  } else {
+    LstmRecurrenceKernel<<<grid, kLstmGates, 0, stream>>>(
+        p.gates_in, p.w_hh_t, p.out, p.batch, p.steps);
+  }
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
     return absl::InternalError(

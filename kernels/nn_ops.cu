@@ -21,10 +21,12 @@ __global__ void ScaleShiftActKernel(const float* __restrict__ x,
                                     const float* __restrict__ shift,
                                     const float* __restrict__ residual,
                                     float* out, int64_t total, int channels,
-                                    int64_t spatial, bool relu) {
+                                    int64_t spatial, bool relu,
+                                    bool channels_last) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
-  const int c = static_cast<int>((i / spatial) % channels);
+  const int c = channels_last ? static_cast<int>(i % channels)
+                              : static_cast<int>((i / spatial) % channels);
   float v = __fadd_rn(__fmul_rn(x[i], scale[c]), shift[c]);
   if (residual != nullptr) v = __fadd_rn(v, residual[i]);
   if (relu) v = fmaxf(v, 0.0f);
@@ -148,7 +150,7 @@ absl::Status LaunchScaleShiftAct(const ScaleShiftActParams& p,
   const int64_t total = p.n * p.channels * p.spatial;
   ScaleShiftActKernel<<<Blocks(total, 256), 256, 0, stream>>>(
       p.x, p.scale, p.shift, p.residual, p.out, total, p.channels, p.spatial,
-      p.relu);
+      p.relu, p.channels_last);
   return LaunchStatus("ScaleShiftActKernel");
 }
 

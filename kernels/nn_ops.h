@@ -22,7 +22,8 @@
 
 namespace diarization::kernels {
 
-// x, out: (n, channels, spatial) contiguous; residual same shape or null.
+// x, out: (n, channels, spatial) contiguous, or (n, spatial, channels) when
+// channels_last; residual same shape or null.
 struct ScaleShiftActParams {
   const float* x = nullptr;
   const float* scale = nullptr;  // (channels)
@@ -33,6 +34,7 @@ struct ScaleShiftActParams {
   int channels = 0;
   int64_t spatial = 0;
   bool relu = false;
+  bool channels_last = false;
 };
 absl::Status LaunchScaleShiftAct(const ScaleShiftActParams& p,
                                  cudaStream_t stream);

@@ -11,7 +11,8 @@ constexpr int kMaxTime = 1024;
 __global__ void StatsPoolKernel(const float* __restrict__ features,
                                 const float* __restrict__ masks,
                                 float* __restrict__ stats, int masks_per_item,
-                                int feat, int time, int mask_frames) {
+                                int feat, int time, int mask_frames,
+                                int cl_rows) {
   __shared__ float w[kMaxTime];
   __shared__ float denoms[2];
   const int64_t pair = blockIdx.x;
@@ -40,15 +41,27 @@ __global__ void StatsPoolKernel(const float* __restrict__ features,
   const float v1 = denoms[0];
   const float var_denom = denoms[1];
   float* out = stats + pair * 2 * static_cast<int64_t>(feat);
-  for (int f = threadIdx.x; f < feat; f += blockDim.x) {
+  for (int k = threadIdx.x; k < feat; k += blockDim.x) {
+    // Channels-last: neighbouring threads take neighbouring channels, so
+    // their loads coalesce.
+    int f = k;
+    int64_t stride = 1;
     const float* x = features + (item * feat + f) * static_cast<int64_t>(time);
+    if (cl_rows > 0) {
+      const int channels = feat / cl_rows;
+      const int ch = k % channels, row = k / channels;
+      f = ch * cl_rows + row;
+      stride = channels;
+      x = features + item * feat * static_cast<int64_t>(time) +
+          static_cast<int64_t>(row) * time * channels + ch;
+    }
     double swx = 0.0;
     for (int j = 0; j < time; ++j)
-      swx += static_cast<double>(__fmul_rn(x[j], w[j]));
+      swx += static_cast<double>(__fmul_rn(x[j * stride], w[j]));
     const float mean = __fdiv_rn(static_cast<float>(swx), v1);
     double sdx = 0.0;
     for (int j = 0; j < time; ++j) {
-      const float d = __fsub_rn(x[j], mean);
+      const float d = __fsub_rn(x[j * stride], mean);
       sdx += static_cast<double>(__fmul_rn(__fmul_rn(d, d), w[j]));
     }
     const float var = __fdiv_rn(static_cast<float>(sdx), var_denom);
@@ -62,13 +75,15 @@ __global__ void StatsPoolKernel(const float* __restrict__ features,
 absl::Status LaunchStatsPool(const StatsPoolParams& p, cudaStream_t stream) {
   if (p.features == nullptr || p.masks == nullptr || p.stats == nullptr ||
       p.batch <= 0 || p.masks_per_item <= 0 || p.feat <= 0 || p.time <= 0 ||
-      p.time > kMaxTime || p.mask_frames <= 0) {
+      p.time > kMaxTime || p.mask_frames <= 0 || p.channels_last_rows < 0 ||
+      (p.channels_last_rows > 0 && p.feat % p.channels_last_rows != 0)) {
     return absl::InvalidArgumentError(
         "LaunchStatsPool: bad buffers or sizes (time must be 1..1024)");
   }
   StatsPoolKernel<<<static_cast<unsigned>(p.batch * p.masks_per_item), 256, 0,
                     stream>>>(p.features, p.masks, p.stats, p.masks_per_item,
-                              p.feat, p.time, p.mask_frames);
+                              p.feat, p.time, p.mask_frames,
+                              p.channels_last_rows);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
     return absl::InternalError(std::string("StatsPoolKernel launch failed: ") +

@@ -26,6 +26,10 @@ struct StatsPoolParams {
   int feat = 0;
   int time = 0;
   int mask_frames = 0;
+  // 0: features are (batch, feat, time). > 0: they are channels-last
+  // (batch, rows, time, feat / rows) and feature f is channel f / rows of
+  // row f % rows (torch's flattening of (channels, rows)).
+  int channels_last_rows = 0;
 };
 absl::Status LaunchStatsPool(const StatsPoolParams& p, cudaStream_t stream);
 
