@@ -22,7 +22,9 @@ struct CudaBackendOptions {
   // ordinal passed to CreateCudaBackend).
   runtime::DeviceArenaOptions arena;
   // Segmentation is FP32 only; embedding "fp32" (default) or "tf32".
-  CudaModelOptions segmentation;
+  // The segmentation's convolutions after the SincNet filter bank (80→60
+  // and 60→60, kernel 5) need far less cuDNN workspace than the ResNet's.
+  CudaModelOptions segmentation = {.workspace_bytes = size_t{64} << 20};
   CudaModelOptions embedding;
 };
 

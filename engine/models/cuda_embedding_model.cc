@@ -47,8 +47,9 @@ struct Block {
 
 absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
                                   const std::string& conv_name,
-                                  const std::string& bn,
-                                  const Conv2d::Shape& shape) {
+                                  const std::string& bn, Conv2d::Shape shape,
+                                  bool channels_last) {
+  shape.channels_last = channels_last;
   const int64_t nw = int64_t{shape.out_channels} * shape.in_channels *
                      shape.kernel_h * shape.kernel_w;
   ASSIGN_OR_RETURN(std::vector<float> weight,
@@ -102,6 +103,10 @@ std::vector<double> DftMatrix() {
 struct CudaEmbeddingModel::Impl {
   CudaModelOptions options;
   cuda::Precision precision = cuda::Precision::kFp32;
+  // NHWC activations: only with TF32 (options.channels_last), where cuDNN's
+  // tensor-core kernels want them; its FMA-only FP32 kernels ran 2x slower
+  // in NHWC than in NCHW on the H200 (docs/benchmarks.md).
+  bool channels_last = false;
   // Declared first: destroyed last, after every buffer went back to it.
   std::shared_ptr<runtime::DeviceArena> arena_owner;
   runtime::DeviceArena* arena = nullptr;
@@ -116,7 +121,9 @@ struct CudaEmbeddingModel::Impl {
 
   // Buffers for max_batch windows / max_batch × max_masks pairs.
   int max_pairs = 0;
-  DeviceBuffer audio, masks, act[4], stats, emb;
+  // Three activation buffers: the fbank's stages and the ResNet's rotating
+  // (input, conv output, scratch) triple reuse them.
+  DeviceBuffer audio, masks, act[3], stats, emb;
   float* host_audio = nullptr;  // pinned
   float* host_masks = nullptr;
   float* host_emb = nullptr;
@@ -136,10 +143,11 @@ struct CudaEmbeddingModel::Impl {
 absl::Status CudaEmbeddingModel::Impl::EnqueueFbank(int n) {
   cudaStream_t stream = ctx->stream();
   const int64_t rows = int64_t{n} * kFrames;
-  // Fbank. Buffer roles: act[2] frames (f64), act[3] spectrum (f64),
-  // act[2] power, act[1] mel, act[0] features (n, 1, 80, 998).
+  // Fbank. Buffer roles: act[2] frames (f64), act[1] spectrum (f64),
+  // act[2] power (frames are dead), act[1] mel (the spectrum is dead),
+  // act[0] features (n, 1, 80, 998), which is also NHWC with one channel.
   double* frames = act[2].f64();
-  double* spectrum = act[3].f64();
+  double* spectrum = act[1].f64();
   float* power = act[2].f32();
   float* mel = act[1].f32();
   float* feats = act[0].f32();
@@ -192,7 +200,7 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
   int h = kMel, w = kFrames;
   float* cur = act[1].f32();
   float* scratch = act[2].f32();
-  float* spare = act[3].f32();
+  const bool cl = channels_last;
   RETURN_IF_ERROR(stem.conv->Forward(feats, n, h, w, scratch));
   RETURN_IF_ERROR(kernels::LaunchScaleShiftAct({.x = scratch,
                                                 .scale = stem.scale.f32(),
@@ -201,7 +209,8 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
                                                 .n = n,
                                                 .channels = kStem,
                                                 .spatial = int64_t{h} * w,
-                                                .relu = true},
+                                                .relu = true,
+                                                .channels_last = cl},
                                                stream));
   float* free_buf = act[0].f32();  // the features are dead now
   // BasicBlocks: y = ReLU(bn2(conv2(ReLU(bn1(conv1(x))))) + shortcut(x)).
@@ -219,7 +228,8 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
                                                   .n = n,
                                                   .channels = c,
                                                   .spatial = spatial,
-                                                  .relu = true},
+                                                  .relu = true,
+                                                  .channels_last = cl},
                                                  stream));
     RETURN_IF_ERROR(b.conv2.conv->Forward(t, n, oh, ow, y));
     const float* residual = cur;
@@ -233,7 +243,8 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
                                         .n = n,
                                         .channels = c,
                                         .spatial = spatial,
-                                        .relu = false},
+                                        .relu = false,
+                                        .channels_last = cl},
                                        stream));
       residual = t;
     }
@@ -245,18 +256,18 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
                                                   .n = n,
                                                   .channels = c,
                                                   .spatial = spatial,
-                                                  .relu = true},
+                                                  .relu = true,
+                                                  .channels_last = cl},
                                                  stream));
     // Rotate: y is the new input; the old input and t are free.
     float* old = cur;
     cur = y;
     scratch = old;
     free_buf = t;
-    (void)spare;
     h = oh;
     w = ow;
   }
-  // cur: (n, 256, 10, 125) = (n, 2560, 125).
+  // cur: (n, 256, 10, 125) = (n, 2560, 125), or NHWC (n, 10, 125, 256).
   if (int64_t{h} * 256 != kFeat) {
     return absl::InternalError(
         absl::StrCat("ResNet output has ", h, " rows, expected 10"));
@@ -268,7 +279,8 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
                                             .masks_per_item = s,
                                             .feat = kFeat,
                                             .time = w,
-                                            .mask_frames = kSegmentationFrames},
+                                            .mask_frames = kSegmentationFrames,
+                                            .channels_last_rows = cl ? h : 0},
                                            stream));
   return seg1->Forward(stats.f32(), int64_t{n} * s, emb.f32());
 }
@@ -297,6 +309,9 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   ASSIGN_OR_RETURN(impl->precision, cuda::ParsePrecision(options.precision));
+  impl->channels_last =
+      options.channels_last && impl->precision == cuda::Precision::kTf32;
+  const bool channels_last = impl->channels_last;
   impl->arena_owner = std::move(arena_owner);
   impl->arena = arena;
   ASSIGN_OR_RETURN(impl->ctx,
@@ -332,7 +347,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                            .kernel_h = 3,
                                            .kernel_w = 3,
                                            .pad_h = 1,
-                                           .pad_w = 1}));
+                                           .pad_w = 1},
+                                          channels_last));
   const int kBlocks[4] = {3, 4, 6, 3};
   const int kPlanes[4] = {32, 64, 128, 256};
   int in_planes = kStem;
@@ -350,14 +366,16 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .stride_h = stride,
                                                 .stride_w = stride,
                                                 .pad_h = 1,
-                                                .pad_w = 1}));
+                                                .pad_w = 1},
+                                               channels_last));
       ASSIGN_OR_RETURN(block.conv2, LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
                                                {.out_channels = planes,
                                                 .in_channels = planes,
                                                 .kernel_h = 3,
                                                 .kernel_w = 3,
                                                 .pad_h = 1,
-                                                .pad_w = 1}));
+                                                .pad_w = 1},
+                                               channels_last));
       if (stride != 1 || in_planes != planes) {
         ASSIGN_OR_RETURN(
             ConvBn sc, LoadConvBn(ctx, w, p + ".shortcut.0", p + ".shortcut.1",
@@ -366,7 +384,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                    .kernel_h = 1,
                                    .kernel_w = 1,
                                    .stride_h = stride,
-                                   .stride_w = stride}));
+                                   .stride_w = stride},
+                                  channels_last));
         block.shortcut = std::move(sc);
       }
       impl->blocks.push_back(std::move(block));
@@ -397,7 +416,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       DeviceBuffer::Allocate(
           arena, sizeof(float) * impl->max_pairs * kSegmentationFrames,
           aowner));
-  for (DeviceBuffer& a : impl->act) {
+  for (DeviceBuffer& a : impl->act) {  // act_bytes: the stem's output
     ASSIGN_OR_RETURN(a, DeviceBuffer::Allocate(arena, act_bytes * bm, aowner));
   }
   ASSIGN_OR_RETURN(

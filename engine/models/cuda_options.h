@@ -27,6 +27,14 @@ struct CudaModelOptions {
   bool timed_conv_algorithms = false;
   // cuDNN convolution workspace, from the arena.
   size_t workspace_bytes = size_t{256} << 20;
+  // Embedding only, TF32 only: keep the ResNet activations channels-last
+  // (NHWC), the layout cuDNN's tensor-core convolution kernels read without
+  // transposes. FP32 (FMA-only kernels) always runs NCHW, which is faster
+  // there.
+  bool channels_last = true;
+  // Segmentation only: the SincNet filter bank through the project's kernel
+  // (kernels/sinc_conv.h) instead of cuDNN.
+  bool direct_sinc_conv = true;
 };
 
 }  // namespace diarization::models

@@ -12,6 +12,7 @@
 #include "engine/models/sincnet_filters.h"
 #include "kernels/lstm.h"
 #include "kernels/nn_ops.h"
+#include "kernels/sinc_conv.h"
 
 namespace diarization::models {
 namespace {
@@ -57,6 +58,7 @@ struct CudaSegmentationModel::Impl {
   Norm wav_norm, norm[3];
   std::unique_ptr<Conv2d> conv[3];
   DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
+  DeviceBuffer sinc_filters;  // (80, 251), for the direct kernel
   LstmLayer lstm[kLayers];
   std::unique_ptr<cuda::Linear> linear[2], classifier;
 
@@ -87,15 +89,27 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                               stream));
   // Stage 0: sinc conv (stride 10) → |.| → max-pool 3 → InstanceNorm →
   // LeakyReLU.
-  RETURN_IF_ERROR(
-      conv[0]->Forward(normed.f32(), n, 1, kWindowSamples, c0.f32()));
-  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c0.f32(),
-                                           .out = p0.f32(),
-                                           .rows = int64_t{n} * kSinc,
-                                           .channels = kSinc,
-                                           .in_len = kL0,
-                                           .abs_first = true},
-                                          stream));
+  if (options.direct_sinc_conv) {
+    RETURN_IF_ERROR(
+        kernels::LaunchSincConvAbsPool({.x = normed.f32(),
+                                        .filters = sinc_filters.f32(),
+                                        .y = p0.f32(),
+                                        .batch = n,
+                                        .len = kWindowSamples,
+                                        .taps = kSincKernel,
+                                        .stride = 10},
+                                       stream));
+  } else {
+    RETURN_IF_ERROR(
+        conv[0]->Forward(normed.f32(), n, 1, kWindowSamples, c0.f32()));
+    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c0.f32(),
+                                             .out = p0.f32(),
+                                             .rows = int64_t{n} * kSinc,
+                                             .channels = kSinc,
+                                             .in_len = kL0,
+                                             .abs_first = true},
+                                            stream));
+  }
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p0.f32(),
                                                .gamma = norm[0].gamma.f32(),
                                                .beta = norm[0].beta.f32(),
@@ -250,6 +264,8 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                                                     .stride_h = 1,
                                                     .stride_w = 10},
                                                    filters, wo));
+    ASSIGN_OR_RETURN(impl->sinc_filters,
+                     DeviceBuffer::FromHost(arena, filters, wo));
   }
   for (int i = 1; i <= 2; ++i) {
     const int in = i == 1 ? kSinc : kConv;
@@ -330,7 +346,10 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   };
   ASSIGN_OR_RETURN(impl->audio, alloc(kWindowSamples));
   ASSIGN_OR_RETURN(impl->normed, alloc(kWindowSamples));
-  ASSIGN_OR_RETURN(impl->c0, alloc(size_t{kSinc} * kL0));
+  if (!options.direct_sinc_conv) {
+    // The direct kernel pools in registers: no unpooled output.
+    ASSIGN_OR_RETURN(impl->c0, alloc(size_t{kSinc} * kL0));
+  }
   ASSIGN_OR_RETURN(impl->p0, alloc(size_t{kSinc} * kP0));
   ASSIGN_OR_RETURN(impl->c1, alloc(size_t{kConv} * kL1));
   ASSIGN_OR_RETURN(impl->p1, alloc(size_t{kConv} * kP1));

@@ -161,8 +161,24 @@ absl::StatusOr<std::unique_ptr<Conv2d>> Conv2d::Create(
   std::unique_ptr<Conv2d> conv(new Conv2d());
   conv->ctx_ = ctx;
   conv->shape_ = shape;
-  ASSIGN_OR_RETURN(conv->weights_,
-                   DeviceBuffer::FromHost(ctx->arena(), weights, owner));
+  const cudnnTensorFormat_t format =
+      shape.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  if (shape.channels_last) {
+    // (out, in, kh, kw) -> (out, kh, kw, in), cuDNN's NHWC filter layout.
+    const int c = shape.in_channels, r = shape.kernel_h, q = shape.kernel_w;
+    std::vector<float> t(weights.size());
+    for (int k = 0; k < shape.out_channels; ++k)
+      for (int ci = 0; ci < c; ++ci)
+        for (int y = 0; y < r; ++y)
+          for (int x = 0; x < q; ++x)
+            t[((static_cast<size_t>(k) * r + y) * q + x) * c + ci] =
+                weights[((static_cast<size_t>(k) * c + ci) * r + y) * q + x];
+    ASSIGN_OR_RETURN(conv->weights_,
+                     DeviceBuffer::FromHost(ctx->arena(), t, owner));
+  } else {
+    ASSIGN_OR_RETURN(conv->weights_,
+                     DeviceBuffer::FromHost(ctx->arena(), weights, owner));
+  }
   RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&conv->x_desc_),
                               "cudnnCreateTensorDescriptor"));
   RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&conv->y_desc_),
@@ -173,10 +189,9 @@ absl::StatusOr<std::unique_ptr<Conv2d>> Conv2d::Create(
       CudnnStatus(cudnnCreateConvolutionDescriptor(&conv->conv_desc_),
                   "cudnnCreateConvolutionDescriptor"));
   RETURN_IF_ERROR(CudnnStatus(
-      cudnnSetFilter4dDescriptor(conv->w_desc_, CUDNN_DATA_FLOAT,
-                                 CUDNN_TENSOR_NCHW, shape.out_channels,
-                                 shape.in_channels, shape.kernel_h,
-                                 shape.kernel_w),
+      cudnnSetFilter4dDescriptor(conv->w_desc_, CUDNN_DATA_FLOAT, format,
+                                 shape.out_channels, shape.in_channels,
+                                 shape.kernel_h, shape.kernel_w),
       "cudnnSetFilter4dDescriptor"));
   RETURN_IF_ERROR(CudnnStatus(
       cudnnSetConvolution2dDescriptor(
@@ -258,13 +273,15 @@ absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
 }
 
 absl::Status Conv2d::Forward(const float* x, int n, int h, int w, float* y) {
+  const cudnnTensorFormat_t format =
+      shape_.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  RETURN_IF_ERROR(
+      CudnnStatus(cudnnSetTensor4dDescriptor(x_desc_, format, CUDNN_DATA_FLOAT,
+                                             n, shape_.in_channels, h, w),
+                  "cudnnSetTensor4dDescriptor(x)"));
   RETURN_IF_ERROR(CudnnStatus(
-      cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                 n, shape_.in_channels, h, w),
-      "cudnnSetTensor4dDescriptor(x)"));
-  RETURN_IF_ERROR(CudnnStatus(
-      cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                 n, shape_.out_channels, OutH(h), OutW(w)),
+      cudnnSetTensor4dDescriptor(y_desc_, format, CUDNN_DATA_FLOAT, n,
+                                 shape_.out_channels, OutH(h), OutW(w)),
       "cudnnSetTensor4dDescriptor(y)"));
   auto key = std::make_tuple(n, h, w);
   auto it = algos_.find(key);

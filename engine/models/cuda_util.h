@@ -101,12 +101,16 @@ class CudaContext {
   DeviceBuffer cublas_workspace_;
 };
 
-// Conv2d without bias (NCHW, float32), weights resident in the arena.
+// Conv2d without bias (float32), weights resident in the arena. Tensors are
+// NCHW, or NHWC when `channels_last` (cuDNN's tensor-core kernels work on
+// channels-last data; NCHW makes them transpose around every convolution).
+// Weights are always given in torch's (out, in, kh, kw) order.
 class Conv2d {
  public:
   struct Shape {
     int out_channels, in_channels, kernel_h, kernel_w;
     int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+    bool channels_last = false;
   };
   static absl::StatusOr<std::unique_ptr<Conv2d>> Create(
       CudaContext* ctx, const Shape& shape, std::span<const float> weights,
@@ -118,7 +122,8 @@ class Conv2d {
   int OutW(int w) const {
     return (w + 2 * shape_.pad_w - shape_.kernel_w) / shape_.stride_w + 1;
   }
-  // y (n, out_channels, OutH(h), OutW(w)) = conv(x (n, in_channels, h, w)).
+  // y (n, out_channels, OutH(h), OutW(w)) = conv(x (n, in_channels, h, w)),
+  // or the NHWC equivalents.
   // Enqueued on the context's stream; capturable in a CUDA graph once the
   // shape has been seen (the algorithm is chosen on first use).
   absl::Status Forward(const float* x, int n, int h, int w, float* y);
