@@ -40,30 +40,50 @@ for t in device_arena_test device_arena_cuda_test powerset_decode_test kernels_t
 done
 
 if [[ "${BENCH:-1}" == 1 ]]; then
-  # precision, batch, timed convolution algorithms
-  # (BENCH_CONFIGS="fp32 32 false;tf32 128 true" overrides the list.)
+  # Each configuration: optional VAR=value words, then rtfx_main flags.
+  # BENCH_CONFIGS="cfg1;cfg2" overrides the list.
+  REAL="--segmentation_weights=$WORK/real/segmentation.safetensors"
   if [[ -n "${BENCH_CONFIGS:-}" ]]; then
     IFS=';' read -ra CONFIGS <<<"$BENCH_CONFIGS"
   else
-    CONFIGS=("fp32 32 false" "fp32 128 true" "tf32 128 true" "tf32 32 true")
+    CONFIGS=(
+      "--embedding_precision=tf32 --batch=32 --seg_batch=32 --overlap --timed_algos --repeats=2"
+      "--embedding_precision=tf32 --batch=32 --seg_batch=128 --overlap --timed_algos --repeats=2"
+      "--embedding_precision=fp32 --batch=32 --seg_batch=32 --overlap --timed_algos --repeats=2"
+      "--embedding_precision=fp32 --batch=32 --seg_batch=128 --overlap --timed_algos --repeats=1"
+      "--embedding_precision=tf32 --batch=32 --seg_batch=32 --timed_algos --repeats=1"
+      "--embedding_precision=tf32 --batch=32 --seg_batch=32 --overlap --timed_algos --repeats=1 REALSEG"
+    )
   fi
+  i=0
   for cfg in "${CONFIGS[@]}"; do
-    set -- $cfg
-    prec=$1; batch=$2; timed=$3; log="$LOGS/rtfx_${prec}_b${batch}_timed${timed}.log"
-    timeout 300 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-      --batch "$batch" --embedding_precision "$prec" --timed_algos="$timed" --repeats 2 >"$log" 2>&1
+    i=$((i + 1))
+    envs=(); flags=()
+    for word in $cfg; do
+      case "$word" in
+        REALSEG) flags+=("$REAL") ;;
+        --*) flags+=("$word") ;;
+        *=*) envs+=("$word") ;;
+      esac
+    done
+    log="$LOGS/rtfx_$i.log"
+    echo "$cfg" >"$log"
+    timeout 240 env "${envs[@]}" "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" \
+      --hours "${BENCH_HOURS:-1}" "${flags[@]}" >>"$log" 2>&1
     rc=$?
-    if [[ $rc != 0 ]]; then
-      tail -3 "$log"
-      echo "rtfx_main ($prec, batch $batch) failed (rc=$rc); again without CUDA graphs"
-      timeout 300 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-        --batch "$batch" --embedding_precision "$prec" --timed_algos="$timed" --repeats 2 \
-        --graphs=false >"$log" 2>&1
-      rc=$?
-    fi
-    echo "== rtfx_main ($prec, batch $batch, timed algorithms $timed) rc=$rc"
-    head -9 "$log"
+    echo "== rtfx_main [$i] $cfg rc=$rc"
+    sed -n 2,10p "$log"
   done
+fi
+
+if [[ "${NCU:-0}" == 1 ]] && command -v ncu >/dev/null; then
+  # Per-kernel device time of one short eager pass (no graphs), summed by name.
+  timeout 150 ncu --clock-control none --launch-count 150 --metrics gpu__time_duration.sum --csv --page raw \
+    "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 0.0095 \
+    --batch 32 --seg_batch 32 --repeats 1 --graphs=false --embedding_precision "${NCU_PRECISION:-tf32}" \
+    >"$LOGS/ncu.csv" 2>"$LOGS/ncu.err"
+  echo "== ncu rc=$? (--hours 0.0095: one batch of windows, warm-up + 1 pass + fbank)"
+  python3 bench/gpu/ncu_summary.py "$LOGS/ncu.csv" 30 || tail -5 "$LOGS/ncu.err"
 fi
 
 echo "==== GPU tests ===="

@@ -6,7 +6,12 @@
 // arena's ledger and peak, and cudaMemGetInfo.
 //
 //   rtfx_main --data DIR --plda DIR [--models DIR] [--hours 1]
-//             [--batch 32] [--embedding_precision fp32|tf32] [--graphs]
+//             [--batch 32] [--seg_batch N] [--embedding_precision fp32|tf32]
+//             [--graphs] [--overlap] [--channels_last]
+//
+// --overlap runs segmentation on its own thread (its own stream) while the
+// main thread computes masks and embeddings of the windows segmented so far,
+// as the engine does with Device::concurrent_stages.
 //
 // Without --models, deterministic random weights (seed 1) are written to a
 // temporary model directory: the networks' cost does not depend on the
@@ -15,10 +20,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -57,6 +64,20 @@ ABSL_FLAG(
     bool, timed_algos, false,
     "Time cuDNN's convolution algorithms once per shape (else heuristics).");
 ABSL_FLAG(int, repeats, 2, "Timed passes (after one warm-up pass).");
+ABSL_FLAG(std::string, segmentation_weights, "",
+          "Optional segmentation.safetensors that replaces the model "
+          "directory's (real segmentation weights give realistic masks and "
+          "so a realistic clustering workload; the random network's output "
+          "is noise).");
+ABSL_FLAG(int, seg_batch, 0,
+          "Windows per segmentation launch (0: same as --batch).");
+ABSL_FLAG(bool, overlap, false,
+          "Segment on a second thread while embedding the windows already "
+          "segmented.");
+ABSL_FLAG(bool, direct_sinc, true,
+          "SincNet filter bank through kernels/sinc_conv (else cuDNN).");
+ABSL_FLAG(bool, channels_last, true,
+          "Embedding ResNet activations in NHWC (tensor-core friendly).");
 
 namespace {
 
@@ -68,7 +89,15 @@ double GiB(uint64_t b) { return b / 1073741824.0; }
 
 struct Times {
   double segmentation = 0, masks = 0, embedding = 0, clustering = 0;
-  double total() const { return segmentation + masks + embedding + clustering; }
+  // With --overlap: wall time of the overlapped network stages.
+  double networks_wall = 0;
+  double total() const {
+    return networks_wall > 0 ? networks_wall + clustering
+                             : segmentation + masks + embedding + clustering;
+  }
+  double networks() const {
+    return networks_wall > 0 ? networks_wall : segmentation + embedding;
+  }
 };
 
 absl::Status Run() {
@@ -108,17 +137,33 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(pipeline::PldaModel plda,
                    pipeline::LoadPlda(dir->plda_dir()));
   const int batch = absl::GetFlag(FLAGS_batch);
+  const int seg_batch = absl::GetFlag(FLAGS_seg_batch) > 0
+                            ? absl::GetFlag(FLAGS_seg_batch)
+                            : batch;
+  const bool overlap = absl::GetFlag(FLAGS_overlap);
   models::CudaBackendOptions opt;
   opt.arena.budget_bytes = size_t{64} << 30;
-  opt.segmentation.max_batch = batch;
-  opt.segmentation.use_cuda_graphs = absl::GetFlag(FLAGS_graphs);
-  opt.segmentation.timed_conv_algorithms = absl::GetFlag(FLAGS_timed_algos);
-  opt.embedding = opt.segmentation;
+  for (models::CudaModelOptions* o : {&opt.segmentation, &opt.embedding}) {
+    o->use_cuda_graphs = absl::GetFlag(FLAGS_graphs);
+    o->timed_conv_algorithms = absl::GetFlag(FLAGS_timed_algos);
+  }
+  opt.segmentation.max_batch = seg_batch;
+  opt.segmentation.direct_sinc_conv = absl::GetFlag(FLAGS_direct_sinc);
+  opt.embedding.max_batch = batch;
   opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
+  opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
   const auto t_load = Clock::now();
+  std::unique_ptr<models::SafetensorsFile> seg_override;
+  if (!absl::GetFlag(FLAGS_segmentation_weights).empty()) {
+    ASSIGN_OR_RETURN(seg_override, models::SafetensorsFile::Open(absl::GetFlag(
+                                       FLAGS_segmentation_weights)));
+  }
   ASSIGN_OR_RETURN(
       models::CudaBackend backend,
-      models::CreateCudaBackend(*dir, absl::GetFlag(FLAGS_device), opt));
+      seg_override
+          ? models::CreateCudaBackendFromFiles(*seg_override, dir->embedding(),
+                                               absl::GetFlag(FLAGS_device), opt)
+          : models::CreateCudaBackend(*dir, absl::GetFlag(FLAGS_device), opt));
   const double load_s = Since(t_load);
 
   const pipeline::PipelineConfig config = pipeline::PipelineConfig::Accurate();
@@ -148,45 +193,120 @@ absl::Status Run() {
     if (cudaMemGetInfo(&f, &t) == cudaSuccess) min_free = std::min(min_free, f);
   };
 
+  auto segment = [&](int first, int n, std::vector<float>& w) {
+    fill(first, n, w);
+    return backend.segmentation->Run(
+        w, n,
+        std::span<float>(log_probs).subspan(
+            size_t(first) * kF * models::kPowersetClasses,
+            size_t(n) * kF * models::kPowersetClasses));
+  };
+  // Masks of windows [first, first + n) from their own log-probabilities
+  // (every window's masks depend on that window alone).
+  auto masks_of = [&](int first, int n) {
+    const size_t f0 = size_t(first) * kF;
+    pipeline::PowersetToMultilabel(
+        std::span<const float>(log_probs).subspan(
+            f0 * models::kPowersetClasses,
+            size_t(n) * kF * models::kPowersetClasses),
+        std::span<float>(segmentations).subspan(f0 * 3, size_t(n) * kF * 3));
+    return pipeline::EmbeddingMasks(std::span<const float>(segmentations)
+                                        .subspan(f0 * 3, size_t(n) * kF * 3),
+                                    n, config);
+  };
+  auto embed = [&](int first, int n, std::span<const float> m,
+                   std::vector<float>& w) {
+    fill(first, n, w);
+    return backend.embedding->Run(
+        w, n, m, 3,
+        std::span<float>(embeddings)
+            .subspan(size_t(first) * 3 * models::kEmbeddingDim,
+                     size_t(n) * 3 * models::kEmbeddingDim));
+  };
+
+  size_t train_embeddings = 0;
+  int ahc_clusters = 0;
   auto pass = [&](Times& t, size_t* speakers) -> absl::Status {
+    if (overlap) {
+      // Segmentation thread publishes how many windows are done.
+      std::atomic<int> segmented{0};
+      absl::Status seg_status;
+      const auto t_start = Clock::now();
+      double seg_s = 0;
+      std::thread seg_thread([&] {
+        std::vector<float> w;
+        for (int first = 0; first < num_chunks; first += seg_batch) {
+          const int n = std::min(seg_batch, num_chunks - first);
+          seg_status = segment(first, n, w);
+          if (!seg_status.ok()) break;
+          segmented.store(first + n, std::memory_order_release);
+        }
+        seg_s = Since(t_start);
+        if (!seg_status.ok()) segmented.store(-1, std::memory_order_release);
+      });
+      absl::Status emb_status;
+      double masks_s = 0, wait_s = 0;
+      for (int first = 0; first < num_chunks; first += batch) {
+        const int n = std::min(batch, num_chunks - first);
+        const auto tw = Clock::now();
+        int done;
+        while ((done = segmented.load(std::memory_order_acquire)) >= 0 &&
+               done < first + n) {
+          std::this_thread::yield();
+        }
+        wait_s += Since(tw);
+        if (done < 0) break;
+        const auto tm = Clock::now();
+        const std::vector<float> m = masks_of(first, n);
+        masks_s += Since(tm);
+        emb_status = embed(first, n, m, windows);
+        if (!emb_status.ok()) break;
+      }
+      seg_thread.join();
+      RETURN_IF_ERROR(seg_status);
+      RETURN_IF_ERROR(emb_status);
+      // Segmentation: its thread's wall time; embeddings: the main thread's
+      // time less mask computation and waiting for segmentation.
+      const double wall = Since(t_start);
+      t.networks_wall += wall;
+      t.segmentation += seg_s;
+      t.masks += masks_s;
+      t.embedding += wall - masks_s - wait_s;
+      sample_free();
+    } else {
+      auto t0 = Clock::now();
+      for (int first = 0; first < num_chunks; first += seg_batch) {
+        const int n = std::min(seg_batch, num_chunks - first);
+        RETURN_IF_ERROR(segment(first, n, windows));
+      }
+      t.segmentation += Since(t0);
+      sample_free();
+      t0 = Clock::now();
+      const std::vector<float> masks = masks_of(0, num_chunks);
+      t.masks += Since(t0);
+      t0 = Clock::now();
+      for (int first = 0; first < num_chunks; first += batch) {
+        const int n = std::min(batch, num_chunks - first);
+        RETURN_IF_ERROR(embed(first, n,
+                              std::span<const float>(masks).subspan(
+                                  size_t(first) * 3 * kF, size_t(n) * 3 * kF),
+                              windows));
+      }
+      t.embedding += Since(t0);
+      sample_free();
+    }
     auto t0 = Clock::now();
-    for (int first = 0; first < num_chunks; first += batch) {
-      const int n = std::min(batch, num_chunks - first);
-      fill(first, n, windows);
-      RETURN_IF_ERROR(backend.segmentation->Run(
-          windows, n,
-          std::span<float>(log_probs).subspan(
-              size_t(first) * kF * models::kPowersetClasses,
-              size_t(n) * kF * models::kPowersetClasses)));
-    }
-    t.segmentation += Since(t0);
-    sample_free();
-    t0 = Clock::now();
-    pipeline::PowersetToMultilabel(log_probs, segmentations);
-    const std::vector<float> masks =
-        pipeline::EmbeddingMasks(segmentations, num_chunks, config);
-    t.masks += Since(t0);
-    t0 = Clock::now();
-    for (int first = 0; first < num_chunks; first += batch) {
-      const int n = std::min(batch, num_chunks - first);
-      fill(first, n, windows);
-      RETURN_IF_ERROR(backend.embedding->Run(
-          windows, n,
-          std::span<const float>(masks).subspan(size_t(first) * 3 * kF,
-                                                size_t(n) * 3 * kF),
-          3,
-          std::span<float>(embeddings)
-              .subspan(size_t(first) * 3 * models::kEmbeddingDim,
-                       size_t(n) * 3 * models::kEmbeddingDim)));
-    }
-    t.embedding += Since(t0);
-    sample_free();
-    t0 = Clock::now();
-    ASSIGN_OR_RETURN(pipeline::DiarizationOutput out,
-                     pipeline::Diarize(segmentations, embeddings, num_chunks,
-                                       plda, config, {}));
+    ASSIGN_OR_RETURN(pipeline::DiarizationDetails d,
+                     pipeline::DiarizeDetailed(segmentations, embeddings,
+                                               num_chunks, plda, config, {}));
     t.clustering += Since(t0);
-    *speakers = out.labels.size();
+    *speakers = d.output.labels.size();
+    train_embeddings = d.clustering.ahc_labels.size();
+    ahc_clusters = d.clustering.ahc_labels.empty()
+                       ? 0
+                       : *std::max_element(d.clustering.ahc_labels.begin(),
+                                           d.clustering.ahc_labels.end()) +
+                             1;
     return absl::OkStatus();
   };
 
@@ -213,29 +333,37 @@ absl::Status Run() {
 
   const models::CudaMemorySnapshot mem = backend.Memory();
   std::printf(
-      "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d, "
-      "embedding %s, "
+      "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
+      "(segmentation %d, %s sinc), embedding %s (%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       backend.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
+      seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
       backend.embedding->precision().c_str(),
+      opt.embedding.channels_last && opt.embedding.precision == "tf32" ? "NHWC"
+                                                                       : "NCHW",
+      overlap ? "stages overlapped" : "stages in sequence",
       absl::GetFlag(FLAGS_graphs) ? "on" : "off",
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);
   std::printf("  model load + arena: %.2f s; warm-up pass %.2f s\n", load_s,
               warm.total());
   std::printf(
+      "  clustering input: %zu training embeddings, %d AHC clusters "
+      "(segmentation weights: %s)\n",
+      train_embeddings, ahc_clusters,
+      seg_override ? "given file" : "model directory");
+  std::printf(
       "  per pass (mean of %d): segmentation %.3f s, masks %.3f s, embeddings "
       "%.3f s, "
-      "clustering %.3f s, total %.3f s\n",
+      "clustering %.3f s, total %.3f s (networks wall %.3f s)\n",
       repeats, avg(timed.segmentation), avg(timed.masks), avg(timed.embedding),
-      avg(timed.clustering), avg(timed.total()));
+      avg(timed.clustering), avg(timed.total()), avg(timed.networks()));
   std::printf(
       "  of the embeddings: fbank alone (eager, incl. host copies) %.3f s\n",
       fbank_s);
   std::printf(
       "  RTFx end to end %.1f; networks only (segmentation + embeddings) %.1f; "
       "segmentation %.1f; embeddings %.1f\n",
-      audio_s / avg(timed.total()),
-      audio_s / avg(timed.segmentation + timed.embedding),
+      audio_s / avg(timed.total()), audio_s / avg(timed.networks()),
       audio_s / avg(timed.segmentation), audio_s / avg(timed.embedding));
   std::printf(
       "  arena: reserved %.2f GiB (rung %d), mapped %.3f GiB (peak %.3f), used "
