@@ -352,6 +352,77 @@ TEST(E2eLimits, FullQueueIsResourceExhausted) {
   stream->Finish();
 }
 
+// Audio at the pace of a live source (100 ms every 100 ms): windows reach the
+// engine one at a time, so batches are small and partial clusterings run
+// between them. The result must equal the unary one.
+TEST(E2eRealtime, PacedStreamMatchesUnary) {
+  auto models = RandomModelDir();
+  ASSERT_TRUE(models.ok()) << models.status();
+  auto server = ServerProcess::Start(*models, {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = (*server)->NewStub();
+  const std::string audio = RandomSpeech(12.0, 21);
+  v1::DiarizeResult unary;
+  grpc::Status s = Unary(*stub, RawConfig(), audio, &unary);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  grpc::ClientContext context;
+  auto stream = stub->Diarize(&context);
+  std::thread writer([&] {
+    v1::DiarizationConfig c = RawConfig("paced");
+    c.mutable_options()->set_partial_results(true);
+    c.mutable_options()->set_partial_interval_s(2);
+    if (!stream->Write(ConfigRequest(c))) return;
+    constexpr size_t kChunk = kRate / 10 * 2;  // 100 ms of 16-bit samples
+    const absl::Time start = absl::Now();
+    for (size_t i = 0; i < audio.size(); i += kChunk) {
+      absl::SleepFor(start + absl::Milliseconds(100 * (i / kChunk + 1)) -
+                     absl::Now());
+      v1::DiarizeRequest r;
+      r.set_audio(audio.substr(i, kChunk));
+      if (!stream->Write(r)) return;
+    }
+    stream->WritesDone();
+  });
+  v1::DiarizeResponse response;
+  std::optional<v1::DiarizeResult> final_result;
+  int partials = 0;
+  while (stream->Read(&response)) {
+    if (response.has_partial()) ++partials;
+    if (response.has_final()) final_result = response.final();
+  }
+  writer.join();
+  s = stream->Finish();
+  ASSERT_TRUE(s.ok()) << s.error_message() << "\nserver log:\n"
+                      << (*server)->Log();
+  ASSERT_TRUE(final_result.has_value());
+  EXPECT_EQ(final_result->rttm(), unary.rttm());
+  EXPECT_EQ(final_result->request_id(), "paced");
+  std::fprintf(stderr, "paced stream: %d partial results\n", partials);
+}
+
+// The first request of a fresh server is one stream shorter than a window:
+// its only (zero-padded) window reaches the networks alone (batch 1).
+TEST(E2eShort, FirstRequestIsOneShortStream) {
+  auto models = RandomModelDir();
+  ASSERT_TRUE(models.ok()) << models.status();
+  auto server = ServerProcess::Start(*models, {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = (*server)->NewStub();
+  const std::string audio = RandomSpeech(6.0, 31);
+  StreamOutcome streamed =
+      Stream(*stub, ConfigRequest(RawConfig("short")), audio);
+  ASSERT_TRUE(streamed.status.ok())
+      << streamed.status.error_message() << "\nserver log:\n"
+      << (*server)->Log();
+  ASSERT_TRUE(streamed.final_result.has_value());
+  EXPECT_NEAR(streamed.final_result->audio_s(), 6.0, 1e-3);
+  v1::DiarizeResult unary;
+  grpc::Status s = Unary(*stub, RawConfig(), audio, &unary);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(streamed.final_result->rttm(), unary.rttm());
+}
+
 TEST(E2eDrain, SigtermDrainsUnderLoadAndExitsZero) {
   auto models = RandomModelDir();
   ASSERT_TRUE(models.ok()) << models.status();
@@ -361,7 +432,7 @@ TEST(E2eDrain, SigtermDrainsUnderLoadAndExitsZero) {
   auto stub = server.NewStub();
 
   constexpr int kStreams = 3;
-  const std::string audio = RandomSpeech(6, 13);
+  const std::string audio = RandomSpeech(12, 13);
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<std::unique_ptr<
       grpc::ClientReaderWriter<v1::DiarizeRequest, v1::DiarizeResponse>>>
