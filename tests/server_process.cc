@@ -182,6 +182,17 @@ std::string ServerProcess::Log() const {
   std::ifstream in(log_path_);
   std::stringstream s;
   s << in.rdbuf();
+  // Say how the process ended, if it did: a crash leaves no log line.
+  int status = 0;
+  if (pid_ > 0 && !exited_ && waitpid(pid_, &status, WNOHANG) == pid_) {
+    exited_ = true;
+    exit_code_ =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  if (exited_) {
+    s << "[server process ended with status " << exit_code_
+      << (exit_code_ > 128 ? " (killed by a signal)" : "") << "]\n";
+  }
   return s.str();
 }
 

@@ -54,8 +54,9 @@ class ServerProcess {
  private:
   ServerProcess() = default;
   pid_t pid_ = -1;
-  bool exited_ = false;
-  int exit_code_ = -1;
+  // Mutable: Log() notices an exit without waiting.
+  mutable bool exited_ = false;
+  mutable int exit_code_ = -1;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
   std::string log_path_;
