@@ -49,9 +49,10 @@ constexpr std::array<std::array<float, 3>, 7> kMapping = {{{0, 0, 0},
                                                            {0, 1, 1}}};
 
 // float32 through 4 bidirectional LSTM layers over 589 steps: a few 1e-5 of
-// drift is float reordering (oneDNN vs PyTorch kernels); 1e-3 still catches
+// drift is float reordering (oneDNN vs PyTorch kernels); the issue asks for
+// <= 1e-4 absolute on log-probabilities, which also catches
 // any wrong weight or gate (those move log-probs by 1e-1 or more).
-constexpr double kRealLogProbTolerance = 1e-3;
+constexpr double kRealLogProbTolerance = 1e-4;
 
 std::vector<float> ReadMono16k(const std::string& path) {
   SF_INFO info{};
