@@ -293,8 +293,12 @@ CpuSegmentationModel::Create(const SafetensorsFile& file,
         ReadF32(file, absl::StrCat(lin_names[i], ".bias"), {lin_out[i]}));
   }
   model->weights_ = std::move(w);
-  // Build the batch-1 plan now so that a bad oneDNN setup fails at load.
+  // Build a batch-1 plan now so that a bad oneDNN setup fails at load, then
+  // drop it: plans must be built on the thread that runs them. A plan built
+  // on the loading thread and executed on the engine's device-worker thread
+  // crashed inside oneDNN's convolution (server, first batch of 1 window).
   RETURN_IF_ERROR(model->GetPlan(1).status());
+  model->plans_.clear();
   return model;
 }
 
