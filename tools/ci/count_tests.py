@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Sums the test cases in every test.xml under bazel-testlogs.
+"""Sums the test cases in the test.xml of each given test target.
 
-Prints failing cases, then the closing line "N passed, M failed". Exit status
-is 1 when any case failed or no case ran.
+Usage: count_tests.py BAZEL_TESTLOGS [TARGETS_FILE]
+TARGETS_FILE lists one label per line (//pkg:name); a target without a
+result counts as a failure. Without it, every test.xml under BAZEL_TESTLOGS
+counts. Prints failing cases, then the closing line "N passed, M failed".
+Exit status is 1 when any case failed or no case ran.
 """
 import pathlib
 import sys
@@ -12,8 +15,20 @@ import xml.etree.ElementTree as ET
 def main() -> int:
     logs = pathlib.Path(sys.argv[1])
     passed = failed = skipped = 0
-    for xml in sorted(logs.rglob("test.xml")):
-        target = "//" + str(xml.parent.relative_to(logs)).replace("/", ":", 0)
+    if len(sys.argv) > 2:
+        labels = [l.strip() for l in open(sys.argv[2]) if l.strip()]
+        xmls = []
+        for label in labels:
+            pkg, _, name = label.lstrip("/").partition(":")
+            xmls.append((label, logs / pkg / name / "test.xml"))
+    else:
+        xmls = [("//" + str(x.parent.relative_to(logs)), x)
+                for x in sorted(logs.rglob("test.xml"))]
+    for target, xml in xmls:
+        if not xml.exists():
+            print(f"FAILED (no result) {target}")
+            failed += 1
+            continue
         try:
             root = ET.parse(xml).getroot()
         except ET.ParseError:
