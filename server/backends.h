@@ -22,7 +22,7 @@ struct BackendOptions {
   // OpenMP threads of the CPU networks; 0 = all cores.
   int cpu_threads = 0;
   // CUDA embedding precision: "fp32" or "tf32".
-  std::string cuda_embedding_precision = "fp32";
+  std::string cuda_embedding_precision = "tf32";  // ADR 0062
   // Largest batch the CUDA buffers are sized for (the engine's batch sizes).
   int cuda_max_batch = 32;
 };

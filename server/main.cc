@@ -53,7 +53,7 @@ ABSL_FLAG(std::string, device, "auto",
           "GPU and the CUDA backend are present, else cpu)");
 ABSL_FLAG(int, threads, 0,
           "CPU backend threads for the networks (0: all cores)");
-ABSL_FLAG(std::string, cuda_embedding_precision, "fp32",
+ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
           "CUDA embedding network precision: fp32 or tf32");
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");

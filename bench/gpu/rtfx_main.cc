@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,10 +56,15 @@ ABSL_FLAG(std::string, models, "", "Model directory; empty = random weights.");
 ABSL_FLAG(std::string, plda, "",
           "Folder with xvec_transform.npz and plda.npz "
           "(for the random model directory).");
-ABSL_FLAG(double, hours, 1.0, "Audio length to build, in hours.");
+ABSL_FLAG(double, hours, 1.0,
+          "Audio length to build, in hours; 0 = the files once, unrepeated.");
+ABSL_FLAG(std::string, rttm_out, "",
+          "If set, write the last pass's RTTM (regular view) to this file.");
+ABSL_FLAG(std::string, uri, "clip_16k", "RTTM file id for --rttm_out.");
 ABSL_FLAG(int, batch, 32, "Windows per network launch.");
 ABSL_FLAG(int, device, 0, "CUDA device ordinal.");
-ABSL_FLAG(std::string, embedding_precision, "fp32", "fp32 or tf32.");
+ABSL_FLAG(std::string, embedding_precision, "tf32",
+          "fp32 or tf32 (the service's default, ADR 0062).");
 ABSL_FLAG(bool, graphs, true, "Replay CUDA graphs per batch shape.");
 ABSL_FLAG(
     bool, timed_algos, false,
@@ -108,7 +114,7 @@ absl::Status Run() {
 
   // 1. Audio: concatenate the recordings until the requested length.
   std::vector<float> samples;
-  const size_t target =
+  size_t target =
       static_cast<size_t>(absl::GetFlag(FLAGS_hours) * 3600.0 * 16000.0);
   std::vector<std::vector<float>> sources;
   for (const std::string& f : std::vector<std::string>(
@@ -116,6 +122,10 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(audio::Waveform w,
                      audio::DecodeFilePath((fs::path(data) / f).string()));
     sources.push_back(std::move(w.samples));
+  }
+  if (absl::GetFlag(FLAGS_hours) <= 0) {
+    target = 0;
+    for (const auto& s : sources) target += s.size();
   }
   while (samples.size() < target) {
     for (const auto& s : sources) {
@@ -226,6 +236,7 @@ absl::Status Run() {
 
   size_t train_embeddings = 0;
   int ahc_clusters = 0;
+  std::vector<Segment> last_segments;
   auto pass = [&](Times& t, size_t* speakers) -> absl::Status {
     if (overlap) {
       // Segmentation thread publishes how many windows are done.
@@ -301,6 +312,7 @@ absl::Status Run() {
                                                num_chunks, plda, config, {}));
     t.clustering += Since(t0);
     *speakers = d.output.labels.size();
+    last_segments = d.output.segments;
     train_embeddings = d.clustering.ahc_labels.size();
     ahc_clusters = d.clustering.ahc_labels.empty()
                        ? 0
@@ -380,6 +392,11 @@ absl::Status Run() {
       GiB(mem.device_total_bytes), GiB(mem.device_free_bytes), GiB(min_free),
       GiB(mem.device_total_bytes - min_free));
   std::printf("%s", backend.arena->DebugString().c_str());
+  if (const std::string out = absl::GetFlag(FLAGS_rttm_out); !out.empty()) {
+    std::ofstream f(out);
+    f << FormatRttm(last_segments, absl::GetFlag(FLAGS_uri));
+    if (!f) return absl::InternalError("cannot write " + out);
+  }
   return absl::OkStatus();
 }
 

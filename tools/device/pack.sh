@@ -65,8 +65,12 @@ done
 # Golden audio read by the tests and the benchmark (same relative paths).
 for f in findit-dia-parity/02_pyannote_sample/clip_16k.wav \
          findit-dia-parity/03_dual_speaker/clip_16k.wav \
+         findit-dia-parity/04_three_speaker/clip_16k.wav \
          findit-dia-parity/05_four_speaker/clip_16k.wav \
+         speakrs-fixtures/test.wav \
          speakrs-fixtures/test_3speakers.wav \
+         speakrs-fixtures/test_single_speaker.wav \
+         speakrs-fixtures/test_short.wav \
          pyannote-audio/tests-data/dev00.wav; do
   mkdir -p "$STAGE/data/$(dirname "$f")"
   cp "$DATA/$f" "$STAGE/data/$f"

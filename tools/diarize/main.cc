@@ -44,6 +44,8 @@ ABSL_FLAG(int, batch, 4, "Windows per network call.");
 ABSL_FLAG(std::string, uri, "",
           "RTTM file id (default: the audio file's stem).");
 ABSL_FLAG(bool, fast, false, "FAST mode: 2 s window step, 10 VBx iterations.");
+ABSL_FLAG(bool, exclusive, false,
+          "Write the exclusive view (at most one speaker at a time).");
 
 namespace {
 
@@ -154,7 +156,9 @@ absl::Status Run() {
   std::string uri = absl::GetFlag(FLAGS_uri);
   if (uri.empty()) uri = fs::path(audio_path).stem().string();
   std::ofstream out(out_path);
-  out << FormatRttm(result.segments, uri);
+  out << FormatRttm(absl::GetFlag(FLAGS_exclusive) ? result.exclusive_segments
+                                                   : result.segments,
+                   uri);
   out.close();
   if (!out)
     return absl::UnavailableError(absl::StrCat("cannot write ", out_path));

