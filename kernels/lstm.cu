@@ -1,6 +1,7 @@
 #include <string>
 
 #include "kernels/lstm.h"
+#include "kernels/shared_memory_opt_in.h"
 
 namespace diarization::kernels {
 namespace {
@@ -171,15 +172,13 @@ absl::Status LaunchLstmRecurrence(const LstmRecurrenceParams& p,
                 "one cell thread per (window, unit)");
   const dim3 grid(static_cast<unsigned>((p.batch + kGroup - 1) / kGroup), 2);
   if (p.resident_weights) {
-    // Above 48 KiB of shared memory a kernel needs an explicit opt-in; set
-    // once per process (the first call is eager, before any graph capture).
-    static const cudaError_t attr = cudaFuncSetAttribute(
-        LstmResidentKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        static_cast<int>(kResidentShared));
-    if (attr != cudaSuccess) {
-      return absl::InternalError(
-          std::string("LstmResidentKernel: cudaFuncSetAttribute failed: ") +
-          cudaGetErrorString(attr));
+    // Above 48 KiB of shared memory a kernel needs an explicit opt-in, on
+    // each device.
+    if (absl::Status s = OptInSharedMemory(LstmResidentKernel,
+                                           static_cast<int>(kResidentShared),
+                                           "LstmResidentKernel");
+        !s.ok()) {
+      return s;
     }
     LstmResidentKernel<<<grid, kLstmGates, kResidentShared, stream>>>(
         p.gates_in, p.w_hh_t, p.out, p.batch, p.steps);

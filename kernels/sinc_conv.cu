@@ -1,6 +1,7 @@
 #include <string>
 
 #include "kernels/sinc_conv.h"
+#include "kernels/shared_memory_opt_in.h"
 
 namespace diarization::kernels {
 namespace {
@@ -80,15 +81,12 @@ absl::Status LaunchSincConvAbsPool(const SincConvParams& p,
         "LaunchSincConvAbsPool: bad buffers or sizes (taps 1..256, stride "
         "1..16, at least 3 convolution outputs, batch 1..65535)");
   }
-  // Above 48 KiB a kernel needs an explicit opt-in; set once per process
-  // (the first call is eager, before any graph capture).
-  static const cudaError_t attr = cudaFuncSetAttribute(
-      SincConvKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      static_cast<int>(SharedBytes(kSincConvMaxTaps, 16)));
-  if (attr != cudaSuccess) {
-    return absl::InternalError(
-        std::string("SincConvKernel: cudaFuncSetAttribute failed: ") +
-        cudaGetErrorString(attr));
+  // Above 48 KiB a kernel needs an explicit opt-in, on each device.
+  if (absl::Status s = OptInSharedMemory(
+          SincConvKernel, static_cast<int>(SharedBytes(kSincConvMaxTaps, 16)),
+          "SincConvKernel");
+      !s.ok()) {
+    return s;
   }
   const int pooled_len = ((p.len - p.taps) / p.stride + 1) / 3;
   const dim3 grid(static_cast<unsigned>((pooled_len + 31) / 32),
