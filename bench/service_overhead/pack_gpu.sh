@@ -25,25 +25,10 @@ fi
 BIN=$(bazel --output_base="$OUTPUT_BASE" info bazel-bin 2>/dev/null)
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/data" "$STAGE/plda"
-for t in "${TARGETS[@]}"; do
-  pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
-  cp -L "$BIN/$pkg/$name" "$STAGE/bin/$name"
-done
-for b in "$STAGE"/bin/*; do
-  ldd "$b" | awk '/=> \// {print $3}'
-done | sort -u | while read -r lib; do
-  base=$(basename "$lib")
-  case "$base" in
-    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) continue ;;
-    libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libcufft*|libnvrtc*) continue ;;
-  esac
-  if [[ "$lib" == *_solib_* ]]; then
-    echo "pack_gpu.sh: $lib is a Bazel-internal shared library" >&2
-    exit 1
-  fi
-  cp -L "$lib" "$STAGE/lib/$base"
-done
+mkdir -p "$STAGE/data" "$STAGE/plda"
+# Binaries, and the shared libraries the GPU machine lacks.
+source tools/device/stage_binaries.sh
+stage_binaries "$BIN" "$STAGE" "${TARGETS[@]}"
 cp "$DATA/pyannote-audio/sample/sample.wav" "$STAGE/data/sample.wav"
 cp "$DATA/findit-dia-parity/05_four_speaker/clip_16k.wav" "$STAGE/data/four_speaker.wav"
 cp "$PLDA/xvec_transform.npz" "$PLDA/plda.npz" "$STAGE/plda/"

@@ -39,28 +39,10 @@ fi
 BIN=$(bazel --output_base="$OUTPUT_BASE" info bazel-bin 2>/dev/null)
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/data" "$STAGE/plda"
-for t in "${TARGETS[@]}"; do
-  pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
-  cp -L "$BIN/$pkg/$name" "$STAGE/bin/$name"
-done
-
-# Libraries the GPU machine lacks: everything ldd resolves outside the base
-# system and the CUDA toolkit.
-for b in "$STAGE"/bin/*; do
-  ldd "$b" | awk '/=> \// {print $3}'
-done | sort -u | while read -r lib; do
-  base=$(basename "$lib")
-  case "$base" in
-    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) continue ;;
-    libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libcufft*|libnvrtc*) continue ;;
-  esac
-  if [[ "$lib" == *_solib_* ]]; then
-    echo "pack.sh: $lib is a Bazel-internal shared library; link the binary statically" >&2
-    exit 1
-  fi
-  cp -L "$lib" "$STAGE/lib/$base"
-done
+mkdir -p "$STAGE/data" "$STAGE/plda"
+# Binaries, and the shared libraries the GPU machine lacks.
+source tools/device/stage_binaries.sh
+stage_binaries "$BIN" "$STAGE" "${TARGETS[@]}"
 
 # Golden audio read by the tests and the benchmark (same relative paths).
 for f in findit-dia-parity/02_pyannote_sample/clip_16k.wav \
