@@ -34,6 +34,7 @@
 #include "prometheus/registry.h"
 #include "server/backends.h"
 #include "server/grpc_server.h"
+#include "server/metrics_exposer.h"
 #include "server/process_metrics.h"
 #include "server/request_log.h"
 #include "server/version.h"
@@ -168,14 +169,8 @@ absl::Status Run() {
   std::unique_ptr<prometheus::Exposer> exposer;
   int metrics_port = 0;
   if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
-    try {
-      exposer = std::make_unique<prometheus::Exposer>(
-          absl::GetFlag(FLAGS_metrics_listen), 2);
-    } catch (const std::exception& e) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot serve metrics on --metrics_listen=",
-                       absl::GetFlag(FLAGS_metrics_listen), ": ", e.what()));
-    }
+    ASSIGN_OR_RETURN(exposer,
+                     StartMetricsExposer(absl::GetFlag(FLAGS_metrics_listen)));
     exposer->RegisterCollectable(registry);
     exposer->RegisterCollectable(process_metrics);
     const std::vector<int> ports = exposer->GetListeningPorts();

@@ -4,7 +4,7 @@
 // file through gRPC on loopback (server + diarize_client) and attribute the
 // difference to the service layer (protobuf, gRPC, decode on the server).
 //
-//   engine_direct --audio FILE --models DIR [--device cpu|cuda:N]
+//   engine_direct --audio FILE --models DIR [--device cpu|cuda:N|cuda:0,1]
 //       [--mode unary|stream] [--requests N] [--concurrency C]
 //       [--chunk_ms 100] [--rttm_out FILE]
 //
@@ -20,7 +20,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,17 +37,23 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/service_overhead/bench_devices.h"
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 #include "engine/runtime/engine.h"
+#include "server/backends.h"
 
 ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG).");
 ABSL_FLAG(std::string, models, "", "Model directory.");
-ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N.");
+ABSL_FLAG(std::string, device, "cpu",
+          "cpu, cuda (every GPU) or cuda:N[,M...]: devices are built as the "
+          "server builds them (server/backends.h).");
+ABSL_FLAG(std::string, embedding_precision, "tf32",
+          "CUDA embedding precision: tf32 or fp32.");
+ABSL_FLAG(int, cuda_max_batch, 32,
+          "Batch the CUDA buffers are sized for (larger batches are split).");
 ABSL_FLAG(int, threads, 0, "CPU network threads (0 = all cores).");
 ABSL_FLAG(std::string, mode, "unary", "unary or stream.");
 ABSL_FLAG(int, requests, 5, "Measured requests (after --warmup).");
@@ -157,22 +165,27 @@ absl::Status Run() {
   }
 
   const absl::Time load_start = absl::Now();
-  ASSIGN_OR_RETURN(auto dir, models::ModelDirectory::Open(models_path));
-  ASSIGN_OR_RETURN(runtime::Device device,
-                   MakeDevice(absl::GetFlag(FLAGS_device), *dir,
-                              absl::GetFlag(FLAGS_threads)));
-  const std::string device_description = device.description;
-  if (const std::string cs = absl::GetFlag(FLAGS_concurrent_stages);
-      cs != "auto") {
-    if (cs != "true" && cs != "false") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--concurrent_stages is '", cs, "'; use auto, true or false"));
-    }
-    device.concurrent_stages = cs == "true";
+  server::BackendOptions backend;
+  backend.device = absl::GetFlag(FLAGS_device);
+  backend.cpu_threads = absl::GetFlag(FLAGS_threads);
+  backend.cuda_embedding_precision = absl::GetFlag(FLAGS_embedding_precision);
+  backend.cuda_max_batch = absl::GetFlag(FLAGS_cuda_max_batch);
+  ASSIGN_OR_RETURN(server::LoadedModels loaded,
+                   server::LoadModels(models_path, backend));
+  std::string device_description;
+  for (const runtime::Device& d : loaded.devices) {
+    absl::StrAppend(&device_description, device_description.empty() ? "" : "; ",
+                    d.name, " ", d.description);
   }
-  const bool concurrent_stages = device.concurrent_stages;
-  ASSIGN_OR_RETURN(pipeline::PldaModel plda,
-                   pipeline::LoadPlda(dir->plda_dir()));
+  const std::string cs = absl::GetFlag(FLAGS_concurrent_stages);
+  if (cs != "auto" && cs != "true" && cs != "false") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--concurrent_stages is '", cs, "'; use auto, true or false"));
+  }
+  for (runtime::Device& d : loaded.devices) {
+    if (cs != "auto") d.concurrent_stages = cs == "true";
+  }
+  const bool concurrent_stages = loaded.devices.front().concurrent_stages;
   runtime::EngineOptions options;
   options.segmentation_batch_size =
       absl::GetFlag(FLAGS_segmentation_batch_size);
@@ -182,14 +195,9 @@ absl::Status Run() {
   options.host_threads = absl::GetFlag(FLAGS_host_threads);
   options.max_backlog_audio_s =
       std::max(3600.0, 2.0 * concurrency * wave.duration_s());
-  std::vector<runtime::Device> devices;
-  devices.push_back(std::move(device));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<runtime::Engine> engine,
-      runtime::Engine::Create(
-          options, std::move(devices),
-          std::make_shared<const pipeline::PldaModel>(std::move(plda)),
-          nullptr));
+  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Engine> engine,
+                   runtime::Engine::Create(options, std::move(loaded.devices),
+                                           loaded.plda, nullptr));
   const double load_s = absl::ToDoubleSeconds(absl::Now() - load_start);
 
   runtime::JobOptions job;
@@ -208,6 +216,8 @@ absl::Status Run() {
   std::vector<double> latencies;
   absl::Status first_error;
   runtime::JobResult last;
+  std::map<std::string, int> jobs_per_device;
+  std::set<std::string> distinct_rttms;  // whichever device ran it: one
   int next = 0;
   const absl::Time wall_start = absl::Now();
   std::vector<std::thread> threads;
@@ -226,6 +236,8 @@ absl::Status Run() {
           return;
         }
         latencies.push_back(r->first);
+        ++jobs_per_device[r->second.device];
+        distinct_rttms.insert(FormatRttm(r->second.output.segments, "x"));
         last = std::move(r->second);
       }
     });
@@ -262,6 +274,11 @@ absl::Status Run() {
       }
     }
   }
+  std::string per_device;
+  for (const auto& [name, n] : jobs_per_device) {
+    absl::StrAppend(&per_device, per_device.empty() ? "" : ",", "\"", name,
+                    "\":", n);
+  }
   double sum = 0.0;
   for (double l : latencies) sum += l;
   const double mean = latencies.empty() ? 0.0 : sum / latencies.size();
@@ -276,14 +293,14 @@ absl::Status Run() {
       "\"concurrent_stages\":%s,\"segmentation_s\":%.3f,"
       "\"segmentation_batches\":%.0f,\"embedding_s\":%.3f,"
       "\"embedding_batches\":%.0f,\"clustering_s\":%.3f,"
-      "\"wall_s\":%.3f}\n",
+      "\"jobs_per_device\":{%s},\"distinct_rttms\":%zu,\"wall_s\":%.3f}\n",
       mode.c_str(), last.device.c_str(), device_description.c_str(), audio_s,
       requests, concurrency, load_s, mean, Percentile(latencies, 0.5),
       Percentile(latencies, 1.0), mean > 0 ? audio_s / mean : 0.0,
       wall_s > 0 ? audio_s * requests / wall_s : 0.0, last.processing_s,
       last.output.labels.size(), last.output.segments.size(),
       concurrent_stages ? "true" : "false", seg_s, seg_n, emb_s, emb_n, clu_s,
-      wall_s);
+      per_device.c_str(), distinct_rttms.size(), wall_s);
   return engine->Drain(absl::Now() + absl::Seconds(30));
 }
 

@@ -32,6 +32,8 @@ DeviceWorker::DeviceWorker(Device device, const EngineOptions& options,
 DeviceWorker::~DeviceWorker() { Stop(); }
 
 absl::Status DeviceWorker::Start() {
+  metrics_->SetDeviceInfo(device_.name, device_.description,
+                          segmentation_precision_, embedding_precision_);
   {
     absl::MutexLock lock(&mu_);
     started_ = true;

@@ -175,6 +175,8 @@ Rig MakeRig(EngineOptions options, int num_devices = 1,
     d.embedding = std::make_unique<testing::FakeEmbeddingModel>(control);
     d.memory_stats = memory;
     d.concurrent_stages = kConcurrentStages;
+    // Device 0 reports its models' precision; device 1 overrides one.
+    if (i == 1) d.embedding_precision = "tf32";
     devices.push_back(std::move(d));
   }
   rig.registry = std::make_shared<prometheus::Registry>();
@@ -995,6 +997,24 @@ TEST(EngineTest, CreateRejectsBadArguments) {
   auto r = Engine::Create(options, std::move(failing), nullptr, nullptr);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("gpu"), std::string::npos);
+}
+
+TEST(EngineTest, DeviceInfoMetricNamesEachDeviceAndItsPrecisions) {
+  Rig rig = MakeRig(EngineOptions{}, /*num_devices=*/2);
+  prometheus::Registry& reg = *rig.registry;
+  EXPECT_EQ(MetricValue(reg, "diarization_device_info",
+                        {{"device", "fake:0"},
+                         {"description", "fake device"},
+                         {"segmentation_precision", "fp32"},
+                         {"embedding_precision", "fp32"}}),
+            1.0);
+  EXPECT_EQ(MetricValue(reg, "diarization_device_info",
+                        {{"device", "fake:1"},
+                         {"segmentation_precision", "fp32"},
+                         {"embedding_precision", "tf32"}}),
+            1.0);
+  // One series per device, nothing else.
+  EXPECT_EQ(MetricValue(reg, "diarization_device_info", {}), 2.0);
 }
 
 }  // namespace

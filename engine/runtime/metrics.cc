@@ -133,6 +133,13 @@ absl::StatusOr<std::shared_ptr<Metrics>> Metrics::Create(
              .Name("diarization_device_memory_bytes")
              .Help("Device memory by kind (arena and whole device).")
              .Register(r);
+    m->device_info_ =
+        &prometheus::BuildGauge()
+             .Name("diarization_device_info")
+             .Help(
+                 "Always 1: each device, what it is and the precision of "
+                 "each network on it.")
+             .Register(r);
     m->build_info_->Add({{"version", build.version}, {"commit", build.commit}})
         .Set(1.0);
     // Label-free series exist from the start, so a scrape shows zeros.
@@ -223,6 +230,18 @@ void Metrics::SetDeviceMemory(std::string_view device,
     device_memory_bytes_->Add({{"device", Name(device)}, {"kind", kind}})
         .Set(static_cast<double>(bytes));
   }
+}
+
+void Metrics::SetDeviceInfo(std::string_view device,
+                            std::string_view description,
+                            std::string_view segmentation_precision,
+                            std::string_view embedding_precision) {
+  device_info_
+      ->Add({{"device", Name(device)},
+             {"description", Name(description)},
+             {"segmentation_precision", Name(segmentation_precision)},
+             {"embedding_precision", Name(embedding_precision)}})
+      .Set(1.0);
 }
 
 }  // namespace diarization::runtime

@@ -51,6 +51,12 @@
 //       Admission-control backlog: audio seconds accepted whose windows have
 //       not yet finished both networks (EngineOptions::max_backlog_audio_s
 //       bounds it). Engine.
+//   diarization_device_info                   gauge    {device, description,
+//                                                     segmentation_precision,
+//                                                     embedding_precision}
+//       Always 1 per device: what each device is and the precision each
+//       network runs at ("fp32", "tf32", "fp64"). Engine, when the device's
+//       worker starts.
 //   diarization_device_memory_bytes           gauge    {device, kind}
 //       kind = "arena_reserved" | "arena_mapped" | "arena_used" |
 //       "arena_peak" | "device_free" | "device_total", from
@@ -131,6 +137,9 @@ class Metrics {
   void SetActiveStreams(double streams);
   void SetBacklogAudioSeconds(double seconds);
   void SetDeviceMemory(std::string_view device, const DeviceMemoryStats& stats);
+  void SetDeviceInfo(std::string_view device, std::string_view description,
+                     std::string_view segmentation_precision,
+                     std::string_view embedding_precision);
 
  private:
   explicit Metrics(std::shared_ptr<prometheus::Registry> registry);
@@ -150,6 +159,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* active_streams_ = nullptr;
   prometheus::Family<prometheus::Gauge>* backlog_audio_seconds_ = nullptr;
   prometheus::Family<prometheus::Gauge>* device_memory_bytes_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* device_info_ = nullptr;
 };
 
 }  // namespace diarization::runtime
