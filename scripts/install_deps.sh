@@ -10,7 +10,7 @@ PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc grpc-proto
   libprotobuf-dev protobuf-compiler
   libabsl-dev
-  prometheus-cpp-dev
+  prometheus-cpp-dev libmicrohttpd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsndfile1-dev libsoxr-dev libeigen3-dev nlohmann-json3-dev libzip-dev libssl-dev
   libhdf5-dev

@@ -30,11 +30,10 @@
 #include "engine/pipeline/diarization.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
-#include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "server/backends.h"
 #include "server/grpc_server.h"
-#include "server/metrics_exposer.h"
+#include "server/metrics_endpoint.h"
 #include "server/process_metrics.h"
 #include "server/request_log.h"
 #include "server/version.h"
@@ -166,15 +165,14 @@ absl::Status Run() {
       std::shared_ptr<runtime::Metrics> metrics,
       runtime::Metrics::Create(registry, runtime::BuildInfo{kVersion, commit}));
   auto process_metrics = std::make_shared<ProcessMetrics>();
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   int metrics_port = 0;
   if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
-    ASSIGN_OR_RETURN(exposer,
-                     StartMetricsExposer(absl::GetFlag(FLAGS_metrics_listen)));
-    exposer->RegisterCollectable(registry);
-    exposer->RegisterCollectable(process_metrics);
-    const std::vector<int> ports = exposer->GetListeningPorts();
-    if (!ports.empty()) metrics_port = ports.front();
+    ASSIGN_OR_RETURN(
+        metrics_endpoint,
+        MetricsEndpoint::Start({.listen = absl::GetFlag(FLAGS_metrics_listen)},
+                               {registry, process_metrics}));
+    metrics_port = metrics_endpoint->port();
   }
 
   GrpcServerOptions options;
@@ -249,7 +247,7 @@ absl::Status Run() {
   // A drain cut short is logged but is still a clean, intended exit.
   if (!drained.ok()) LogEvent("drain", std::string(drained.message()));
   server.reset();
-  exposer.reset();
+  metrics_endpoint.reset();
   return absl::OkStatus();
 }
 

@@ -1,7 +1,7 @@
 // Every Prometheus metric family of the service, defined once.
 //
-// The engine records; the server exposes (it owns the prometheus::Exposer
-// and the HTTP endpoint, and passes the Registry in). Names follow the
+// The engine records; the server exposes (it owns the HTTP metrics
+// endpoint and passes the Registry in). Names follow the
 // Prometheus conventions: base units, `_total` for counters, `_seconds` /
 // `_bytes` suffixes, lower_snake_case labels.
 //

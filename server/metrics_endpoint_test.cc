@@ -1,0 +1,171 @@
+#include "server/metrics_endpoint.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <random>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "prometheus/counter.h"
+#include "prometheus/registry.h"
+
+// A large thread-local, so that this test binary's static TLS (~256 KiB) is
+// larger than the CUDA server's (cuBLASLt + OpenBLAS, ~175 KiB). civetweb's
+// fixed 100 KiB thread stacks could not start here; the endpoint must.
+thread_local char g_large_static_tls[256 << 10];
+
+namespace diarization::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// A loopback socket listening on a kernel-chosen port; closed on destruction.
+class TakenPort {
+ public:
+  TakenPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(fd_, 1), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~TakenPort() { close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// Sends `request` to 127.0.0.1:port and returns the whole response.
+std::string Http(int port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  (void)!write(fd, request.data(), request.size());
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) {
+    response.append(buffer, n);
+  }
+  close(fd);
+  return response;
+}
+
+std::string Get(int port, const std::string& path) {
+  return Http(port, absl::StrCat("GET ", path, " HTTP/1.0\r\n\r\n"));
+}
+
+std::shared_ptr<prometheus::Registry> CounterRegistry(const std::string& name,
+                                                      double value) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  prometheus::BuildCounter()
+      .Name(name)
+      .Help("test")
+      .Register(*registry)
+      .Add({})
+      .Increment(value);
+  return registry;
+}
+
+TEST(MetricsEndpointTest, ServesEveryCollectableDespiteLargeStaticTls) {
+  g_large_static_tls[std::random_device{}() % sizeof(g_large_static_tls)] = 1;
+  const double a = std::random_device{}() % 1000 + 1;
+  auto first = CounterRegistry("endpoint_test_a_total", a);
+  auto second = CounterRegistry("endpoint_test_b_total", 7);
+  auto endpoint =
+      MetricsEndpoint::Start({.listen = "127.0.0.1:0"}, {first, second});
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  ASSERT_GT((*endpoint)->port(), 0);
+  const std::string response = Get((*endpoint)->port(), "/metrics");
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(response, HasSubstr("text/plain; version=0.0.4"));
+  EXPECT_THAT(response, HasSubstr(absl::StrCat("endpoint_test_a_total ", a)));
+  EXPECT_THAT(response, HasSubstr("endpoint_test_b_total 7"));
+}
+
+TEST(MetricsEndpointTest, ExpiredCollectablesAreSkipped) {
+  auto kept = CounterRegistry("endpoint_test_kept_total", 1);
+  auto dropped = CounterRegistry("endpoint_test_dropped_total", 1);
+  auto endpoint =
+      MetricsEndpoint::Start({.listen = "127.0.0.1:0"}, {kept, dropped});
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  dropped.reset();
+  const std::string text = (*endpoint)->Render();
+  EXPECT_THAT(text, HasSubstr("endpoint_test_kept_total 1"));
+  EXPECT_THAT(text, Not(HasSubstr("endpoint_test_dropped_total")));
+}
+
+TEST(MetricsEndpointTest, OtherPathsAndMethodsAreRefused) {
+  auto endpoint = MetricsEndpoint::Start({.listen = "127.0.0.1:0"}, {});
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  const int port = (*endpoint)->port();
+  EXPECT_THAT(Get(port, "/"), StartsWith("HTTP/1.1 404"));
+  EXPECT_THAT(Get(port, "/metrics/x"), StartsWith("HTTP/1.1 404"));
+  EXPECT_THAT(Http(port,
+                   "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\n"
+                   "abc"),
+              StartsWith("HTTP/1.1 405"));
+}
+
+TEST(MetricsEndpointTest, TakenPortSaysWhy) {
+  TakenPort taken;
+  const std::string listen = absl::StrCat("127.0.0.1:", taken.port());
+  auto endpoint = MetricsEndpoint::Start({.listen = listen}, {});
+  ASSERT_FALSE(endpoint.ok());
+  EXPECT_EQ(endpoint.status().code(), absl::StatusCode::kUnavailable);
+  const std::string message(endpoint.status().message());
+  EXPECT_THAT(message, HasSubstr(listen));
+  EXPECT_THAT(message, HasSubstr("Address already in use"));
+  // And the next attempt on a free port works.
+  EXPECT_TRUE(MetricsEndpoint::Start({.listen = "127.0.0.1:0"}, {}).ok());
+}
+
+TEST(MetricsEndpointTest, BadAddressesAreInvalidArguments) {
+  for (const std::string listen :
+       {"9464", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:http", "[::1:9464",
+        "no.such.host.invalid:9464"}) {
+    auto endpoint = MetricsEndpoint::Start({.listen = listen}, {});
+    ASSERT_FALSE(endpoint.ok()) << listen;
+    EXPECT_EQ(endpoint.status().code(), absl::StatusCode::kInvalidArgument)
+        << listen << ": " << endpoint.status();
+    EXPECT_THAT(std::string(endpoint.status().message()), HasSubstr(listen));
+  }
+}
+
+TEST(MetricsEndpointTest, AllInterfacesAndIpv6Loopback) {
+  auto any = MetricsEndpoint::Start({.listen = ":0"}, {});
+  ASSERT_TRUE(any.ok()) << any.status();
+  EXPECT_THAT(Get((*any)->port(), "/metrics"), StartsWith("HTTP/1.1 200"));
+  auto v6 = MetricsEndpoint::Start({.listen = "[::1]:0"}, {});
+  // Machines without IPv6 cannot bind ::1; that is an UNAVAILABLE, not a
+  // crash or a wrong address.
+  if (!v6.ok()) {
+    EXPECT_EQ(v6.status().code(), absl::StatusCode::kUnavailable)
+        << v6.status();
+  } else {
+    EXPECT_GT((*v6)->port(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace diarization::server
