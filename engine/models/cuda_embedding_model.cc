@@ -124,16 +124,11 @@ struct CudaEmbeddingModel::Impl {
   // Three activation buffers: the fbank's stages and the ResNet's rotating
   // (input, conv output, scratch) triple reuse them.
   DeviceBuffer audio, masks, act[3], stats, emb;
-  float* host_audio = nullptr;  // pinned
-  float* host_masks = nullptr;
-  float* host_emb = nullptr;
+  cuda::PinnedBuffer host_audio, host_masks, host_emb;
 
   ~Impl() {
     if (ctx) cudaStreamSynchronize(ctx->stream());
     graphs.reset();
-    if (host_audio) cudaFreeHost(host_audio);
-    if (host_masks) cudaFreeHost(host_masks);
-    if (host_emb) cudaFreeHost(host_emb);
   }
 
   absl::Status EnqueueFbank(int n);
@@ -427,20 +422,18 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       impl->emb,
       DeviceBuffer::Allocate(
           arena, sizeof(float) * impl->max_pairs * kEmbeddingDim, aowner));
-  RETURN_IF_ERROR(CudaStatus(
-      cudaHostAlloc(reinterpret_cast<void**>(&impl->host_audio),
-                    sizeof(float) * bm * kWindowSamples, cudaHostAllocDefault),
-      "cudaHostAlloc"));
-  RETURN_IF_ERROR(CudaStatus(
-      cudaHostAlloc(reinterpret_cast<void**>(&impl->host_masks),
-                    sizeof(float) * impl->max_pairs * kSegmentationFrames,
-                    cudaHostAllocDefault),
-      "cudaHostAlloc"));
-  RETURN_IF_ERROR(
-      CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&impl->host_emb),
-                               sizeof(float) * impl->max_pairs * kEmbeddingDim,
-                               cudaHostAllocDefault),
-                 "cudaHostAlloc"));
+  ASSIGN_OR_RETURN(impl->host_audio, cuda::PinnedBuffer::Allocate(
+                                         bm * kWindowSamples, "windows"));
+  ASSIGN_OR_RETURN(
+      impl->host_masks,
+      cuda::PinnedBuffer::Allocate(
+          size_t{static_cast<size_t>(impl->max_pairs)} * kSegmentationFrames,
+          "masks"));
+  ASSIGN_OR_RETURN(
+      impl->host_emb,
+      cuda::PinnedBuffer::Allocate(
+          size_t{static_cast<size_t>(impl->max_pairs)} * kEmbeddingDim,
+          "embeddings"));
   return std::unique_ptr<CudaEmbeddingModel>(
       new CudaEmbeddingModel(std::move(impl)));
 }
@@ -482,29 +475,21 @@ absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
     const size_t audio_count = size_t{static_cast<size_t>(n)} * kWindowSamples;
     const size_t mask_count = static_cast<size_t>(n) * s * kSegmentationFrames;
     const size_t emb_count = static_cast<size_t>(n) * s * kEmbeddingDim;
-    std::memcpy(m.host_audio, windows.data() + first * size_t{kWindowSamples},
-                audio_count * sizeof(float));
-    std::memcpy(m.host_masks, masks.data() + first * s * kSegmentationFrames,
-                mask_count * sizeof(float));
-    RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(m.audio.data(), m.host_audio,
-                                               audio_count * sizeof(float),
-                                               cudaMemcpyHostToDevice, stream),
-                               "copying windows to the device"));
-    RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(m.masks.data(), m.host_masks,
-                                               mask_count * sizeof(float),
-                                               cudaMemcpyHostToDevice, stream),
-                               "copying masks to the device"));
+    RETURN_IF_ERROR(cuda::UploadStaged(
+        windows.data() + first * size_t{kWindowSamples}, audio_count,
+        m.host_audio, m.audio, stream, "windows"));
+    RETURN_IF_ERROR(
+        cuda::UploadStaged(masks.data() + first * s * kSegmentationFrames,
+                           mask_count, m.host_masks, m.masks, stream, "masks"));
     RETURN_IF_ERROR(
         m.graphs->Run({n, masks_per_window}, m.options.use_cuda_graphs,
                       [&] { return m.Enqueue(n, masks_per_window); }));
-    RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(m.host_emb, m.emb.data(), emb_count * sizeof(float),
-                        cudaMemcpyDeviceToHost, stream),
-        "copying embeddings from the device"));
+    RETURN_IF_ERROR(cuda::DownloadAsync(m.emb, emb_count, m.host_emb, stream,
+                                        "embeddings"));
     RETURN_IF_ERROR(
         CudaStatus(cudaStreamSynchronize(stream), "embedding forward"));
-    std::memcpy(embeddings.data() + first * s * kEmbeddingDim, m.host_emb,
-                emb_count * sizeof(float));
+    std::memcpy(embeddings.data() + first * s * kEmbeddingDim,
+                m.host_emb.data(), emb_count * sizeof(float));
   }
   return absl::OkStatus();
 }

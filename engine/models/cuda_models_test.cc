@@ -25,6 +25,7 @@
 #include "engine/models/fbank.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
+#include "engine/models/testing/comparisons.h"
 #include "engine/models/testing/wav.h"
 #include "engine/runtime/device_arena_cuda.h"
 #include "gtest/gtest.h"
@@ -32,31 +33,11 @@
 namespace diarization::models {
 namespace {
 
-// The windows pyannote's references use (tools/reference/record.py).
-struct WindowSpec {
-  const char* file;
-  int offset_s;
-};
-constexpr WindowSpec kWindows[] = {
-    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 0},
-    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 7},
-    {"speakrs-fixtures/test_3speakers.wav", 12},
-    {"pyannote-audio/tests-data/dev00.wav", 5},
-};
-constexpr int kB = 4;
+constexpr int kB = testing::kRecordedWindowCount;
 constexpr int kMasks = 6;
+static_assert(testing::kRecordedWindowSamples == kWindowSamples);
 
-std::vector<float> Windows() {
-  std::vector<float> out;
-  for (const WindowSpec& w : kWindows) {
-    std::vector<float> audio = testing::ReadWavOrDie(w.file);
-    const size_t start = size_t(w.offset_s) * kSampleRate;
-    EXPECT_GE(audio.size(), start + kWindowSamples) << w.file;
-    out.insert(out.end(), audio.begin() + start,
-               audio.begin() + start + kWindowSamples);
-  }
-  return out;
-}
+std::vector<float> Windows() { return testing::ReadRecordedWindowsOrDie(); }
 
 // zero, single frame, two random binary runs, random binary, soft random.
 std::vector<float> Masks(std::mt19937& rng) {
@@ -111,31 +92,14 @@ class CudaModelsTest : public ::testing::Test {
 std::string CudaModelsTest::seg_path_;
 std::string CudaModelsTest::emb_path_;
 
-double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
-    m = std::max(m, double(std::abs(a[i] - b[i])));
-  }
-  return m;
-}
+using testing::MaxAbsDiff;
 
-// Largest per-embedding ||a - b|| / ||b||.
+double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
+  return MaxAbsDiff(a, b);
+}
 double MaxRel(const std::vector<float>& a, const std::vector<float>& b,
               int dim) {
-  double worst = 0;
-  for (size_t r = 0; r * dim < a.size(); ++r) {
-    double num = 0, den = 0;
-    for (int i = 0; i < dim; ++i) {
-      const double d = double(a[r * dim + i]) - b[r * dim + i];
-      if (!std::isfinite(d)) return INFINITY;
-      num += d * d;
-      den += double(b[r * dim + i]) * b[r * dim + i];
-    }
-    worst = std::max(worst, std::sqrt(num / std::max(den, 1e-30)));
-  }
-  return worst;
+  return testing::MaxRowRelativeDiff(a, b, dim);
 }
 
 TEST_F(CudaModelsTest, FbankMatchesCpuFbank) {
@@ -164,22 +128,9 @@ TEST_F(CudaModelsTest, FbankMatchesCpuFbank) {
   EXPECT_LT(d, 1e-4);
 }
 
-// Frames where the two runs pick different powerset classes although the
-// reference's top two classes are more than `margin` nats apart.
 int DecisionFlips(const std::vector<float>& got, const std::vector<float>& ref,
                   double margin) {
-  int flips = 0;
-  for (size_t f = 0; f * kPowersetClasses < ref.size(); ++f) {
-    const float* r = &ref[f * kPowersetClasses];
-    const float* g = &got[f * kPowersetClasses];
-    const int rb = int(std::max_element(r, r + kPowersetClasses) - r);
-    const int gb = int(std::max_element(g, g + kPowersetClasses) - g);
-    float second = -INFINITY;
-    for (int c = 0; c < kPowersetClasses; ++c)
-      if (c != rb) second = std::max(second, r[c]);
-    if (rb != gb && r[rb] - second > margin) ++flips;
-  }
-  return flips;
+  return testing::DecisionFlips(got, ref, kPowersetClasses, margin);
 }
 
 // Runs the CUDA segmentation (with and without graphs) and checks

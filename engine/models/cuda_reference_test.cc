@@ -18,24 +18,13 @@
 #include "engine/models/cuda_segmentation_model.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
+#include "engine/models/testing/comparisons.h"
 #include "engine/models/testing/wav.h"
 #include "engine/runtime/device_arena_cuda.h"
 #include "gtest/gtest.h"
 
 namespace diarization::models {
 namespace {
-
-struct WindowSpec {
-  const char* file;
-  int64_t offset;
-};
-// record.py's WINDOWS, in order.
-constexpr WindowSpec kWindows[] = {
-    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 0},
-    {"findit-dia-parity/02_pyannote_sample/clip_16k.wav", 7 * 16000},
-    {"speakrs-fixtures/test_3speakers.wav", 12 * 16000},
-    {"pyannote-audio/tests-data/dev00.wav", 5 * 16000},
-};
 
 std::vector<float> F32(const SafetensorsFile& f, const std::string& name,
                        std::vector<int64_t>* shape = nullptr) {
@@ -64,14 +53,10 @@ class CudaReferenceTest : public ::testing::Test {
     ASSERT_EQ(off->num_elements(), 4);
     const auto* offsets = reinterpret_cast<const int64_t*>(off->bytes.data());
     for (int b = 0; b < 4; ++b) {
-      ASSERT_EQ(offsets[b], kWindows[b].offset)
+      ASSERT_EQ(offsets[b], testing::kRecordedWindows[b].offset_samples)
           << "record.py's windows changed";
-      std::vector<float> audio =
-          models::testing::ReadWavOrDie(kWindows[b].file);
-      ASSERT_GE(audio.size(), size_t(kWindows[b].offset) + kWindowSamples);
-      windows_.insert(windows_.end(), audio.begin() + kWindows[b].offset,
-                      audio.begin() + kWindows[b].offset + kWindowSamples);
     }
+    windows_ = testing::ReadRecordedWindowsOrDie();
     const std::string dir =
         std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
     ASSERT_TRUE(WriteSafetensors(dir + "/ref_seg.safetensors",
@@ -98,30 +83,11 @@ class CudaReferenceTest : public ::testing::Test {
 };
 
 double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(
-        worst, std::isfinite(a[i]) ? double(std::abs(a[i] - b[i])) : INFINITY);
-  }
-  return worst;
+  return testing::MaxAbsDiff(a, b);
 }
-
-// Frames whose powerset argmax differs where the reference's top two classes
-// are more than `margin` apart.
 int DecisionFlips(const std::vector<float>& got, const std::vector<float>& ref,
                   double margin) {
-  int flips = 0;
-  for (size_t f = 0; f * kPowersetClasses < ref.size(); ++f) {
-    const float* r = &ref[f * kPowersetClasses];
-    const float* g = &got[f * kPowersetClasses];
-    const int rb = int(std::max_element(r, r + kPowersetClasses) - r);
-    const int gb = int(std::max_element(g, g + kPowersetClasses) - g);
-    float second = -INFINITY;
-    for (int c = 0; c < kPowersetClasses; ++c)
-      if (c != rb) second = std::max(second, r[c]);
-    if (rb != gb && r[rb] - second > margin) ++flips;
-  }
-  return flips;
+  return testing::DecisionFlips(got, ref, kPowersetClasses, margin);
 }
 
 // Real segmentation-3.0 weights ($DIARIZATION_REAL_MODELS_DIR, from
@@ -186,18 +152,7 @@ void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision,
   const std::vector<float> want = F32(ref, "embedding.per_mask");
   std::vector<float> got(want.size(), NAN);
   ASSERT_TRUE((*m)->Run(windows, 4, masks, nm, got).ok());
-  double worst = 0;
-  for (size_t r = 0; r * kEmbeddingDim < got.size(); ++r) {
-    double num = 0, den = 0;
-    for (int i = 0; i < kEmbeddingDim; ++i) {
-      const double d =
-          double(got[r * kEmbeddingDim + i]) - want[r * kEmbeddingDim + i];
-      num += std::isfinite(d) ? d * d : INFINITY;
-      den += double(want[r * kEmbeddingDim + i]) * want[r * kEmbeddingDim + i];
-    }
-    const double rel = std::sqrt(num / std::max(den, 1e-30));
-    worst = std::max(worst, rel);
-  }
+  const double worst = testing::MaxRowRelativeDiff(got, want, kEmbeddingDim);
   std::printf("embedding %s vs pyannote: max relative %.3g\n",
               precision.c_str(), worst);
   EXPECT_LT(worst, tol);
@@ -205,9 +160,7 @@ void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision,
     const std::vector<float> fb_want = F32(ref, "embedding.fbank");
     std::vector<float> fb(fb_want.size(), NAN);
     ASSERT_TRUE((*m)->ComputeFbank(windows, 4, fb).ok());
-    double fw = 0;
-    for (size_t i = 0; i < fb.size(); ++i)
-      fw = std::max(fw, double(std::abs(fb[i] - fb_want[i])));
+    const double fw = testing::MaxAbsDiff(fb, fb_want);
     std::printf("fbank vs pyannote: max abs %.3g\n", fw);
     EXPECT_LT(fw, 1e-3);
   }

@@ -64,14 +64,11 @@ struct CudaSegmentationModel::Impl {
 
   DeviceBuffer audio, normed, c0, p0, c1, p1, c2, seq, gates, h[2], lin[2],
       logits, out;
-  float* host_audio = nullptr;
-  float* host_out = nullptr;
+  cuda::PinnedBuffer host_audio, host_out;
 
   ~Impl() {
     if (ctx) cudaStreamSynchronize(ctx->stream());
     graphs.reset();
-    if (host_audio) cudaFreeHost(host_audio);
-    if (host_out) cudaFreeHost(host_out);
   }
   absl::Status Enqueue(int n);
 };
@@ -362,15 +359,11 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   ASSIGN_OR_RETURN(impl->lin[1], alloc(size_t{kP2} * kHidden));
   ASSIGN_OR_RETURN(impl->logits, alloc(size_t{kP2} * kPowersetClasses));
   ASSIGN_OR_RETURN(impl->out, alloc(size_t{kP2} * kPowersetClasses));
-  RETURN_IF_ERROR(CudaStatus(
-      cudaHostAlloc(reinterpret_cast<void**>(&impl->host_audio),
-                    sizeof(float) * bm * kWindowSamples, cudaHostAllocDefault),
-      "cudaHostAlloc"));
-  RETURN_IF_ERROR(
-      CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&impl->host_out),
-                               sizeof(float) * bm * kP2 * kPowersetClasses,
-                               cudaHostAllocDefault),
-                 "cudaHostAlloc"));
+  ASSIGN_OR_RETURN(impl->host_audio, cuda::PinnedBuffer::Allocate(
+                                         bm * kWindowSamples, "windows"));
+  ASSIGN_OR_RETURN(impl->host_out,
+                   cuda::PinnedBuffer::Allocate(bm * kP2 * kPowersetClasses,
+                                                "log-probabilities"));
   return std::unique_ptr<CudaSegmentationModel>(
       new CudaSegmentationModel(std::move(impl)));
 }
@@ -395,23 +388,17 @@ absl::Status CudaSegmentationModel::Run(std::span<const float> windows,
     const int n = std::min(m.options.max_batch, batch - first);
     const size_t in_count = static_cast<size_t>(n) * kWindowSamples;
     const size_t out_count = static_cast<size_t>(n) * per_out;
-    std::memcpy(m.host_audio,
-                windows.data() + static_cast<size_t>(first) * kWindowSamples,
-                in_count * sizeof(float));
-    RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(m.audio.data(), m.host_audio, in_count * sizeof(float),
-                        cudaMemcpyHostToDevice, stream),
-        "copying windows to the device"));
+    RETURN_IF_ERROR(cuda::UploadStaged(
+        windows.data() + static_cast<size_t>(first) * kWindowSamples, in_count,
+        m.host_audio, m.audio, stream, "windows"));
     RETURN_IF_ERROR(m.graphs->Run({n, 0}, m.options.use_cuda_graphs,
                                   [&] { return m.Enqueue(n); }));
-    RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(m.host_out, m.out.data(), out_count * sizeof(float),
-                        cudaMemcpyDeviceToHost, stream),
-        "copying log-probabilities from the device"));
+    RETURN_IF_ERROR(cuda::DownloadAsync(m.out, out_count, m.host_out, stream,
+                                        "log-probabilities"));
     RETURN_IF_ERROR(
         CudaStatus(cudaStreamSynchronize(stream), "segmentation forward"));
     std::memcpy(log_probs.data() + static_cast<size_t>(first) * per_out,
-                m.host_out, out_count * sizeof(float));
+                m.host_out.data(), out_count * sizeof(float));
   }
   return absl::OkStatus();
 }

@@ -1,5 +1,6 @@
 #include "engine/models/cuda_util.h"
 
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -82,6 +83,67 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
     bytes_ = std::exchange(other.bytes_, 0);
   }
   return *this;
+}
+
+// --- PinnedBuffer -----------------------------------------------------------
+
+absl::StatusOr<PinnedBuffer> PinnedBuffer::Allocate(size_t floats,
+                                                    const std::string& what) {
+  PinnedBuffer b;
+  RETURN_IF_ERROR(
+      CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&b.data_),
+                               floats * sizeof(float), cudaHostAllocDefault),
+                 absl::StrCat("cudaHostAlloc (", floats * sizeof(float),
+                              " bytes of pinned host memory for ", what, ")")));
+  b.size_ = floats;
+  return b;
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (data_ != nullptr) cudaFreeHost(data_);
+}
+
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept {
+  *this = std::move(other);
+}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) cudaFreeHost(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+absl::Status UploadStaged(const float* src, size_t count,
+                          const PinnedBuffer& staging,
+                          const DeviceBuffer& device, cudaStream_t stream,
+                          const std::string& what) {
+  if (count > staging.size() || count * sizeof(float) > device.bytes()) {
+    return absl::InternalError(
+        absl::StrCat("copying ", what, ": ", count,
+                     " floats exceed the staging or device buffer"));
+  }
+  std::memcpy(staging.data(), src, count * sizeof(float));
+  return CudaStatus(
+      cudaMemcpyAsync(device.data(), staging.data(), count * sizeof(float),
+                      cudaMemcpyHostToDevice, stream),
+      absl::StrCat("copying ", what, " to the device"));
+}
+
+absl::Status DownloadAsync(const DeviceBuffer& device, size_t count,
+                           const PinnedBuffer& staging, cudaStream_t stream,
+                           const std::string& what) {
+  if (count > staging.size() || count * sizeof(float) > device.bytes()) {
+    return absl::InternalError(
+        absl::StrCat("copying ", what, ": ", count,
+                     " floats exceed the staging or device buffer"));
+  }
+  return CudaStatus(
+      cudaMemcpyAsync(staging.data(), device.data(), count * sizeof(float),
+                      cudaMemcpyDeviceToHost, stream),
+      absl::StrCat("copying ", what, " from the device"));
 }
 
 // --- CudaContext ------------------------------------------------------------

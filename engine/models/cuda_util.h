@@ -66,6 +66,40 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// Page-locked host floats (cudaHostAlloc), freed on destruction: the staging
+// area that makes host<->device copies asynchronous and capturable.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  static absl::StatusOr<PinnedBuffer> Allocate(size_t floats,
+                                               const std::string& what);
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& other) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  float* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Copies `count` floats from `src` into `staging`, then enqueues the copy from
+// `staging` to `device` on `stream`. `what` names the data in errors.
+absl::Status UploadStaged(const float* src, size_t count,
+                          const PinnedBuffer& staging,
+                          const DeviceBuffer& device, cudaStream_t stream,
+                          const std::string& what);
+
+// Enqueues the copy of `count` floats from `device` to `staging` on `stream`;
+// they are in `staging` once the stream is synchronised.
+absl::Status DownloadAsync(const DeviceBuffer& device, size_t count,
+                           const PinnedBuffer& staging, cudaStream_t stream,
+                           const std::string& what);
+
 // Stream + library handles + workspace for one model on one device.
 class CudaContext {
  public:

@@ -33,4 +33,21 @@ std::vector<float> ReadWavOrDie(const std::string& relative) {
   return samples;
 }
 
+std::vector<float> ReadRecordedWindowsOrDie() {
+  std::vector<float> out;
+  out.reserve(size_t{kRecordedWindowCount} * kRecordedWindowSamples);
+  for (const RecordedWindow& w : kRecordedWindows) {
+    const std::vector<float> audio = ReadWavOrDie(w.file);
+    const size_t start = static_cast<size_t>(w.offset_samples);
+    if (audio.size() < start + kRecordedWindowSamples) {
+      std::fprintf(stderr, "test audio %s is shorter than its window\n",
+                   w.file);
+      std::abort();
+    }
+    out.insert(out.end(), audio.begin() + start,
+               audio.begin() + start + kRecordedWindowSamples);
+  }
+  return out;
+}
+
 }  // namespace diarization::models::testing
