@@ -1,48 +1,13 @@
 #include "engine/eval/uem.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/text_fields.h"
 
 namespace diarization::eval {
-namespace {
-
-std::vector<std::string> SplitFields(std::string_view line) {
-  std::vector<std::string> fields;
-  size_t i = 0;
-  auto is_space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-  };
-  while (i < line.size()) {
-    while (i < line.size() && is_space(line[i])) ++i;
-    size_t j = i;
-    while (j < line.size() && !is_space(line[j])) ++j;
-    if (j > i) fields.emplace_back(line.substr(i, j - i));
-    i = j;
-  }
-  return fields;
-}
-
-absl::StatusOr<double> ParseTime(const std::string& text, const char* what,
-                                 int line_number) {
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || errno == ERANGE ||
-      !std::isfinite(value) || value < 0.0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("UEM line ", line_number, ": ", what, " '", text,
-                     "' is not a finite non-negative number"));
-  }
-  return value;
-}
-
-}  // namespace
 
 absl::StatusOr<Uem> ParseUem(std::string_view text) {
   Uem uem;
@@ -51,8 +16,8 @@ absl::StatusOr<Uem> ParseUem(std::string_view text) {
   while (begin < text.size()) {
     size_t end = text.find('\n', begin);
     if (end == std::string_view::npos) end = text.size();
-    const std::vector<std::string> fields =
-        SplitFields(text.substr(begin, end - begin));
+    const std::vector<std::string_view> fields =
+        SplitWhitespaceFields(text.substr(begin, end - begin));
     begin = end + 1;
     ++line_number;
     if (fields.empty() || fields[0].starts_with(";;") ||
@@ -64,16 +29,18 @@ absl::StatusOr<Uem> ParseUem(std::string_view text) {
           "UEM line ", line_number,
           ": expected 4 fields (uri channel start end), got ", fields.size()));
     }
-    absl::StatusOr<double> start = ParseTime(fields[2], "start", line_number);
+    absl::StatusOr<double> start =
+        ParseNonNegativeNumber(fields[2], "UEM", "start", line_number);
     if (!start.ok()) return start.status();
-    absl::StatusOr<double> stop = ParseTime(fields[3], "end", line_number);
+    absl::StatusOr<double> stop =
+        ParseNonNegativeNumber(fields[3], "UEM", "end", line_number);
     if (!stop.ok()) return stop.status();
     if (*stop < *start) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("UEM line ", line_number, ": end ", fields[3],
-                       " is before start ", fields[2]));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "UEM line ", line_number, ": end ", std::string(fields[3]),
+          " is before start ", std::string(fields[2])));
     }
-    uem[fields[0]].push_back({*start, *stop});
+    uem[std::string(fields[0])].push_back({*start, *stop});
   }
   return uem;
 }

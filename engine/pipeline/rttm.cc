@@ -1,9 +1,6 @@
 #include "engine/pipeline/rttm.h"
 
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -11,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/common/text_fields.h"
 
 namespace diarization {
 namespace {
@@ -24,46 +22,12 @@ constexpr int kDurationField = 4;
 constexpr int kNameField = 7;
 constexpr int kMinFields = kNameField + 1;
 
-// Parses a finite, non-negative decimal number. strtod (not absl::SimpleAtod)
-// because pyannote reads RTTM through pandas, which rounds decimals
-// correctly, and so does glibc's strtod.
+// Times: ParseNonNegativeNumber uses strtod (not absl::SimpleAtod) because
+// pyannote reads RTTM through pandas, which rounds decimals correctly, and so
+// does glibc's strtod.
 absl::StatusOr<double> ParseTime(std::string_view field, std::string_view what,
                                  int line_number) {
-  const std::string text(field);
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || errno == ERANGE ||
-      !std::isfinite(value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("RTTM line ", line_number, ": ", std::string(what), " '",
-                     text, "' is not a finite number"));
-  }
-  if (value < 0.0) {
-    return absl::InvalidArgumentError(absl::StrCat("RTTM line ", line_number,
-                                                   ": ", std::string(what), " ",
-                                                   text, " is negative"));
-  }
-  return value;
-}
-
-// Splits on spaces, tabs and carriage returns (pandas' sep=r"\s+").
-// Hand-split because Debian's Abseil has its own absl::string_view, which
-// does not take std::string_view.
-std::vector<std::string_view> SplitFields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  auto is_space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-  };
-  while (i < line.size()) {
-    while (i < line.size() && is_space(line[i])) ++i;
-    size_t j = i;
-    while (j < line.size() && !is_space(line[j])) ++j;
-    if (j > i) fields.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  return fields;
+  return ParseNonNegativeNumber(field, "RTTM", what, line_number);
 }
 
 }  // namespace
@@ -94,7 +58,7 @@ absl::StatusOr<std::vector<Segment>> ParseRttm(std::string_view text) {
         text.substr(line_begin, line_end - line_begin);
     line_begin = line_end + 1;
     ++line_number;
-    const std::vector<std::string_view> fields = SplitFields(line);
+    const std::vector<std::string_view> fields = SplitWhitespaceFields(line);
     if (fields.empty()) continue;
     if (fields[0].starts_with(";;") || fields[0].starts_with("#")) continue;
     if (fields[kTypeField] != "SPEAKER") continue;
