@@ -31,12 +31,15 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "server/test_client_calls.h"
 
 namespace diarization::server {
 namespace {
 
 using runtime::testing::FakeControl;
+using testing::ConfigRequest;
 using ::testing::HasSubstr;
+using testing::StreamOutcome;
 
 constexpr int kRate = 16000;
 constexpr int kFrames = 589;
@@ -181,55 +184,13 @@ class ServerTest : public ::testing::Test {
   grpc::Status Unary(const v1::DiarizationConfig& config,
                      const std::string& audio, v1::DiarizeResult* result,
                      grpc::ClientContext* context = nullptr) {
-    grpc::ClientContext local;
-    if (context == nullptr) context = &local;
-    v1::DiarizeFileRequest request;
-    *request.mutable_config() = config;
-    request.set_audio(audio);
-    return stub_->DiarizeFile(context, request, result);
+    return testing::DiarizeFile(*stub_, config, audio, result, context);
   }
 
-  struct StreamOutcome {
-    grpc::Status status;
-    std::vector<v1::PartialResult> partials;
-    std::optional<v1::DiarizeResult> final_result;
-  };
-
-  // Sends `first` then `audio` in `chunk_bytes` pieces, half-closes, reads
-  // everything.
   StreamOutcome Stream(const v1::DiarizeRequest& first,
                        const std::string& audio, size_t chunk_bytes = 3200,
                        grpc::ClientContext* context = nullptr) {
-    grpc::ClientContext local;
-    if (context == nullptr) context = &local;
-    auto stream = stub_->Diarize(context);
-    std::thread writer([&] {
-      if (!stream->Write(first)) return;
-      for (size_t i = 0; i < audio.size(); i += chunk_bytes) {
-        v1::DiarizeRequest r;
-        r.set_audio(audio.substr(i, chunk_bytes));
-        if (!stream->Write(r)) return;
-      }
-      stream->WritesDone();
-    });
-    StreamOutcome out;
-    v1::DiarizeResponse response;
-    while (stream->Read(&response)) {
-      if (response.has_partial()) out.partials.push_back(response.partial());
-      if (response.has_final()) {
-        EXPECT_FALSE(out.final_result.has_value()) << "two final results";
-        out.final_result = response.final();
-      }
-    }
-    writer.join();
-    out.status = stream->Finish();
-    return out;
-  }
-
-  static v1::DiarizeRequest ConfigRequest(const v1::DiarizationConfig& c) {
-    v1::DiarizeRequest r;
-    *r.mutable_config() = c;
-    return r;
+    return testing::DiarizeStream(*stub_, first, audio, chunk_bytes, context);
   }
 
   // Waits until the server has no open calls (slots are released when a

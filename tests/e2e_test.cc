@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "server/test_client_calls.h"
 #include "tests/server_process.h"
 
 namespace diarization::testing {
@@ -82,11 +83,8 @@ v1::DiarizationConfig RawConfig(const std::string& id = "") {
   return c;
 }
 
-v1::DiarizeRequest ConfigRequest(const v1::DiarizationConfig& c) {
-  v1::DiarizeRequest r;
-  *r.mutable_config() = c;
-  return r;
-}
+using server::testing::ConfigRequest;
+using server::testing::StreamOutcome;
 
 grpc::Status Unary(v1::Diarization::Stub& stub,
                    const v1::DiarizationConfig& config,
@@ -98,41 +96,13 @@ grpc::Status Unary(v1::Diarization::Stub& stub,
         std::chrono::system_clock::now() +
         std::chrono::milliseconds(static_cast<int64_t>(deadline_s * 1000)));
   }
-  v1::DiarizeFileRequest request;
-  *request.mutable_config() = config;
-  request.set_audio(audio);
-  return stub.DiarizeFile(&context, request, result);
+  return server::testing::DiarizeFile(stub, config, audio, result, &context);
 }
-
-struct StreamOutcome {
-  grpc::Status status;
-  std::vector<v1::PartialResult> partials;
-  std::optional<v1::DiarizeResult> final_result;
-};
 
 StreamOutcome Stream(v1::Diarization::Stub& stub,
                      const v1::DiarizeRequest& first, const std::string& audio,
                      size_t chunk_bytes = 3200) {
-  grpc::ClientContext context;
-  auto stream = stub.Diarize(&context);
-  std::thread writer([&] {
-    if (!stream->Write(first)) return;
-    for (size_t i = 0; i < audio.size(); i += chunk_bytes) {
-      v1::DiarizeRequest r;
-      r.set_audio(audio.substr(i, chunk_bytes));
-      if (!stream->Write(r)) return;
-    }
-    stream->WritesDone();
-  });
-  StreamOutcome out;
-  v1::DiarizeResponse response;
-  while (stream->Read(&response)) {
-    if (response.has_partial()) out.partials.push_back(response.partial());
-    if (response.has_final()) out.final_result = response.final();
-  }
-  writer.join();
-  out.status = stream->Finish();
-  return out;
+  return server::testing::DiarizeStream(stub, first, audio, chunk_bytes);
 }
 
 v1::ServerInfo Info(v1::Diarization::Stub& stub) {
