@@ -117,8 +117,7 @@ fi
 
 say "5. Start the server (127.0.0.1, CPU backend)"
 PORTS="$WORK/ports"
-DIARIZATION_GIT_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
-  "$SERVER" --models="$MODELS" --device=cpu --listen=127.0.0.1:0 \
+"$SERVER" --models="$MODELS" --device=cpu --listen=127.0.0.1:0 \
   --metrics_listen=127.0.0.1:0 --port_file="$PORTS" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 600); do

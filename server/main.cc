@@ -32,6 +32,7 @@
 #include "engine/runtime/metrics.h"
 #include "prometheus/registry.h"
 #include "server/backends.h"
+#include "server/build_stamp.h"
 #include "server/grpc_server.h"
 #include "server/metrics_endpoint.h"
 #include "server/process_metrics.h"
@@ -80,7 +81,7 @@ ABSL_FLAG(double, drain_timeout_s, 30.0,
           "cut short with UNAVAILABLE");
 ABSL_FLAG(std::string, git_commit, "",
           "Commit reported by GetInfo and diarization_build_info (default "
-          "$DIARIZATION_GIT_COMMIT, else 'unknown')");
+          "$DIARIZATION_GIT_COMMIT, else the commit stamped at build time)");
 
 namespace diarization::server {
 namespace {
@@ -147,7 +148,7 @@ absl::Status Run() {
 
   ASSIGN_OR_RETURN(const ServiceLimits limits, LimitsFromFlags());
   const std::string commit = absl::GetFlag(FLAGS_git_commit).empty()
-                                 ? EnvOr("DIARIZATION_GIT_COMMIT", "unknown")
+                                 ? EnvOr("DIARIZATION_GIT_COMMIT", kBuildCommit)
                                  : absl::GetFlag(FLAGS_git_commit);
   const std::string models_dir = absl::GetFlag(FLAGS_models).empty()
                                      ? EnvOr("DIARIZATION_MODELS", "")
