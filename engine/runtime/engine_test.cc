@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -275,6 +276,18 @@ absl::Status StreamAll(Job& job, const std::vector<float>& audio,
 
 // ------------------------------------------------------- metric reading --
 
+// Polls `done` until it holds or 10 s pass (bookkeeping such as
+// active_jobs and the gauges is updated just after a job's callback, so a
+// fixed sleep would be flaky on a loaded machine).
+bool Eventually(const std::function<bool()>& done) {
+  const absl::Time end = absl::Now() + absl::Seconds(10);
+  while (!done()) {
+    if (absl::Now() > end) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
+
 double MetricValue(prometheus::Registry& registry, const std::string& name,
                    const std::map<std::string, std::string>& labels,
                    const std::string& field = "value") {
@@ -533,10 +546,13 @@ TEST(EngineTest, SixteenConcurrentStreamsLoseAndMixNothing) {
     EXPECT_EQ(r->request_id, "stream-" + std::to_string(i));
     ExpectMatches(*r, Compute(audios[i], i % 2 ? 32000 : 16000), r->request_id);
   }
+  EXPECT_TRUE(Eventually([&] {
+    return rig.engine->active_jobs() == 0 &&
+           rig.engine->backlog_audio_s() == 0.0;
+  }));
+  // A second completion, if there were one, would have come by now.
   absl::SleepFor(absl::Milliseconds(100));
   for (auto& o : outs) EXPECT_EQ(o->completions(), 1);
-  EXPECT_EQ(rig.engine->active_jobs(), 0);
-  EXPECT_EQ(rig.engine->backlog_audio_s(), 0.0);
   EXPECT_EQ(
       MetricValue(*rig.registry, "diarization_jobs_total", {{"code", "OK"}}),
       kJobs);
@@ -799,7 +815,13 @@ TEST(EngineTest, MetricsFollowTheWork) {
   ASSERT_TRUE((*handle)->Finish().ok());
   ASSERT_TRUE(out.Wait());
   ASSERT_TRUE(out.result().ok());
-  absl::SleepFor(absl::Milliseconds(50));  // gauges after the callback
+  // The gauges are updated just after the callback.
+  EXPECT_TRUE(Eventually([&] {
+    return MetricValue(reg, "diarization_active_jobs",
+                       {{"device", "fake:0"}}) == 0.0 &&
+           MetricValue(reg, "diarization_backlog_audio_seconds", {}) == 0.0 &&
+           MetricValue(reg, "diarization_active_streams", {}) == 0.0;
+  }));
 
   EXPECT_NEAR(MetricValue(reg, "diarization_audio_seconds_total",
                           {{"device", "fake:0"}}),
@@ -924,6 +946,11 @@ TEST(EngineTest, CancelRacingCompletionStillCompletesOnce) {
     (*handle)->Cancel();
   }
   for (auto& o : outs) ASSERT_TRUE(o->Wait());
+  EXPECT_TRUE(Eventually([&] {
+    return rig.engine->active_jobs() == 0 &&
+           rig.engine->backlog_audio_s() == 0.0;
+  }));
+  // A second completion, if there were one, would have come by now.
   absl::SleepFor(absl::Milliseconds(50));
   int ok = 0;
   for (auto& o : outs) {
