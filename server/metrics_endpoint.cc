@@ -164,7 +164,10 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     return Reply(connection, MHD_HTTP_OK, self->Render(), kContentType);
   };
 
-  unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+  // MHD_USE_AUTO: epoll on Linux. The default, select(), cannot watch a
+  // descriptor >= FD_SETSIZE (1024), which a busy server's scrape
+  // connection can be.
+  unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
   if (found->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
   endpoint->daemon_ = MHD_start_daemon(
       flags, /*port=*/0, /*apc=*/nullptr, nullptr, handler, endpoint.get(),

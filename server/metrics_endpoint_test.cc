@@ -1,10 +1,13 @@
 #include "server/metrics_endpoint.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -165,6 +168,34 @@ TEST(MetricsEndpointTest, AllInterfacesAndIpv6Loopback) {
   } else {
     EXPECT_GT((*v6)->port(), 0);
   }
+}
+
+// A busy server holds many descriptors (gRPC connections, files); a scrape
+// arriving on descriptor >= 1024 must still be answered (select() cannot
+// watch it; the endpoint must use poll/epoll).
+TEST(MetricsEndpointTest, ServesWhenDescriptorsExceedFdSetSize) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  ASSERT_GE(limit.rlim_max, rlim_t{1200})
+      << "this test needs a descriptor limit of at least 1200";
+  const rlim_t saved = limit.rlim_cur;
+  limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, 1200);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  auto registry = CounterRegistry("endpoint_test_many_fds_total", 5);
+  auto endpoint = MetricsEndpoint::Start({.listen = "127.0.0.1:0"}, {registry});
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  std::vector<int> held;
+  while (held.empty() || held.back() < 1100) {
+    const int fd = open("/dev/null", O_RDONLY);
+    ASSERT_GE(fd, 0);
+    held.push_back(fd);
+  }
+  const std::string response = Get((*endpoint)->port(), "/metrics");
+  for (int fd : held) close(fd);
+  limit.rlim_cur = saved;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(response, HasSubstr("endpoint_test_many_fds_total 5"));
 }
 
 }  // namespace
