@@ -39,6 +39,7 @@
 #include "absl/time/time.h"
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/user_path.h"
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
@@ -79,14 +80,6 @@ namespace diarization::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Resolve(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || fs::path(path).is_absolute() || cwd == nullptr) {
-    return path;
-  }
-  return (fs::path(cwd) / path).string();
-}
 
 struct Done {
   absl::Notification note;
@@ -134,8 +127,8 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 absl::Status Run() {
-  const std::string audio_path = Resolve(absl::GetFlag(FLAGS_audio));
-  const std::string models_path = Resolve(absl::GetFlag(FLAGS_models));
+  const std::string audio_path = ResolveUserPath(absl::GetFlag(FLAGS_audio));
+  const std::string models_path = ResolveUserPath(absl::GetFlag(FLAGS_models));
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (audio_path.empty() || models_path.empty()) {
     return absl::InvalidArgumentError("--audio and --models are required");
@@ -248,7 +241,7 @@ absl::Status Run() {
 
   std::string uri = absl::GetFlag(FLAGS_uri);
   if (uri.empty()) uri = fs::path(audio_path).stem().string();
-  if (const std::string out = Resolve(absl::GetFlag(FLAGS_rttm_out));
+  if (const std::string out = ResolveUserPath(absl::GetFlag(FLAGS_rttm_out));
       !out.empty()) {
     std::ofstream rttm(out);
     rttm << FormatRttm(last.output.segments, uri);

@@ -22,6 +22,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/user_path.h"
 #include "engine/io/fixture.h"
 #include "engine/io/npy.h"
 #include "engine/pipeline/diarization.h"
@@ -30,22 +31,13 @@
 namespace {
 
 namespace fs = std::filesystem;
+using diarization::ResolveUserPath;
 namespace dp = diarization::pipeline;
 
 constexpr char kUsage[] =
     "usage: cluster --fixture DIR --out OUT.rttm [--num-speakers N] "
     "[--min-speakers N] [--max-speakers N] [--plda DIR] [--uri URI] "
     "[--step-samples N]\n";
-
-// Paths given on the command line are relative to where the user ran
-// `bazel run` (BUILD_WORKING_DIRECTORY), not to the runfiles tree.
-std::string Resolve(const std::string& path) {
-  if (path.empty() || fs::path(path).is_absolute()) return path;
-  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY")) {
-    return (fs::path(cwd) / path).string();
-  }
-  return path;
-}
 
 std::string DefaultPldaDir() {
   if (const char* models = std::getenv("DIARIZATION_MODELS_DIR")) {
@@ -121,10 +113,10 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const std::string fixture = Resolve(args["fixture"]);
-  const std::string out_path = Resolve(args["out"]);
+  const std::string fixture = ResolveUserPath(args["fixture"]);
+  const std::string out_path = ResolveUserPath(args["out"]);
   const std::string plda_dir =
-      args.count("plda") ? Resolve(args["plda"]) : DefaultPldaDir();
+      args.count("plda") ? ResolveUserPath(args["plda"]) : DefaultPldaDir();
 
   auto inputs = diarization::io::LoadFinditFixture(fixture);
   if (!inputs.ok()) return Fail(std::string(inputs.status().message()));

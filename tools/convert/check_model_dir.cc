@@ -3,10 +3,9 @@
 //
 //   bazel run //tools/convert:check_model_dir -- DIR
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 
+#include "engine/common/user_path.h"
 #include "engine/models/model_dir.h"
 
 namespace {
@@ -29,11 +28,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: check_model_dir DIR\n");
     return 2;
   }
-  std::string dir = argv[1];
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (cwd != nullptr && !std::filesystem::path(dir).is_absolute()) {
-    dir = (std::filesystem::path(cwd) / dir).string();
-  }
+  const std::string dir = diarization::ResolveUserPath(argv[1]);
   auto md = diarization::models::ModelDirectory::Open(dir);
   if (!md.ok()) {
     std::fprintf(stderr, "check_model_dir: %s\n",

@@ -8,8 +8,6 @@
 // Prints "DER=12.34%" and the components. Files are grouped by uri; with
 // several, each file's line comes first and the totals are summed over files.
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +16,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "engine/common/user_path.h"
 #include "engine/eval/der.h"
 #include "engine/eval/uem.h"
 #include "engine/pipeline/rttm.h"
@@ -40,16 +39,10 @@ ABSL_FLAG(std::string, format, "text",
 
 namespace {
 
+using diarization::ResolveUserPath;
 using diarization::Segment;
 using diarization::eval::CorpusDer;
 using diarization::eval::DerComponents;
-
-// `bazel run` runs in the runfiles tree; relative paths are the user's.
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (cwd == nullptr || path.empty() || path[0] == '/') return path;
-  return (std::filesystem::path(cwd) / path).string();
-}
 
 double Percent(double part, double total) {
   return total > 0.0 ? 100.0 * part / total : 0.0;
@@ -128,13 +121,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   absl::StatusOr<std::vector<Segment>> reference =
-      diarization::ReadRttmFile(UserPath(reference_path));
+      diarization::ReadRttmFile(ResolveUserPath(reference_path));
   if (!reference.ok()) {
     std::fprintf(stderr, "der: %s\n", reference.status().ToString().c_str());
     return 1;
   }
   absl::StatusOr<std::vector<Segment>> hypothesis =
-      diarization::ReadRttmFile(UserPath(hypothesis_path));
+      diarization::ReadRttmFile(ResolveUserPath(hypothesis_path));
   if (!hypothesis.ok()) {
     std::fprintf(stderr, "der: %s\n", hypothesis.status().ToString().c_str());
     return 1;
@@ -161,7 +154,7 @@ int main(int argc, char** argv) {
   if (const std::string uem_path = absl::GetFlag(FLAGS_uem);
       !uem_path.empty()) {
     absl::StatusOr<diarization::eval::Uem> parsed =
-        diarization::eval::ReadUemFile(UserPath(uem_path));
+        diarization::eval::ReadUemFile(ResolveUserPath(uem_path));
     if (!parsed.ok()) {
       std::fprintf(stderr, "der: %s\n", parsed.status().ToString().c_str());
       return 1;

@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/user_path.h"
 #include "engine/models/cpu_backend.h"
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/chunks.h"
@@ -50,15 +51,8 @@ ABSL_FLAG(bool, exclusive, false,
 namespace {
 
 namespace fs = std::filesystem;
+using diarization::ResolveUserPath;
 using Clock = std::chrono::steady_clock;
-
-// `bazel run` starts in the runfiles tree; relative paths mean the caller's.
-std::string Resolve(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || fs::path(path).is_absolute() || cwd == nullptr)
-    return path;
-  return (fs::path(cwd) / path).string();
-}
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -66,9 +60,9 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
 
 absl::Status Run() {
   using namespace diarization;
-  const std::string audio_path = Resolve(absl::GetFlag(FLAGS_audio));
-  const std::string models_path = Resolve(absl::GetFlag(FLAGS_models));
-  const std::string out_path = Resolve(absl::GetFlag(FLAGS_out));
+  const std::string audio_path = ResolveUserPath(absl::GetFlag(FLAGS_audio));
+  const std::string models_path = ResolveUserPath(absl::GetFlag(FLAGS_models));
+  const std::string out_path = ResolveUserPath(absl::GetFlag(FLAGS_out));
   if (audio_path.empty() || models_path.empty() || out_path.empty()) {
     return absl::InvalidArgumentError(
         "--audio, --models and --out are required");
@@ -158,7 +152,7 @@ absl::Status Run() {
   std::ofstream out(out_path);
   out << FormatRttm(absl::GetFlag(FLAGS_exclusive) ? result.exclusive_segments
                                                    : result.segments,
-                   uri);
+                    uri);
   out.close();
   if (!out)
     return absl::UnavailableError(absl::StrCat("cannot write ", out_path));

@@ -12,6 +12,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "engine/common/user_path.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
 
@@ -25,16 +26,6 @@ ABSL_FLAG(std::string, plda_from, "",
 namespace {
 
 namespace fs = std::filesystem;
-
-// `bazel run` starts in the runfiles tree; relative paths mean the caller's
-// directory.
-std::string Resolve(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || fs::path(path).is_absolute() || cwd == nullptr) {
-    return path;
-  }
-  return (fs::path(cwd) / path).string();
-}
 
 std::string DefaultPldaFrom() {
   if (const char* env = std::getenv("DIARIZATION_MODELS_DIR"); env && *env) {
@@ -53,12 +44,12 @@ int main(int argc, char** argv) {
       "Writes a model directory with deterministic random weights.\n"
       "  make_random_models --out DIR [--seed N] [--plda_from DIR]");
   absl::ParseCommandLine(argc, argv);
-  const std::string out = Resolve(absl::GetFlag(FLAGS_out));
+  const std::string out = diarization::ResolveUserPath(absl::GetFlag(FLAGS_out));
   if (out.empty()) {
     std::fprintf(stderr, "make_random_models: --out DIR is required\n");
     return 2;
   }
-  std::string plda_from = Resolve(absl::GetFlag(FLAGS_plda_from));
+  std::string plda_from = diarization::ResolveUserPath(absl::GetFlag(FLAGS_plda_from));
   if (plda_from.empty()) plda_from = DefaultPldaFrom();
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
 
