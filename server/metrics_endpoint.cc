@@ -56,6 +56,17 @@ absl::Status SplitHostPort(const std::string& listen, std::string* host,
   return absl::OkStatus();
 }
 
+MHD_Result Reply(MHD_Connection* connection, unsigned int code,
+                 const std::string& body, const char* content_type) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+  const MHD_Result result = MHD_queue_response(connection, code, response);
+  MHD_destroy_response(response);
+  return result;
+}
+
 }  // namespace
 
 // libmicrohttpd's messages: kept while Start() runs (they become the error
@@ -78,21 +89,6 @@ void MetricsEndpoint::OnLibraryMessage(void* cls, const char* format,
   }
   LogEvent("metrics_http_error", line);
 }
-
-namespace {
-
-MHD_Result Reply(MHD_Connection* connection, unsigned int code,
-                 const std::string& body, const char* content_type) {
-  MHD_Response* response = MHD_create_response_from_buffer(
-      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
-  if (response == nullptr) return MHD_NO;
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-  const MHD_Result result = MHD_queue_response(connection, code, response);
-  MHD_destroy_response(response);
-  return result;
-}
-
-}  // namespace
 
 std::string MetricsEndpoint::Render() const {
   std::vector<prometheus::MetricFamily> families;

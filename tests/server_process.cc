@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "engine/common/status_macros.h"
 #include "engine/common/test_data.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -109,18 +110,25 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
 
   // The port file appears once both ports are bound.
   const absl::Time end = absl::Now() + absl::Seconds(120);
-  while (true) {
-    std::ifstream in(port_file);
-    if (in >> p->grpc_port_ >> p->metrics_port_) break;
+  // OK while the server is alive and the 120 s have not passed.
+  auto still_starting = [&](const char* when,
+                            const char* timeout_message) -> absl::Status {
     int status = 0;
     if (waitpid(p->pid_, &status, WNOHANG) == p->pid_) {
       p->exited_ = true;
       return absl::InternalError(
-          absl::StrCat("the server exited before listening; log:\n", p->Log()));
+          absl::StrCat("the server exited ", when, "; log:\n", p->Log()));
     }
     if (absl::Now() > end) {
-      return absl::DeadlineExceededError("no port file after 120 s");
+      return absl::DeadlineExceededError(timeout_message);
     }
+    return absl::OkStatus();
+  };
+  while (true) {
+    std::ifstream in(port_file);
+    if (in >> p->grpc_port_ >> p->metrics_port_) break;
+    RETURN_IF_ERROR(
+        still_starting("before listening", "no port file after 120 s"));
     absl::SleepFor(absl::Milliseconds(20));
   }
   p->channel_ =
@@ -135,15 +143,8 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
         response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
       break;
     }
-    int status = 0;
-    if (waitpid(p->pid_, &status, WNOHANG) == p->pid_) {
-      p->exited_ = true;
-      return absl::InternalError(
-          absl::StrCat("the server exited while loading; log:\n", p->Log()));
-    }
-    if (absl::Now() > end) {
-      return absl::DeadlineExceededError("health never SERVING in 120 s");
-    }
+    RETURN_IF_ERROR(
+        still_starting("while loading", "health never SERVING in 120 s"));
     absl::SleepFor(absl::Milliseconds(50));
   }
   return p;

@@ -111,6 +111,20 @@ float PairwiseSumF32(const float* a, int n) {
   return PairwiseSumF32(a, n2) + PairwiseSumF32(a + n2, n - n2);
 }
 
+// scipy's condensed upper triangle (row-major, i < j) as a full symmetric
+// matrix with a zero diagonal.
+SquareMatrix SquareFromCondensed(std::span<const double> condensed, int n) {
+  SquareMatrix m(static_cast<size_t>(n) * n, 0.0);
+  size_t k = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j, ++k) {
+      m[static_cast<size_t>(i) * n + j] = condensed[k];
+      m[static_cast<size_t>(j) * n + i] = condensed[k];
+    }
+  }
+  return m;
+}
+
 }  // namespace
 
 void* AllocateDistanceMatrix(size_t bytes) {
@@ -185,18 +199,7 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
 }
 
 SquareMatrix PdistSquare(std::span<const float> x, int n, int d) {
-  if (n <= 1024) {
-    std::vector<double> condensed = PdistEuclidean(x, n, d);
-    SquareMatrix m(static_cast<size_t>(n) * n, 0.0);
-    size_t k = 0;
-    for (int i = 0; i < n; ++i) {
-      for (int j = i + 1; j < n; ++j, ++k) {
-        m[static_cast<size_t>(i) * n + j] = condensed[k];
-        m[static_cast<size_t>(j) * n + i] = condensed[k];
-      }
-    }
-    return m;
-  }
+  if (n <= 1024) return SquareFromCondensed(PdistEuclidean(x, n, d), n);
   std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
   return PdistSquareGram(xd, n, d);
 }
@@ -245,14 +248,7 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
   // A full symmetric matrix instead of scipy's condensed one: the distances
   // of the merged cluster are then one contiguous row to read and update (a
   // condensed column walk costs a cache and TLB miss per cluster).
-  SquareMatrix m(static_cast<size_t>(n) * n, 0.0);
-  size_t k = 0;
-  for (int i = 0; i < n; ++i) {
-    for (int j = i + 1; j < n; ++j, ++k) {
-      m[static_cast<size_t>(i) * n + j] = condensed[k];
-      m[static_cast<size_t>(j) * n + i] = condensed[k];
-    }
-  }
+  SquareMatrix m = SquareFromCondensed(condensed, n);
   std::vector<double>().swap(condensed);
   return CentroidLinkageSquare(m, n, initial_sizes);
 }

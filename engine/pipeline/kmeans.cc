@@ -68,6 +68,28 @@ std::vector<double> Seed(const std::vector<double>& x, int n, int d, int k,
   return centers;
 }
 
+// Labels each point with its nearest centre (the first on ties); returns the
+// inertia (sum of squared distances to the chosen centres).
+double AssignNearest(const std::vector<double>& x, int n, int d,
+                     const std::vector<double>& centers, int k,
+                     std::vector<int>& labels) {
+  double inertia = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double best = std::numeric_limits<double>::infinity();
+    for (int c = 0; c < k; ++c) {
+      const double dist =
+          SqDist(x.data() + static_cast<size_t>(i) * d,
+                 centers.data() + static_cast<size_t>(c) * d, d);
+      if (dist < best) {
+        best = dist;
+        labels[i] = c;
+      }
+    }
+    inertia += best;
+  }
+  return inertia;
+}
+
 }  // namespace
 
 std::vector<int> KMeans(std::span<const float> xf, int n, int d, int k,
@@ -93,22 +115,8 @@ std::vector<int> KMeans(std::span<const float> xf, int n, int d, int k,
   for (int run = 0; run < options.n_init; ++run) {
     std::vector<double> centers = Seed(x, n, d, k, rng);
     std::vector<int> labels(n, 0);
-    double inertia = 0.0;
     for (int iter = 0; iter < options.max_iter; ++iter) {
-      inertia = 0.0;
-      for (int i = 0; i < n; ++i) {
-        double best = std::numeric_limits<double>::infinity();
-        for (int c = 0; c < k; ++c) {
-          const double dist =
-              SqDist(x.data() + static_cast<size_t>(i) * d,
-                     centers.data() + static_cast<size_t>(c) * d, d);
-          if (dist < best) {
-            best = dist;
-            labels[i] = c;
-          }
-        }
-        inertia += best;
-      }
+      AssignNearest(x, n, d, centers, k, labels);
       std::vector<double> next(static_cast<size_t>(k) * d, 0.0);
       std::vector<int> counts(k, 0);
       for (int i = 0; i < n; ++i) {
@@ -134,20 +142,7 @@ std::vector<int> KMeans(std::span<const float> xf, int n, int d, int k,
       if (shift <= tol) break;
     }
     // Final labels against the final centres.
-    inertia = 0.0;
-    for (int i = 0; i < n; ++i) {
-      double best = std::numeric_limits<double>::infinity();
-      for (int c = 0; c < k; ++c) {
-        const double dist =
-            SqDist(x.data() + static_cast<size_t>(i) * d,
-                   centers.data() + static_cast<size_t>(c) * d, d);
-        if (dist < best) {
-          best = dist;
-          labels[i] = c;
-        }
-      }
-      inertia += best;
-    }
+    const double inertia = AssignNearest(x, n, d, centers, k, labels);
     if (inertia < best_inertia) {
       best_inertia = inertia;
       best_labels = labels;
