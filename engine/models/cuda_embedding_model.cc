@@ -511,13 +511,10 @@ absl::Status CudaEmbeddingModel::ComputeFbank(std::span<const float> windows,
   std::vector<float> host(per * m.options.max_batch);
   for (int first = 0; first < batch; first += m.options.max_batch) {
     const int n = std::min(m.options.max_batch, batch - first);
-    RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(m.audio.data(),
-                        windows.data() +
-                            size_t{static_cast<size_t>(first)} * kWindowSamples,
-                        sizeof(float) * n * kWindowSamples,
-                        cudaMemcpyHostToDevice, stream),
-        "copying windows to the device"));
+    RETURN_IF_ERROR(cuda::UploadStaged(
+        windows.data() + size_t{static_cast<size_t>(first)} * kWindowSamples,
+        size_t{static_cast<size_t>(n)} * kWindowSamples, m.host_audio, m.audio,
+        stream, "windows"));
     RETURN_IF_ERROR(m.EnqueueFbank(n));
     RETURN_IF_ERROR(CudaStatus(
         cudaMemcpyAsync(host.data(), m.act[0].data(), sizeof(float) * n * per,
