@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -90,6 +91,14 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
                                    "--metrics_listen=127.0.0.1:0",
                                    "--port_file=" + port_file};
   args.insert(args.end(), flags.begin(), flags.end());
+  // The last --listen wins (absl flags); health checks and channel() go to
+  // its host (e.g. 127.0.0.2 for a second replica on the same port).
+  for (const std::string& a : args) {
+    if (absl::StartsWith(a, "--listen=")) {
+      const std::string hostport = a.substr(9);
+      p->host_ = hostport.substr(0, hostport.rfind(':'));
+    }
+  }
 
   p->pid_ = fork();
   if (p->pid_ < 0) return absl::InternalError("fork failed");
@@ -159,7 +168,7 @@ ServerProcess::~ServerProcess() {
 }
 
 std::string ServerProcess::address() const {
-  return absl::StrCat("127.0.0.1:", grpc_port_);
+  return absl::StrCat(host_, ":", grpc_port_);
 }
 
 std::unique_ptr<v1::Diarization::Stub> ServerProcess::NewStub() const {

@@ -40,6 +40,7 @@ class ServerProcess {
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
+  // host:port of the gRPC listener (the host of the last --listen flag).
   std::string address() const;
   const std::string& log_path() const { return log_path_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
@@ -57,6 +58,7 @@ class ServerProcess {
   // Mutable: Log() notices an exit without waiting.
   mutable bool exited_ = false;
   mutable int exit_code_ = -1;
+  std::string host_ = "127.0.0.1";
   int grpc_port_ = 0;
   int metrics_port_ = 0;
   std::string log_path_;

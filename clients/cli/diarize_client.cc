@@ -2,7 +2,9 @@
 // spoke when.
 //
 //   diarize_client [--server HOST:PORT] [--mode stream|realtime|unary]
-//                  [--output rttm|json|text] [flags] FILE
+//                  [--output rttm|json|text|svg] [flags] FILE
+//   diarize_client --server ipv4:10.0.0.1:50051,10.0.0.2:50051 \
+//                  --lb_policy round_robin FILE   # many replicas
 //   diarize_client --info            # GetInfo as JSON
 //   diarize_client --wait_for_serving_s 60   # block until health SERVING
 //
@@ -26,18 +28,32 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "clients/cli/audio_file.h"
+#include "clients/cli/channel_config.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/output_format.h"
+#include "clients/cli/progress_line.h"
 #include "diarization/v1/diarization.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port");
+ABSL_FLAG(std::string, server, "127.0.0.1:50051",
+          "gRPC target: host:port, dns:///name:port, or "
+          "ipv4:host:port,host:port (many replicas: with --lb_policy)");
 ABSL_FLAG(std::string, mode, "stream",
           "stream (full speed), realtime (paced like live audio), or unary "
           "(DiarizeFile with the file's bytes)");
-ABSL_FLAG(std::string, output, "rttm", "rttm, json or text");
+ABSL_FLAG(std::string, output, "rttm",
+          "rttm, json, text or svg (the timeline as a picture)");
+ABSL_FLAG(std::string, lb_policy, "",
+          "round_robin: spread calls over every address the target resolves "
+          "to (dns:///name:port or ipv4:a:p,b:p), with health checks and a "
+          "retry of UNAVAILABLE (channel_config.h); default: one connection");
+ABSL_FLAG(std::string, service_config, "",
+          "gRPC service config JSON (overrides --lb_policy)");
+ABSL_FLAG(bool, progress, true,
+          "On a terminal (stderr), show audio sent and processed while a "
+          "stream runs");
 ABSL_FLAG(int, chunk_ms, 100, "Audio per stream message, milliseconds");
 ABSL_FLAG(int, num_speakers, 0, "Exact speaker count (0: unknown)");
 ABSL_FLAG(int, min_speakers, 0, "Lower bound on the speaker count (0: none)");
@@ -179,12 +195,23 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
   std::unique_ptr<
       grpc::ClientReaderWriter<v1::DiarizeRequest, v1::DiarizeResponse>>
       stream = stub.Diarize(&context);
+  // Progress needs the server's partial results; they are asked for but not
+  // printed unless --partial.
+  const bool show_partials = absl::GetFlag(FLAGS_partial);
+  std::unique_ptr<ProgressLine> progress;
+  if (absl::GetFlag(FLAGS_progress) && ProgressLine::StderrIsTerminal()) {
+    progress = std::make_unique<ProgressLine>(
+        static_cast<double>(audio->frames()) / audio->sample_rate_hz, stderr);
+  }
 
   // The writer runs beside the reader so that partial results show up while
   // audio is still being sent.
   std::thread writer([&] {
     v1::DiarizeRequest first;
     *first.mutable_config() = BaseConfig(path);
+    if (progress != nullptr) {
+      first.mutable_config()->mutable_options()->set_partial_results(true);
+    }
     v1::AudioFormat* f = first.mutable_config()->mutable_audio();
     f->set_encoding(v1::LINEAR16);
     f->set_sample_rate_hz(audio->sample_rate_hz);
@@ -209,6 +236,9 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
                                         frame * audio->channel_count),
           static_cast<size_t>(n) * audio->channel_count * sizeof(int16_t));
       if (!stream->Write(chunk)) return;  // the server ended the call
+      if (progress != nullptr) {
+        progress->Sent(static_cast<double>(frame + n) / audio->sample_rate_hz);
+      }
     }
     stream->WritesDone();
   });
@@ -218,13 +248,20 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
   v1::DiarizeResult final_result;
   while (stream->Read(&response)) {
     if (response.has_partial()) {
-      std::cerr << FormatPartial(response.partial());
+      if (progress != nullptr) {
+        progress->Processed(response.partial().audio_processed_s());
+      }
+      if (show_partials) {
+        if (progress != nullptr) progress->Clear();
+        std::cerr << FormatPartial(response.partial());
+      }
     } else if (response.has_final()) {
       final_result = response.final();
       have_final = true;
     }
   }
   writer.join();
+  if (progress != nullptr) progress->Clear();
   const grpc::Status s = stream->Finish();
   if (s.ok() && !have_final) {
     std::cerr << "diarize_client: the stream ended OK without a final result\n";
@@ -244,9 +281,19 @@ int Main(int argc, char** argv) {
     std::cerr << "diarize_client: " << format.status().message() << "\n";
     return kExitUsage;
   }
+  absl::StatusOr<std::string> service_config = ServiceConfigFor(
+      absl::GetFlag(FLAGS_lb_policy), absl::GetFlag(FLAGS_service_config));
+  if (!service_config.ok()) {
+    std::cerr << "diarize_client: " << service_config.status().message()
+              << "\n";
+    return kExitUsage;
+  }
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);
   channel_args.SetMaxSendMessageSize(-1);
+  if (!service_config->empty()) {
+    channel_args.SetServiceConfigJSON(*service_config);
+  }
   std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
       absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(),
       channel_args);

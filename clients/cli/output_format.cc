@@ -1,9 +1,11 @@
 #include "clients/cli/output_format.h"
 
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "clients/cli/svg_timeline.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace diarization::client {
@@ -12,8 +14,9 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(const std::string& name) {
   if (name == "rttm") return OutputFormat::kRttm;
   if (name == "json") return OutputFormat::kJson;
   if (name == "text") return OutputFormat::kText;
+  if (name == "svg") return OutputFormat::kSvg;
   return absl::InvalidArgumentError(
-      absl::StrCat("--output is '", name, "'; use rttm, json or text"));
+      absl::StrCat("--output is '", name, "'; use rttm, json, text or svg"));
 }
 
 std::string ToJson(const google::protobuf::Message& message) {
@@ -46,6 +49,17 @@ std::string FormatResult(const v1::DiarizeResult& result, OutputFormat format) {
                               s.end_s(), s.speaker());
       }
       return out;
+    }
+    case OutputFormat::kSvg: {
+      std::vector<TimelineSegment> segments;
+      for (const v1::Segment& s : result.segments()) {
+        segments.push_back({s.start_s(), s.end_s(), s.speaker()});
+      }
+      return SvgTimeline(
+          segments, result.audio_s(),
+          absl::StrFormat("%s: %d speaker(s), %.1f s of audio, %s",
+                          result.request_id(), result.speaker_count(),
+                          result.audio_s(), result.device()));
     }
   }
   return "";

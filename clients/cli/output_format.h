@@ -1,6 +1,6 @@
 // How diarize-client prints a result: RTTM (pyannote's text, as the server
-// formats it), JSON (the DiarizeResult message in proto3 JSON), or a text
-// timeline for people.
+// formats it), JSON (the DiarizeResult message in proto3 JSON), a text
+// timeline for people, or the timeline as an SVG picture (svg_timeline.h).
 #ifndef DIARIZATION_CLIENTS_CLI_OUTPUT_FORMAT_H_
 #define DIARIZATION_CLIENTS_CLI_OUTPUT_FORMAT_H_
 
@@ -11,7 +11,7 @@
 
 namespace diarization::client {
 
-enum class OutputFormat { kRttm, kJson, kText };
+enum class OutputFormat { kRttm, kJson, kText, kSvg };
 
 absl::StatusOr<OutputFormat> ParseOutputFormat(const std::string& name);
 
