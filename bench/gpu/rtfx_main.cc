@@ -84,6 +84,9 @@ ABSL_FLAG(bool, direct_sinc, true,
           "SincNet filter bank through kernels/sinc_conv (else cuDNN).");
 ABSL_FLAG(bool, channels_last, true,
           "Embedding ResNet activations in NHWC (tensor-core friendly).");
+ABSL_FLAG(bool, fused_epilogue, true,
+          "Embedding: BatchNorm folded into the convolutions, bias + residual "
+          "+ ReLU inside cuDNN's convolution (else a separate pass).");
 
 namespace {
 
@@ -162,6 +165,7 @@ absl::Status Run() {
   opt.embedding.max_batch = batch;
   opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
   opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
+  opt.embedding.fused_conv_epilogue = absl::GetFlag(FLAGS_fused_epilogue);
   const auto t_load = Clock::now();
   std::unique_ptr<models::SafetensorsFile> seg_override;
   if (!absl::GetFlag(FLAGS_segmentation_weights).empty()) {
@@ -181,32 +185,37 @@ absl::Status Run() {
       pipeline::ComputeChunks(static_cast<int64_t>(samples.size()), config);
   const int num_chunks = layout.num_chunks;
   constexpr int kW = models::kWindowSamples, kF = models::kSegmentationFrames;
-  auto fill = [&](int first, int count, std::vector<float>& w) {
-    w.assign(static_cast<size_t>(count) * kW, 0.0f);
+  // Windows [first, first + count) as spans of the recording: each batch's
+  // covering audio crosses to the device once (models::WindowSpans).
+  struct Spans {
+    std::vector<int64_t> starts, ends;
+  };
+  auto spans_of = [&](int first, int count, Spans& sp) {
+    sp.starts.resize(count);
+    sp.ends.resize(count);
     for (int i = 0; i < count; ++i) {
       const int64_t start = layout.chunk_start(first + i);
-      const int64_t end = std::min<int64_t>(start + kW, samples.size());
-      if (end > start)
-        std::copy(samples.begin() + start, samples.begin() + end,
-                  w.begin() + size_t(i) * kW);
+      sp.starts[i] = std::min<int64_t>(start, samples.size());
+      sp.ends[i] = std::min<int64_t>(start + kW, samples.size());
     }
+    return models::WindowSpans{
+        .audio = samples, .starts = sp.starts, .ends = sp.ends};
   };
 
   std::vector<float> log_probs(size_t(num_chunks) * kF *
                                models::kPowersetClasses);
   std::vector<float> segmentations(size_t(num_chunks) * kF * 3);
   std::vector<float> embeddings(size_t(num_chunks) * 3 * models::kEmbeddingDim);
-  std::vector<float> windows;
+  Spans windows;
   size_t min_free = SIZE_MAX;
   auto sample_free = [&] {
     size_t f = 0, t = 0;
     if (cudaMemGetInfo(&f, &t) == cudaSuccess) min_free = std::min(min_free, f);
   };
 
-  auto segment = [&](int first, int n, std::vector<float>& w) {
-    fill(first, n, w);
-    return backend.segmentation->Run(
-        w, n,
+  auto segment = [&](int first, int n, Spans& w) {
+    return backend.segmentation->RunSpans(
+        spans_of(first, n, w),
         std::span<float>(log_probs).subspan(
             size_t(first) * kF * models::kPowersetClasses,
             size_t(n) * kF * models::kPowersetClasses));
@@ -224,11 +233,9 @@ absl::Status Run() {
                                         .subspan(f0 * 3, size_t(n) * kF * 3),
                                     n, config);
   };
-  auto embed = [&](int first, int n, std::span<const float> m,
-                   std::vector<float>& w) {
-    fill(first, n, w);
-    return backend.embedding->Run(
-        w, n, m, 3,
+  auto embed = [&](int first, int n, std::span<const float> m, Spans& w) {
+    return backend.embedding->RunSpans(
+        spans_of(first, n, w), m, 3,
         std::span<float>(embeddings)
             .subspan(size_t(first) * 3 * models::kEmbeddingDim,
                      size_t(n) * 3 * models::kEmbeddingDim));
@@ -245,7 +252,7 @@ absl::Status Run() {
       const auto t_start = Clock::now();
       double seg_s = 0;
       std::thread seg_thread([&] {
-        std::vector<float> w;
+        Spans w;
         for (int first = 0; first < num_chunks; first += seg_batch) {
           const int n = std::min(seg_batch, num_chunks - first);
           seg_status = segment(first, n, w);
@@ -326,7 +333,14 @@ absl::Status Run() {
   size_t speakers = 0;
   RETURN_IF_ERROR(pass(warm, &speakers));  // captures the CUDA graphs
   const int repeats = std::max(1, absl::GetFlag(FLAGS_repeats));
+  // Device time of the timed passes (CUDA events around every batch).
+  const double seg_busy0 = backend.segmentation->device_seconds();
+  const double emb_busy0 = backend.embedding->device_seconds();
   for (int r = 0; r < repeats; ++r) RETURN_IF_ERROR(pass(timed, &speakers));
+  const double seg_busy =
+      (backend.segmentation->device_seconds() - seg_busy0) / repeats;
+  const double emb_busy =
+      (backend.embedding->device_seconds() - emb_busy0) / repeats;
   auto avg = [&](double v) { return v / repeats; };
 
   // The fbank stage alone (eager, same batches), to split the embedding time.
@@ -336,9 +350,10 @@ absl::Status Run() {
     const auto t0 = Clock::now();
     for (int first = 0; first < num_chunks; first += batch) {
       const int n = std::min(batch, num_chunks - first);
-      fill(first, n, windows);
+      const std::vector<float> w =
+          models::MaterializeWindows(spans_of(first, n, windows));
       RETURN_IF_ERROR(backend.embedding->ComputeFbank(
-          windows, n, std::span<float>(fb).first(size_t(n) * 998 * 80)));
+          w, n, std::span<float>(fb).first(size_t(n) * 998 * 80)));
     }
     fbank_s = Since(t0);
   }
@@ -346,13 +361,14 @@ absl::Status Run() {
   const models::CudaMemorySnapshot mem = backend.Memory();
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
-      "(segmentation %d, %s sinc), embedding %s (%s), %s, "
+      "(segmentation %d, %s sinc), embedding %s (%s, %s epilogue), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       backend.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
       backend.embedding->precision().c_str(),
       opt.embedding.channels_last && opt.embedding.precision == "tf32" ? "NHWC"
                                                                        : "NCHW",
+      opt.embedding.fused_conv_epilogue ? "fused" : "separate",
       overlap ? "stages overlapped" : "stages in sequence",
       absl::GetFlag(FLAGS_graphs) ? "on" : "off",
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);
@@ -372,6 +388,11 @@ absl::Status Run() {
   std::printf(
       "  of the embeddings: fbank alone (eager, incl. host copies) %.3f s\n",
       fbank_s);
+  std::printf(
+      "  device busy per pass (CUDA events per batch): segmentation %.3f s "
+      "(%.0f %% of its wall), embeddings %.3f s (%.0f %% of its wall)\n",
+      seg_busy, 100.0 * seg_busy / std::max(1e-9, avg(timed.segmentation)),
+      emb_busy, 100.0 * emb_busy / std::max(1e-9, avg(timed.embedding)));
   std::printf(
       "  RTFx end to end %.1f; networks only (segmentation + embeddings) %.1f; "
       "segmentation %.1f; embeddings %.1f\n",

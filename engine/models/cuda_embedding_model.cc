@@ -9,8 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
+#include "engine/models/cuda_busy_timer.h"
 #include "engine/models/cuda_graph_cache.h"
 #include "engine/models/cuda_util.h"
+#include "engine/models/cuda_window_upload.h"
 #include "engine/models/fbank.h"
 #include "kernels/fbank.h"
 #include "kernels/nn_ops.h"
@@ -33,22 +35,31 @@ constexpr int kFeat = 2560;  // 256 channels × 10 rows
 constexpr int kStats = 2 * kFeat;
 constexpr float kBnEps = 1e-5f;
 
-// A conv followed by eval BatchNorm as per-channel scale and shift.
+// A conv followed by eval BatchNorm. Unfused: BN as per-channel scale and
+// shift in a separate pass (kernels::LaunchScaleShiftAct). Fused: the scale
+// folded into the convolution weights at load (w'[k] = w[k]·scale[k]) and
+// the shift applied as the convolution's bias inside the cuDNN kernel, so
+// no pass over the activations remains. Folding moves each product by one
+// float rounding of w·scale (the TF32 mode rounds the weights either way).
 struct ConvBn {
   std::unique_ptr<Conv2d> conv;
-  DeviceBuffer scale;
-  DeviceBuffer shift;
+  DeviceBuffer scale;  // unfused only
+  DeviceBuffer shift;  // the bias when fused
+  std::vector<float> host_shift;
 };
 
 struct Block {
   ConvBn conv1, conv2;
   std::optional<ConvBn> shortcut;
+  // Fused with a shortcut: conv2's bias plus the shortcut's (the residual
+  // add is linear, so the 1×1 shortcut convolution runs without a bias).
+  DeviceBuffer conv2_bias_with_shortcut;
 };
 
 absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
                                   const std::string& conv_name,
                                   const std::string& bn, Conv2d::Shape shape,
-                                  bool channels_last) {
+                                  bool channels_last, bool fold) {
   shape.channels_last = channels_last;
   const int64_t nw = int64_t{shape.out_channels} * shape.in_channels *
                      shape.kernel_h * shape.kernel_w;
@@ -71,13 +82,22 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
     scale[i] = invstd * gamma[i];
     shift[i] = beta[i] - mean[i] * scale[i];
   }
+  if (fold) {
+    const int64_t per_out = nw / c;
+    for (int k = 0; k < c; ++k) {
+      for (int64_t j = 0; j < per_out; ++j) weight[k * per_out + j] *= scale[k];
+    }
+  }
   const std::string owner = ctx->owner() + "/weights";
   ConvBn out;
   ASSIGN_OR_RETURN(out.conv, Conv2d::Create(ctx, shape, weight, owner));
-  ASSIGN_OR_RETURN(out.scale,
-                   DeviceBuffer::FromHost(ctx->arena(), scale, owner));
+  if (!fold) {
+    ASSIGN_OR_RETURN(out.scale,
+                     DeviceBuffer::FromHost(ctx->arena(), scale, owner));
+  }
   ASSIGN_OR_RETURN(out.shift,
                    DeviceBuffer::FromHost(ctx->arena(), shift, owner));
+  out.host_shift = std::move(shift);
   return out;
 }
 
@@ -107,6 +127,9 @@ struct CudaEmbeddingModel::Impl {
   // tensor-core kernels want them; its FMA-only FP32 kernels ran 2x slower
   // in NHWC than in NCHW on the H200 (docs/benchmarks.md).
   bool channels_last = false;
+  // BatchNorm folded into the weights and the epilogue inside cuDNN's
+  // convolution (CudaModelOptions::fused_conv_epilogue).
+  bool fused = false;
   // Declared first: destroyed last, after every buffer went back to it.
   std::shared_ptr<runtime::DeviceArena> arena_owner;
   runtime::DeviceArena* arena = nullptr;
@@ -124,7 +147,9 @@ struct CudaEmbeddingModel::Impl {
   // Three activation buffers: the fbank's stages and the ResNet's rotating
   // (input, conv output, scratch) triple reuse them.
   DeviceBuffer audio, masks, act[3], stats, emb;
-  cuda::PinnedBuffer host_audio, host_masks, host_emb;
+  cuda::WindowUploader uploader;
+  cuda::BusyTimer busy;
+  cuda::PinnedBuffer host_masks, host_emb;
 
   ~Impl() {
     if (ctx) cudaStreamSynchronize(ctx->stream());
@@ -133,6 +158,10 @@ struct CudaEmbeddingModel::Impl {
 
   absl::Status EnqueueFbank(int n);
   absl::Status Enqueue(int n, int s);
+  // The ResNet trunk on act[0] (features); returns the buffer holding its
+  // output and sets *out_h / *out_w.
+  absl::StatusOr<float*> EnqueueTrunkUnfused(int n, int* out_h, int* out_w);
+  absl::StatusOr<float*> EnqueueTrunkFused(int n, int* out_h, int* out_w);
 };
 
 absl::Status CudaEmbeddingModel::Impl::EnqueueFbank(int n) {
@@ -186,11 +215,10 @@ absl::Status CudaEmbeddingModel::Impl::EnqueueFbank(int n) {
   return kernels::LaunchFbankLogNormalize(mel, feats, n, kFrames, stream);
 }
 
-absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
+absl::StatusOr<float*> CudaEmbeddingModel::Impl::EnqueueTrunkUnfused(
+    int n, int* out_h, int* out_w) {
   cudaStream_t stream = ctx->stream();
-  RETURN_IF_ERROR(EnqueueFbank(n));
   float* feats = act[0].f32();
-
   // Stem: conv3×3 → BN → ReLU.
   int h = kMel, w = kFrames;
   float* cur = act[1].f32();
@@ -262,6 +290,60 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
     h = oh;
     w = ow;
   }
+  *out_h = h;
+  *out_w = w;
+  return cur;
+}
+
+absl::StatusOr<float*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(int n,
+                                                                   int* out_h,
+                                                                   int* out_w) {
+  int h = kMel, w = kFrames;
+  // Stem: ReLU(conv'(x) + shift), features in act[0].
+  float* cur = act[1].f32();
+  RETURN_IF_ERROR(stem.conv->ForwardBiasRelu(act[0].f32(), n, h, w,
+                                             stem.shift.f32(), nullptr, cur));
+  float* free_a = act[0].f32();  // the features are dead now
+  float* free_b = act[2].f32();
+  // BasicBlock with three buffers: x (cur), t, and the output.
+  for (Block& b : blocks) {
+    const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
+    float* t = free_a;
+    RETURN_IF_ERROR(b.conv1.conv->ForwardBiasRelu(
+        cur, n, h, w, b.conv1.shift.f32(), nullptr, t));
+    if (b.shortcut) {
+      // s = conv_sc'(x) (its shift is in conv2's bias) into the third
+      // buffer; x is dead after it, so the block's output goes there.
+      float* sc = free_b;
+      RETURN_IF_ERROR(b.shortcut->conv->Forward(cur, n, h, w, sc));
+      RETURN_IF_ERROR(b.conv2.conv->ForwardBiasRelu(
+          t, n, oh, ow, b.conv2_bias_with_shortcut.f32(), sc, cur));
+      free_a = t;
+      free_b = sc;
+    } else {
+      // y = ReLU(conv2'(t) + shift2 + x) into the third buffer.
+      float* y = free_b;
+      RETURN_IF_ERROR(b.conv2.conv->ForwardBiasRelu(
+          t, n, oh, ow, b.conv2.shift.f32(), cur, y));
+      free_a = t;
+      free_b = cur;
+      cur = y;
+    }
+    h = oh;
+    w = ow;
+  }
+  *out_h = h;
+  *out_w = w;
+  return cur;
+}
+
+absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
+  cudaStream_t stream = ctx->stream();
+  RETURN_IF_ERROR(EnqueueFbank(n));
+  int h = 0, w = 0;
+  ASSIGN_OR_RETURN(float* cur, fused ? EnqueueTrunkFused(n, &h, &w)
+                                     : EnqueueTrunkUnfused(n, &h, &w));
+  const bool cl = channels_last;
   // cur: (n, 256, 10, 125) = (n, 2560, 125), or NHWC (n, 10, 125, 256).
   if (int64_t{h} * 256 != kFeat) {
     return absl::InternalError(
@@ -287,6 +369,9 @@ CudaEmbeddingModel::~CudaEmbeddingModel() = default;
 std::string CudaEmbeddingModel::precision() const {
   return impl_->options.precision;
 }
+double CudaEmbeddingModel::device_seconds() const {
+  return impl_->busy.seconds();
+}
 int CudaEmbeddingModel::graphs() const { return impl_->graphs->size(); }
 
 absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
@@ -307,6 +392,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   impl->channels_last =
       options.channels_last && impl->precision == cuda::Precision::kTf32;
   const bool channels_last = impl->channels_last;
+  impl->fused = options.fused_conv_epilogue;
+  const bool fold = impl->fused;
   impl->arena_owner = std::move(arena_owner);
   impl->arena = arena;
   ASSIGN_OR_RETURN(impl->ctx,
@@ -343,7 +430,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                            .kernel_w = 3,
                                            .pad_h = 1,
                                            .pad_w = 1},
-                                          channels_last));
+                                          channels_last, fold));
   const int kBlocks[4] = {3, 4, 6, 3};
   const int kPlanes[4] = {32, 64, 128, 256};
   int in_planes = kStem;
@@ -362,7 +449,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .stride_w = stride,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last));
+                                               channels_last, fold));
       ASSIGN_OR_RETURN(block.conv2, LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
                                                {.out_channels = planes,
                                                 .in_channels = planes,
@@ -370,7 +457,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .kernel_w = 3,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last));
+                                               channels_last, fold));
       if (stride != 1 || in_planes != planes) {
         ASSIGN_OR_RETURN(
             ConvBn sc, LoadConvBn(ctx, w, p + ".shortcut.0", p + ".shortcut.1",
@@ -380,7 +467,13 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                    .kernel_w = 1,
                                    .stride_h = stride,
                                    .stride_w = stride},
-                                  channels_last));
+                                  channels_last, fold));
+        if (fold) {
+          std::vector<float> bias = block.conv2.host_shift;
+          for (size_t i = 0; i < bias.size(); ++i) bias[i] += sc.host_shift[i];
+          ASSIGN_OR_RETURN(block.conv2_bias_with_shortcut,
+                           DeviceBuffer::FromHost(arena, bias, wowner));
+        }
         block.shortcut = std::move(sc);
       }
       impl->blocks.push_back(std::move(block));
@@ -422,8 +515,9 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       impl->emb,
       DeviceBuffer::Allocate(
           arena, sizeof(float) * impl->max_pairs * kEmbeddingDim, aowner));
-  ASSIGN_OR_RETURN(impl->host_audio, cuda::PinnedBuffer::Allocate(
-                                         bm * kWindowSamples, "windows"));
+  ASSIGN_OR_RETURN(impl->uploader,
+                   cuda::WindowUploader::Create(arena, options.max_batch,
+                                                "embedding/windows"));
   ASSIGN_OR_RETURN(
       impl->host_masks,
       cuda::PinnedBuffer::Allocate(
@@ -442,21 +536,42 @@ absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
                                      std::span<const float> masks,
                                      int masks_per_window,
                                      std::span<float> embeddings) {
-  Impl& m = *impl_;
-  if (batch < 0 || masks_per_window < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CudaEmbeddingModel::Run: batch ", batch,
-                     ", masks_per_window ", masks_per_window));
+  if (batch < 0 ||
+      windows.size() != static_cast<size_t>(batch) * kWindowSamples) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CudaEmbeddingModel::Run: batch ", batch, " with ", windows.size(),
+        " samples; expected batch × ", kWindowSamples));
   }
+  // Contiguous windows are spans that touch end to end.
+  std::vector<int64_t> starts(batch), ends(batch);
+  for (int i = 0; i < batch; ++i) {
+    starts[i] = int64_t{i} * kWindowSamples;
+    ends[i] = starts[i] + kWindowSamples;
+  }
+  return RunSpans({.audio = windows, .starts = starts, .ends = ends}, masks,
+                  masks_per_window, embeddings);
+}
+
+absl::Status CudaEmbeddingModel::RunSpans(const WindowSpans& spans,
+                                          std::span<const float> masks,
+                                          int masks_per_window,
+                                          std::span<float> embeddings) {
+  Impl& m = *impl_;
+  const int batch = spans.batch();
+  if (masks_per_window < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CudaEmbeddingModel::Run: masks_per_window ",
+                     masks_per_window, " < 1"));
+  }
+  RETURN_IF_ERROR(ValidateWindowSpans(spans));
   const size_t b = static_cast<size_t>(batch),
                s = static_cast<size_t>(masks_per_window);
-  if (windows.size() != b * kWindowSamples ||
-      masks.size() != b * s * kSegmentationFrames ||
+  if (masks.size() != b * s * kSegmentationFrames ||
       embeddings.size() != b * s * kEmbeddingDim) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CudaEmbeddingModel::Run: sizes windows ", windows.size(), ", masks ",
-        masks.size(), ", embeddings ", embeddings.size(),
-        " do not match batch ", batch, " × ", masks_per_window, " masks"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("CudaEmbeddingModel::Run: sizes masks ", masks.size(),
+                     ", embeddings ", embeddings.size(), " do not match batch ",
+                     batch, " × ", masks_per_window, " masks"));
   }
   if (masks_per_window > m.max_pairs) {
     return absl::InvalidArgumentError(
@@ -472,12 +587,10 @@ absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
   cudaStream_t stream = m.ctx->stream();
   for (int first = 0; first < batch; first += chunk) {
     const int n = std::min(chunk, batch - first);
-    const size_t audio_count = size_t{static_cast<size_t>(n)} * kWindowSamples;
     const size_t mask_count = static_cast<size_t>(n) * s * kSegmentationFrames;
     const size_t emb_count = static_cast<size_t>(n) * s * kEmbeddingDim;
-    RETURN_IF_ERROR(cuda::UploadStaged(
-        windows.data() + first * size_t{kWindowSamples}, audio_count,
-        m.host_audio, m.audio, stream, "windows"));
+    RETURN_IF_ERROR(m.busy.Begin(stream));
+    RETURN_IF_ERROR(m.uploader.Upload(spans, first, n, m.audio, stream));
     RETURN_IF_ERROR(
         cuda::UploadStaged(masks.data() + first * s * kSegmentationFrames,
                            mask_count, m.host_masks, m.masks, stream, "masks"));
@@ -486,8 +599,10 @@ absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
                       [&] { return m.Enqueue(n, masks_per_window); }));
     RETURN_IF_ERROR(cuda::DownloadAsync(m.emb, emb_count, m.host_emb, stream,
                                         "embeddings"));
+    RETURN_IF_ERROR(m.busy.End(stream));
     RETURN_IF_ERROR(
         CudaStatus(cudaStreamSynchronize(stream), "embedding forward"));
+    RETURN_IF_ERROR(m.busy.Accumulate());
     std::memcpy(embeddings.data() + first * s * kEmbeddingDim,
                 m.host_emb.data(), emb_count * sizeof(float));
   }
@@ -511,10 +626,14 @@ absl::Status CudaEmbeddingModel::ComputeFbank(std::span<const float> windows,
   std::vector<float> host(per * m.options.max_batch);
   for (int first = 0; first < batch; first += m.options.max_batch) {
     const int n = std::min(m.options.max_batch, batch - first);
-    RETURN_IF_ERROR(cuda::UploadStaged(
-        windows.data() + size_t{static_cast<size_t>(first)} * kWindowSamples,
-        size_t{static_cast<size_t>(n)} * kWindowSamples, m.host_audio, m.audio,
-        stream, "windows"));
+    std::vector<int64_t> starts(n), ends(n);
+    for (int i = 0; i < n; ++i) {
+      starts[i] = int64_t{first + i} * kWindowSamples;
+      ends[i] = starts[i] + kWindowSamples;
+    }
+    RETURN_IF_ERROR(
+        m.uploader.Upload({.audio = windows, .starts = starts, .ends = ends}, 0,
+                          n, m.audio, stream));
     RETURN_IF_ERROR(m.EnqueueFbank(n));
     RETURN_IF_ERROR(CudaStatus(
         cudaMemcpyAsync(host.data(), m.act[0].data(), sizeof(float) * n * per,

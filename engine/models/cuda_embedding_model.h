@@ -37,6 +37,10 @@ class CudaEmbeddingModel : public EmbeddingModel {
   absl::Status Run(std::span<const float> windows, int batch,
                    std::span<const float> masks, int masks_per_window,
                    std::span<float> embeddings) override;
+  // Uploads each batch's covering audio once (cuda_window_upload.h).
+  absl::Status RunSpans(const WindowSpans& spans, std::span<const float> masks,
+                        int masks_per_window,
+                        std::span<float> embeddings) override;
   std::string precision() const override;
 
   // The fbank stage alone (eager, no graph): fbank is batch × 998 × 80,
@@ -46,6 +50,9 @@ class CudaEmbeddingModel : public EmbeddingModel {
 
   // Number of CUDA graphs captured so far (one per batch shape).
   int graphs() const;
+  // Device time of all batches so far (CUDA events around each batch:
+  // uploads, kernels, download), for the benchmark's busy/wall ratio.
+  double device_seconds() const;
 
  private:
   struct Impl;

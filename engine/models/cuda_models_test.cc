@@ -218,7 +218,8 @@ TEST_F(CudaModelsTest, SegmentationRandomWeightsSameDecisionsAsCpu) {
 
 void CheckEmbedding(const std::string& precision, double tolerance,
                     std::shared_ptr<runtime::DeviceArena> arena,
-                    const SafetensorsFile& w, bool timed = false) {
+                    const SafetensorsFile& w, bool timed = false,
+                    bool fused = true) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
@@ -231,6 +232,7 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   CudaModelOptions o;
   o.precision = precision;
   o.timed_conv_algorithms = timed;
+  o.fused_conv_epilogue = fused;
   o.max_batch = 3;
   o.max_masks_per_window = 3;  // 6 masks: windows go one at a time... by pairs
   auto m = CudaEmbeddingModel::Create(w, arena, o);
@@ -242,8 +244,9 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, c).ok());
   const double rel = MaxRel(a, cpu, kEmbeddingDim);
   std::printf(
-      "embedding %s%s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
-      precision.c_str(), timed ? " (timed algorithms)" : "", rel,
+      "embedding %s%s%s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
+      precision.c_str(), timed ? " (timed algorithms)" : "",
+      fused ? "" : " (separate BN epilogue)", rel,
       MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
   EXPECT_EQ(a, b) << "eager run and graph replay differ";
@@ -293,6 +296,68 @@ TEST_F(CudaModelsTest, EmbeddingTimedAlgorithmsMatchCpu) {
   auto w = Open(emb_path_);
   CheckEmbedding("fp32", 1e-5, arena, *w, /*timed=*/true);
   CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/true);
+}
+
+// The separate-epilogue path (BatchNorm as its own pass) keeps the same
+// guarantees as the default folded + fused one.
+TEST_F(CudaModelsTest, EmbeddingSeparateEpilogueMatchesCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("fp32", 1e-5, arena, *w, /*timed=*/false, /*fused=*/false);
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/false);
+}
+
+// Windows given as overlapping spans of one recording (the engine's and the
+// benchmark's path) give bit-for-bit the outputs of the same windows given
+// contiguously: the gather on the device is a copy.
+TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  const std::vector<float> rec = Windows();  // kB windows back to back
+  std::mt19937 rng(std::random_device{}());
+  // Overlapping windows 1 s apart, then a zero-padded last window.
+  std::vector<int64_t> starts, ends;
+  for (int64_t s = 0; s + kWindowSamples <= int64_t(rec.size()) &&
+                      starts.size() < 5;
+       s += 16000 + rng() % 8000) {
+    starts.push_back(s);
+    ends.push_back(s + kWindowSamples);
+  }
+  starts.push_back(int64_t(rec.size()) - 40000 - rng() % 1000);
+  ends.push_back(int64_t(rec.size()));
+  const WindowSpans spans{.audio = rec, .starts = starts, .ends = ends};
+  const int n = spans.batch();
+  const std::vector<float> windows = MaterializeWindows(spans);
+  {
+    CudaModelOptions o;
+    o.max_batch = 4;  // two launches
+    auto w = Open(seg_path_);
+    auto m = CudaSegmentationModel::Create(*w, arena, o);
+    ASSERT_TRUE(m.ok()) << m.status();
+    std::vector<float> a(size_t(n) * kSegmentationFrames * kPowersetClasses,
+                         NAN),
+        b(a.size(), NAN);
+    ASSERT_TRUE((*m)->Run(windows, n, a).ok());
+    ASSERT_TRUE((*m)->RunSpans(spans, b).ok());
+    EXPECT_EQ(a, b);
+  }
+  {
+    CudaModelOptions o;
+    o.precision = "tf32";
+    o.max_batch = 4;
+    auto w = Open(emb_path_);
+    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    ASSERT_TRUE(m.ok()) << m.status();
+    std::vector<float> masks(size_t(n) * 3 * kSegmentationFrames);
+    std::uniform_int_distribution<int> bit(0, 1);
+    for (float& x : masks) x = float(bit(rng));
+    std::vector<float> a(size_t(n) * 3 * kEmbeddingDim, NAN),
+        b(a.size(), NAN);
+    ASSERT_TRUE((*m)->Run(windows, n, masks, 3, a).ok());
+    ASSERT_TRUE((*m)->RunSpans(spans, masks, 3, b).ok());
+    EXPECT_EQ(a, b);
+  }
 }
 
 TEST_F(CudaModelsTest, LedgerAndBudget) {

@@ -32,6 +32,11 @@ struct CudaModelOptions {
   // transposes. FP32 (FMA-only kernels) always runs NCHW, which is faster
   // there.
   bool channels_last = true;
+  // Embedding only: fold each BatchNorm into its convolution's weights at
+  // load and run bias + residual + ReLU inside the convolution
+  // (cudnnConvolutionBiasActivationForward) instead of a separate pass over
+  // the activations (kernels::LaunchScaleShiftAct). Off: the unfused path.
+  bool fused_conv_epilogue = true;
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;

@@ -7,8 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
+#include "engine/models/cuda_busy_timer.h"
 #include "engine/models/cuda_graph_cache.h"
 #include "engine/models/cuda_util.h"
+#include "engine/models/cuda_window_upload.h"
 #include "engine/models/sincnet_filters.h"
 #include "kernels/lstm.h"
 #include "kernels/nn_ops.h"
@@ -64,7 +66,9 @@ struct CudaSegmentationModel::Impl {
 
   DeviceBuffer audio, normed, c0, p0, c1, p1, c2, seq, gates, h[2], lin[2],
       logits, out;
-  cuda::PinnedBuffer host_audio, host_out;
+  cuda::WindowUploader uploader;
+  cuda::BusyTimer busy;
+  cuda::PinnedBuffer host_out;
 
   ~Impl() {
     if (ctx) cudaStreamSynchronize(ctx->stream());
@@ -195,6 +199,9 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
 CudaSegmentationModel::CudaSegmentationModel(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 CudaSegmentationModel::~CudaSegmentationModel() = default;
+double CudaSegmentationModel::device_seconds() const {
+  return impl_->busy.seconds();
+}
 int CudaSegmentationModel::graphs() const { return impl_->graphs->size(); }
 
 absl::StatusOr<std::unique_ptr<CudaSegmentationModel>>
@@ -359,8 +366,9 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   ASSIGN_OR_RETURN(impl->lin[1], alloc(size_t{kP2} * kHidden));
   ASSIGN_OR_RETURN(impl->logits, alloc(size_t{kP2} * kPowersetClasses));
   ASSIGN_OR_RETURN(impl->out, alloc(size_t{kP2} * kPowersetClasses));
-  ASSIGN_OR_RETURN(impl->host_audio, cuda::PinnedBuffer::Allocate(
-                                         bm * kWindowSamples, "windows"));
+  ASSIGN_OR_RETURN(impl->uploader,
+                   cuda::WindowUploader::Create(arena, options.max_batch,
+                                                "segmentation/windows"));
   ASSIGN_OR_RETURN(impl->host_out,
                    cuda::PinnedBuffer::Allocate(bm * kP2 * kPowersetClasses,
                                                 "log-probabilities"));
@@ -370,15 +378,32 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
 
 absl::Status CudaSegmentationModel::Run(std::span<const float> windows,
                                         int batch, std::span<float> log_probs) {
-  Impl& m = *impl_;
-  const size_t per_out = size_t{kSegmentationFrames} * kPowersetClasses;
   if (batch < 0 ||
-      windows.size() != static_cast<size_t>(batch) * kWindowSamples ||
-      log_probs.size() != static_cast<size_t>(batch) * per_out) {
+      windows.size() != static_cast<size_t>(batch) * kWindowSamples) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CudaSegmentationModel::Run: batch ", batch, " with ", windows.size(),
-        " samples and ", log_probs.size(), " outputs; expected batch × ",
-        kWindowSamples, " and batch × ", per_out));
+        " samples; expected batch × ", kWindowSamples));
+  }
+  // Contiguous windows are spans that touch end to end.
+  std::vector<int64_t> starts(batch), ends(batch);
+  for (int i = 0; i < batch; ++i) {
+    starts[i] = int64_t{i} * kWindowSamples;
+    ends[i] = starts[i] + kWindowSamples;
+  }
+  return RunSpans({.audio = windows, .starts = starts, .ends = ends},
+                  log_probs);
+}
+
+absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
+                                             std::span<float> log_probs) {
+  Impl& m = *impl_;
+  const int batch = spans.batch();
+  const size_t per_out = size_t{kSegmentationFrames} * kPowersetClasses;
+  RETURN_IF_ERROR(ValidateWindowSpans(spans));
+  if (log_probs.size() != static_cast<size_t>(batch) * per_out) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CudaSegmentationModel::Run: batch ", batch, " with ",
+                     log_probs.size(), " outputs; expected batch × ", per_out));
   }
   if (batch == 0) return absl::OkStatus();
   RETURN_IF_ERROR(
@@ -386,17 +411,17 @@ absl::Status CudaSegmentationModel::Run(std::span<const float> windows,
   cudaStream_t stream = m.ctx->stream();
   for (int first = 0; first < batch; first += m.options.max_batch) {
     const int n = std::min(m.options.max_batch, batch - first);
-    const size_t in_count = static_cast<size_t>(n) * kWindowSamples;
     const size_t out_count = static_cast<size_t>(n) * per_out;
-    RETURN_IF_ERROR(cuda::UploadStaged(
-        windows.data() + static_cast<size_t>(first) * kWindowSamples, in_count,
-        m.host_audio, m.audio, stream, "windows"));
+    RETURN_IF_ERROR(m.busy.Begin(stream));
+    RETURN_IF_ERROR(m.uploader.Upload(spans, first, n, m.audio, stream));
     RETURN_IF_ERROR(m.graphs->Run({n, 0}, m.options.use_cuda_graphs,
                                   [&] { return m.Enqueue(n); }));
     RETURN_IF_ERROR(cuda::DownloadAsync(m.out, out_count, m.host_out, stream,
                                         "log-probabilities"));
+    RETURN_IF_ERROR(m.busy.End(stream));
     RETURN_IF_ERROR(
         CudaStatus(cudaStreamSynchronize(stream), "segmentation forward"));
+    RETURN_IF_ERROR(m.busy.Accumulate());
     std::memcpy(log_probs.data() + static_cast<size_t>(first) * per_out,
                 m.host_out.data(), out_count * sizeof(float));
   }

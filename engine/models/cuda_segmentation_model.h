@@ -36,8 +36,14 @@ class CudaSegmentationModel : public SegmentationModel {
 
   absl::Status Run(std::span<const float> windows, int batch,
                    std::span<float> log_probs) override;
+  // Uploads each batch's covering audio once (cuda_window_upload.h).
+  absl::Status RunSpans(const WindowSpans& spans,
+                        std::span<float> log_probs) override;
   std::string precision() const override { return "fp32"; }
   int graphs() const;
+  // Device time of all batches so far (CUDA events around each batch:
+  // uploads, kernels, download), for the benchmark's busy/wall ratio.
+  double device_seconds() const;
 
  private:
   struct Impl;

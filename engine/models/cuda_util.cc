@@ -274,6 +274,8 @@ Conv2d::~Conv2d() {
   if (y_desc_) cudnnDestroyTensorDescriptor(y_desc_);
   if (w_desc_) cudnnDestroyFilterDescriptor(w_desc_);
   if (conv_desc_) cudnnDestroyConvolutionDescriptor(conv_desc_);
+  if (bias_desc_) cudnnDestroyTensorDescriptor(bias_desc_);
+  if (relu_desc_) cudnnDestroyActivationDescriptor(relu_desc_);
 }
 
 absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
@@ -360,6 +362,57 @@ absl::Status Conv2d::Forward(const float* x, int n, int h, int w, float* y) {
       absl::StrCat("cudnnConvolutionForward (", shape_.out_channels, "x",
                    shape_.in_channels, "x", shape_.kernel_h, "x",
                    shape_.kernel_w, ")"));
+}
+
+absl::Status Conv2d::ForwardBiasRelu(const float* x, int n, int h, int w,
+                                     const float* bias, const float* z,
+                                     float* y) {
+  if (z != nullptr && z == y) {
+    return absl::InternalError(
+        "Conv2d::ForwardBiasRelu: the residual must not alias the output");
+  }
+  const cudnnTensorFormat_t format =
+      shape_.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  if (bias_desc_ == nullptr) {
+    RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&bias_desc_),
+                                "cudnnCreateTensorDescriptor(bias)"));
+    RETURN_IF_ERROR(CudnnStatus(
+        cudnnSetTensor4dDescriptor(bias_desc_, format, CUDNN_DATA_FLOAT, 1,
+                                   shape_.out_channels, 1, 1),
+        "cudnnSetTensor4dDescriptor(bias)"));
+    RETURN_IF_ERROR(CudnnStatus(cudnnCreateActivationDescriptor(&relu_desc_),
+                                "cudnnCreateActivationDescriptor"));
+    RETURN_IF_ERROR(CudnnStatus(
+        cudnnSetActivationDescriptor(relu_desc_, CUDNN_ACTIVATION_RELU,
+                                     CUDNN_PROPAGATE_NAN, 0.0),
+        "cudnnSetActivationDescriptor"));
+  }
+  RETURN_IF_ERROR(
+      CudnnStatus(cudnnSetTensor4dDescriptor(x_desc_, format, CUDNN_DATA_FLOAT,
+                                             n, shape_.in_channels, h, w),
+                  "cudnnSetTensor4dDescriptor(x)"));
+  RETURN_IF_ERROR(CudnnStatus(
+      cudnnSetTensor4dDescriptor(y_desc_, format, CUDNN_DATA_FLOAT, n,
+                                 shape_.out_channels, OutH(h), OutW(w)),
+      "cudnnSetTensor4dDescriptor(y)"));
+  auto key = std::make_tuple(n, h, w);
+  auto it = algos_.find(key);
+  if (it == algos_.end()) {
+    ASSIGN_OR_RETURN(Algo a, ChooseAlgo(n, h, w, x, y));
+    it = algos_.emplace(key, a).first;
+  }
+  // alpha2 = 0 without a residual: cuDNN then ignores z's values, and z may
+  // be y (TensorFlow's fused convolution does the same).
+  const float alpha1 = 1.0f, alpha2 = z != nullptr ? 1.0f : 0.0f;
+  return CudnnStatus(
+      cudnnConvolutionBiasActivationForward(
+          ctx_->cudnn(), &alpha1, x_desc_, x, w_desc_, weights_.f32(),
+          conv_desc_, it->second.algo, ctx_->workspace(), it->second.workspace,
+          &alpha2, y_desc_, z != nullptr ? z : y, bias_desc_, bias, relu_desc_,
+          y_desc_, y),
+      absl::StrCat("cudnnConvolutionBiasActivationForward (",
+                   shape_.out_channels, "x", shape_.in_channels, "x",
+                   shape_.kernel_h, "x", shape_.kernel_w, ")"));
 }
 
 // --- Linear -----------------------------------------------------------------

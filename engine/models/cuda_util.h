@@ -161,6 +161,13 @@ class Conv2d {
   // Enqueued on the context's stream; capturable in a CUDA graph once the
   // shape has been seen (the algorithm is chosen on first use).
   absl::Status Forward(const float* x, int n, int h, int w, float* y);
+  // y = ReLU(conv(x) + bias[c] + z) in one cuDNN call
+  // (cudnnConvolutionBiasActivationForward: the epilogue runs inside the
+  // convolution kernel instead of as a pass over y). bias: (out_channels) on
+  // the device; z: the residual, shaped like y, or null; z must not alias y.
+  // The layer's weights must already hold any folded BatchNorm scale.
+  absl::Status ForwardBiasRelu(const float* x, int n, int h, int w,
+                               const float* bias, const float* z, float* y);
   const Shape& shape() const { return shape_; }
 
  private:
@@ -179,6 +186,8 @@ class Conv2d {
   cudnnTensorDescriptor_t y_desc_ = nullptr;
   cudnnFilterDescriptor_t w_desc_ = nullptr;
   cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
+  cudnnTensorDescriptor_t bias_desc_ = nullptr;
+  cudnnActivationDescriptor_t relu_desc_ = nullptr;
   std::map<std::tuple<int, int, int>, Algo> algos_;
 };
 

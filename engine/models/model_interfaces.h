@@ -8,8 +8,10 @@
 #ifndef DIARIZATION_ENGINE_MODELS_MODEL_INTERFACES_H_
 #define DIARIZATION_ENGINE_MODELS_MODEL_INTERFACES_H_
 
+#include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -22,6 +24,27 @@ inline constexpr int kPowersetClasses = 7;
 inline constexpr int kLocalSpeakers = 3;
 inline constexpr int kEmbeddingDim = 256;
 
+// A batch of windows given as slices of longer recordings, so that
+// overlapping windows cross to the device once (pyannote's windows overlap
+// 10×: 10 s long, 1 s apart). Window i is audio[starts[i], ends[i]) followed
+// by zeros up to kWindowSamples (the zero-padded last window of a
+// recording). Requires 0 <= starts[i] <= ends[i] <= audio.size() and
+// ends[i] - starts[i] <= kWindowSamples; starts and ends have one entry per
+// window.
+struct WindowSpans {
+  std::span<const float> audio;
+  std::span<const int64_t> starts;
+  std::span<const int64_t> ends;
+
+  int batch() const { return static_cast<int>(starts.size()); }
+};
+
+// InvalidArgument unless `spans` meets WindowSpans' requirements.
+absl::Status ValidateWindowSpans(const WindowSpans& spans);
+// The batch × kWindowSamples contiguous windows that `spans` describe (the
+// host path; device backends gather on the device instead).
+std::vector<float> MaterializeWindows(const WindowSpans& spans);
+
 // Thread-compatible: one caller at a time per instance (a device worker owns
 // its models). Implementations may use internal thread pools.
 class SegmentationModel {
@@ -32,6 +55,11 @@ class SegmentationModel {
   // kSegmentationFrames × kPowersetClasses, written in full.
   virtual absl::Status Run(std::span<const float> windows, int batch,
                            std::span<float> log_probs) = 0;
+
+  // Run on windows given as spans (see WindowSpans). The default
+  // materialises them on the host; device backends upload the spans once.
+  virtual absl::Status RunSpans(const WindowSpans& spans,
+                                std::span<float> log_probs);
 
   // "fp32" or "tf32".
   virtual std::string precision() const = 0;
@@ -48,6 +76,13 @@ class EmbeddingModel {
   virtual absl::Status Run(std::span<const float> windows, int batch,
                            std::span<const float> masks, int masks_per_window,
                            std::span<float> embeddings) = 0;
+
+  // Run on windows given as spans (see WindowSpans); masks and embeddings
+  // as in Run, with batch = spans.batch().
+  virtual absl::Status RunSpans(const WindowSpans& spans,
+                                std::span<const float> masks,
+                                int masks_per_window,
+                                std::span<float> embeddings);
 
   virtual std::string precision() const = 0;
 };

@@ -230,18 +230,18 @@ void DeviceWorker::ChargeJobs(const std::vector<Task>& batch, double seconds,
 void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
   constexpr int kOut = kFrames * models::kPowersetClasses;
-  seg_windows_.resize(static_cast<size_t>(n) * kWindowSamples);
+  seg_windows_.Clear();
   log_probs_.resize(static_cast<size_t>(n) * kOut);
   std::vector<ChunkData*> data(n);
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
-    job.CopyWindow(batch[i].chunk,
-                   seg_windows_.data() + size_t{i} * kWindowSamples);
+    seg_windows_.Add(job, batch[i].chunk);
     data[i] = job.chunks[batch[i].chunk].get();
   }
   const absl::Time start = absl::Now();
-  absl::Status status = device_.segmentation->Run(seg_windows_, n, log_probs_);
+  absl::Status status =
+      device_.segmentation->RunSpans(seg_windows_.spans(), log_probs_);
   const absl::Time end = absl::Now();
   const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kSegmentation, seconds);
@@ -296,7 +296,7 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
   constexpr int kMask = kSpeakers * kFrames;
   constexpr int kEmb = kSpeakers * kDim;
-  emb_windows_.resize(static_cast<size_t>(n) * kWindowSamples);
+  emb_windows_.Clear();
   masks_.resize(static_cast<size_t>(n) * kMask);
   embeddings_.resize(static_cast<size_t>(n) * kEmb);
   std::vector<ChunkData*> data(n);
@@ -304,8 +304,7 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
-    job.CopyWindow(batch[i].chunk,
-                   emb_windows_.data() + size_t{i} * kWindowSamples);
+    emb_windows_.Add(job, batch[i].chunk);
     data[i] = job.chunks[batch[i].chunk].get();
     std::copy(data[i]->masks.begin(), data[i]->masks.end(),
               masks_.begin() + size_t{i} * kMask);
@@ -313,8 +312,8 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
         static_cast<double>(job.options.config.step_samples) / kSampleRateHz;
   }
   const absl::Time start = absl::Now();
-  absl::Status status =
-      device_.embedding->Run(emb_windows_, n, masks_, kSpeakers, embeddings_);
+  absl::Status status = device_.embedding->RunSpans(
+      emb_windows_.spans(), masks_, kSpeakers, embeddings_);
   const absl::Time end = absl::Now();
   const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kEmbedding, seconds);

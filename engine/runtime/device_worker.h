@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/runtime/batch_queue.h"
+#include "engine/runtime/batch_windows.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/job_state.h"
@@ -117,9 +118,9 @@ class DeviceWorker {
 
   // Reused batch buffers, one set per stage (each stage runs on one thread
   // at a time).
-  std::vector<float> seg_windows_;
+  BatchWindows seg_windows_;
   std::vector<float> log_probs_;
-  std::vector<float> emb_windows_;
+  BatchWindows emb_windows_;
   std::vector<float> masks_;
   std::vector<float> embeddings_;
 };

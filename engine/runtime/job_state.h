@@ -97,25 +97,6 @@ struct JobState {
   bool clustering_scheduled ABSL_GUARDED_BY(mu) = false;
   bool partial_in_flight ABSL_GUARDED_BY(mu) = false;
   double next_partial_s ABSL_GUARDED_BY(mu) = 0.0;
-
-  // Copies window `chunk` (zero-padded past the audio) to dst[0, 160000).
-  // A job that ended (cancel, deadline, error) while its window sat in a
-  // popped batch has had its audio freed: it gets silence, and its outputs
-  // are dropped after the batch.
-  void CopyWindow(int chunk, float* dst) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (terminal.load()) {
-      std::fill(dst, dst + kWindowSamples, 0.0f);
-      return;
-    }
-    const int64_t start = options.config.step_samples * chunk;
-    const int64_t end = std::min<int64_t>(start + kWindowSamples, num_samples);
-    const int64_t n = std::max<int64_t>(0, end - start);
-    if (n > 0) {
-      std::memcpy(dst, audio.data() + (start - audio_offset),
-                  sizeof(float) * n);
-    }
-    std::fill(dst + n, dst + kWindowSamples, 0.0f);
-  }
 };
 
 }  // namespace diarization::runtime::internal

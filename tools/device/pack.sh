@@ -26,6 +26,7 @@ TARGETS=(
   //engine/runtime:device_arena_cuda_test
   //kernels:powerset_decode_test
   //kernels:kernels_test
+  //kernels:window_gather_test
   //engine/models:cuda_models_test
   //engine/models:cuda_reference_test
   //bench/gpu:rtfx_main

@@ -1,0 +1,105 @@
+#include "engine/models/cuda_window_upload.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "kernels/window_gather.h"
+
+namespace diarization::models::cuda {
+
+absl::StatusOr<WindowUploader> WindowUploader::Create(
+    runtime::DeviceArena* arena, int max_batch, const std::string& owner) {
+  if (max_batch < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("WindowUploader: max_batch ", max_batch, " < 1"));
+  }
+  WindowUploader u;
+  u.max_batch_ = max_batch;
+  const size_t samples =
+      size_t{static_cast<size_t>(max_batch)} * kWindowSamples;
+  // 2 × max_batch int64 = 4 × max_batch floats.
+  const size_t index_floats = size_t{static_cast<size_t>(max_batch)} * 4;
+  ASSIGN_OR_RETURN(u.host_audio_,
+                   PinnedBuffer::Allocate(samples, owner + " window spans"));
+  ASSIGN_OR_RETURN(u.host_index_, PinnedBuffer::Allocate(
+                                      index_floats, owner + " window index"));
+  ASSIGN_OR_RETURN(
+      u.audio_, DeviceBuffer::Allocate(arena, samples * sizeof(float), owner));
+  ASSIGN_OR_RETURN(u.index_, DeviceBuffer::Allocate(
+                                 arena, index_floats * sizeof(float), owner));
+  return u;
+}
+
+absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
+                                    const DeviceBuffer& windows,
+                                    cudaStream_t stream) {
+  if (n < 1 || n > max_batch_ || first < 0 || first + n > spans.batch() ||
+      windows.bytes() <
+          size_t{static_cast<size_t>(n)} * kWindowSamples * sizeof(float)) {
+    return absl::InternalError(absl::StrCat(
+        "WindowUploader::Upload: windows [", first, ", ", first + n, ") of ",
+        spans.batch(), " with room for ", max_batch_));
+  }
+  const size_t capacity = host_audio_.size();
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+  for (int i = first; i < first + n; ++i) {
+    if (spans.ends[i] > spans.starts[i]) {
+      lo = std::min(lo, spans.starts[i]);
+      hi = std::max(hi, spans.ends[i]);
+    }
+  }
+  if (lo > hi) lo = hi = 0;  // every window is silence (empty spans)
+  int64_t* starts = reinterpret_cast<int64_t*>(host_index_.data());
+  int64_t* ends = starts + max_batch_;
+  int64_t staged = 0;
+  if (static_cast<size_t>(hi - lo) <= capacity) {
+    // The covering range once; windows index into it.
+    staged = hi - lo;
+    std::memcpy(host_audio_.data(), spans.audio.data() + lo,
+                sizeof(float) * staged);
+    for (int i = 0; i < n; ++i) {
+      const int64_t s = spans.starts[first + i], e = spans.ends[first + i];
+      starts[i] = e > s ? s - lo : 0;
+      ends[i] = e > s ? e - lo : 0;
+    }
+  } else {
+    // Back to back: at most n × kWindowSamples <= capacity.
+    for (int i = 0; i < n; ++i) {
+      const int64_t s = spans.starts[first + i], e = spans.ends[first + i];
+      std::memcpy(host_audio_.data() + staged, spans.audio.data() + s,
+                  sizeof(float) * (e - s));
+      starts[i] = staged;
+      ends[i] = staged + (e - s);
+      staged += e - s;
+    }
+  }
+  last_uploaded_samples_ = staged;
+  if (staged > 0) {
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(audio_.data(), host_audio_.data(),
+                        sizeof(float) * staged, cudaMemcpyHostToDevice, stream),
+        "copying window spans to the device"));
+  }
+  int64_t* d_starts = static_cast<int64_t*>(index_.data());
+  int64_t* d_ends = d_starts + max_batch_;
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemcpyAsync(d_starts, starts, sizeof(int64_t) * n,
+                                 cudaMemcpyHostToDevice, stream),
+                 "copying window starts to the device"));
+  RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(d_ends, ends, sizeof(int64_t) * n,
+                                             cudaMemcpyHostToDevice, stream),
+                             "copying window ends to the device"));
+  return kernels::LaunchGatherWindows({.audio = audio_.f32(),
+                                       .audio_samples = staged,
+                                       .starts = d_starts,
+                                       .ends = d_ends,
+                                       .windows = windows.f32(),
+                                       .batch = n,
+                                       .window_samples = kWindowSamples},
+                                      stream);
+}
+
+}  // namespace diarization::models::cuda

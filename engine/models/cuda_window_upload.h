@@ -1,0 +1,61 @@
+// Moves a batch of windows (models::WindowSpans) to the device with as few
+// bytes as the batch allows: the covering range of the spans (for
+// consecutive windows of one recording, (n − 1)·step + 160000 samples
+// instead of n·160000) crosses once through a pinned staging buffer, and
+// kernels/window_gather builds the (n, 160000) window tensor on the device.
+// When the covering range would not fit the staging buffer (windows far
+// apart in a long recording, or of different recordings), each window's
+// samples are staged back to back instead, which always fits.
+//
+// Lifetime: one uploader per model instance, used by one thread at a time
+// (the model's). The staging buffers are reused by the next Upload, so the
+// caller must synchronise the stream (or at least the copies) before the
+// next call, as the models do after each batch.
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/models/cuda_util.h"
+#include "engine/models/model_interfaces.h"
+#include "engine/runtime/device_arena.h"
+
+namespace diarization::models::cuda {
+
+class WindowUploader {
+ public:
+  WindowUploader() = default;
+  // Buffers for up to `max_batch` windows, from `arena` (device) and pinned
+  // host memory; `owner` names them in the arena's ledger.
+  static absl::StatusOr<WindowUploader> Create(runtime::DeviceArena* arena,
+                                               int max_batch,
+                                               const std::string& owner);
+
+  // Enqueues on `stream` the windows [first, first + n) of `spans` into
+  // `windows` ((n, kWindowSamples) floats on the device). `spans` must be
+  // valid (ValidateWindowSpans) and 1 <= n <= max_batch.
+  absl::Status Upload(const WindowSpans& spans, int first, int n,
+                      const DeviceBuffer& windows, cudaStream_t stream);
+
+  // Samples staged by the last Upload (for tests and metrics).
+  int64_t last_uploaded_samples() const { return last_uploaded_samples_; }
+
+ private:
+  int max_batch_ = 0;
+  PinnedBuffer host_audio_;
+  // starts then ends, as int64 (2 × max_batch), in a float-typed pinned
+  // buffer: page-aligned, so the int64 view is aligned.
+  PinnedBuffer host_index_;
+  DeviceBuffer audio_;
+  DeviceBuffer index_;
+  int64_t last_uploaded_samples_ = 0;
+};
+
+}  // namespace diarization::models::cuda
+
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_

@@ -1,0 +1,56 @@
+#include "engine/models/model_interfaces.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace diarization::models {
+
+absl::Status ValidateWindowSpans(const WindowSpans& spans) {
+  if (spans.starts.size() != spans.ends.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("WindowSpans: ", spans.starts.size(), " starts but ",
+                     spans.ends.size(), " ends"));
+  }
+  const int64_t size = static_cast<int64_t>(spans.audio.size());
+  for (size_t i = 0; i < spans.starts.size(); ++i) {
+    const int64_t start = spans.starts[i], end = spans.ends[i];
+    if (start < 0 || end < start || end > size ||
+        end - start > kWindowSamples) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WindowSpans: window ", i, " is [", start, ", ", end, ") of ", size,
+          " samples; need 0 <= start <= end <= audio size and "
+          "end - start <= ",
+          kWindowSamples));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<float> MaterializeWindows(const WindowSpans& spans) {
+  std::vector<float> windows(spans.starts.size() * size_t{kWindowSamples},
+                             0.0f);
+  for (size_t i = 0; i < spans.starts.size(); ++i) {
+    std::copy(spans.audio.begin() + spans.starts[i],
+              spans.audio.begin() + spans.ends[i],
+              windows.begin() + i * size_t{kWindowSamples});
+  }
+  return windows;
+}
+
+absl::Status SegmentationModel::RunSpans(const WindowSpans& spans,
+                                         std::span<float> log_probs) {
+  if (absl::Status s = ValidateWindowSpans(spans); !s.ok()) return s;
+  return Run(MaterializeWindows(spans), spans.batch(), log_probs);
+}
+
+absl::Status EmbeddingModel::RunSpans(const WindowSpans& spans,
+                                      std::span<const float> masks,
+                                      int masks_per_window,
+                                      std::span<float> embeddings) {
+  if (absl::Status s = ValidateWindowSpans(spans); !s.ok()) return s;
+  return Run(MaterializeWindows(spans), spans.batch(), masks, masks_per_window,
+             embeddings);
+}
+
+}  // namespace diarization::models
