@@ -64,8 +64,20 @@ struct CudaSegmentationModel::Impl {
   LstmLayer lstm[kLayers];
   std::unique_ptr<cuda::Linear> linear[2], classifier;
 
-  DeviceBuffer audio, normed, c0, p0, c1, p1, c2, seq, gates, h[2], lin[2],
-      logits, out;
+  // Activations. The chain's tensors live in three pools, each stage
+  // writing where nothing still needed lives (a window's activations take
+  // 6.1 MB instead of 9.8 MB, so larger batches fit; the LSTM kernel needs
+  // about 256 windows to fill the GPU):
+  //   pool x: normed, c1, c2, seq, h[1], logits
+  //   pool y: p0, p1, pooled2, h[0], lin[0]
+  //   pool g: gates, lin[1]
+  // audio (the gathered windows), c0 (cuDNN sinc path only) and out (the
+  // downloaded log-probabilities) have their own buffers.
+  DeviceBuffer audio, c0, pool_x, pool_y, pool_g, out;
+  float *normed = nullptr, *p0 = nullptr, *c1 = nullptr, *p1 = nullptr,
+        *c2 = nullptr, *pooled2 = nullptr, *seq = nullptr, *gates = nullptr,
+        *h[2] = {nullptr, nullptr}, *lin[2] = {nullptr, nullptr},
+        *logits = nullptr;
   cuda::WindowUploader uploader;
   cuda::BusyTimer busy;
   cuda::PinnedBuffer host_out;
@@ -83,7 +95,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = audio.f32(),
                                                .gamma = wav_norm.gamma.f32(),
                                                .beta = wav_norm.beta.f32(),
-                                               .out = normed.f32(),
+                                               .out = normed,
                                                .batch = n,
                                                .channels = 1,
                                                .len = kWindowSamples},
@@ -92,29 +104,28 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
   // LeakyReLU.
   if (options.direct_sinc_conv) {
     RETURN_IF_ERROR(
-        kernels::LaunchSincConvAbsPool({.x = normed.f32(),
+        kernels::LaunchSincConvAbsPool({.x = normed,
                                         .filters = sinc_filters.f32(),
-                                        .y = p0.f32(),
+                                        .y = p0,
                                         .batch = n,
                                         .len = kWindowSamples,
                                         .taps = kSincKernel,
                                         .stride = 10},
                                        stream));
   } else {
-    RETURN_IF_ERROR(
-        conv[0]->Forward(normed.f32(), n, 1, kWindowSamples, c0.f32()));
+    RETURN_IF_ERROR(conv[0]->Forward(normed, n, 1, kWindowSamples, c0.f32()));
     RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c0.f32(),
-                                             .out = p0.f32(),
+                                             .out = p0,
                                              .rows = int64_t{n} * kSinc,
                                              .channels = kSinc,
                                              .in_len = kL0,
                                              .abs_first = true},
                                             stream));
   }
-  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p0.f32(),
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p0,
                                                .gamma = norm[0].gamma.f32(),
                                                .beta = norm[0].beta.f32(),
-                                               .out = p0.f32(),
+                                               .out = p0,
                                                .batch = n,
                                                .channels = kSinc,
                                                .len = kP0,
@@ -122,18 +133,18 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 1: conv 80→60 (+bias) → max-pool → InstanceNorm → LeakyReLU.
-  RETURN_IF_ERROR(conv[1]->Forward(p0.f32(), n, 1, kP0, c1.f32()));
-  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c1.f32(),
+  RETURN_IF_ERROR(conv[1]->Forward(p0, n, 1, kP0, c1));
+  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c1,
                                            .bias = conv_bias[0].f32(),
-                                           .out = p1.f32(),
+                                           .out = p1,
                                            .rows = int64_t{n} * kConv,
                                            .channels = kConv,
                                            .in_len = kL1},
                                           stream));
-  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p1.f32(),
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p1,
                                                .gamma = norm[1].gamma.f32(),
                                                .beta = norm[1].beta.f32(),
-                                               .out = p1.f32(),
+                                               .out = p1,
                                                .batch = n,
                                                .channels = kConv,
                                                .len = kP1,
@@ -141,18 +152,18 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 2, written as (batch, frame, feature) for the LSTM.
-  RETURN_IF_ERROR(conv[2]->Forward(p1.f32(), n, 1, kP1, c2.f32()));
-  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c2.f32(),
+  RETURN_IF_ERROR(conv[2]->Forward(p1, n, 1, kP1, c2));
+  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c2,
                                            .bias = conv_bias[1].f32(),
-                                           .out = c1.f32(),
+                                           .out = pooled2,
                                            .rows = int64_t{n} * kConv,
                                            .channels = kConv,
                                            .in_len = kL2},
                                           stream));
-  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = c1.f32(),
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = pooled2,
                                                .gamma = norm[2].gamma.f32(),
                                                .beta = norm[2].beta.f32(),
-                                               .out = seq.f32(),
+                                               .out = seq,
                                                .batch = n,
                                                .channels = kConv,
                                                .len = kP2,
@@ -162,21 +173,20 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                               stream));
   // BiLSTM: gates = X·W_ihᵀ + (b_ih + b_hh) for all steps, then the recurrence.
   const int64_t rows = int64_t{n} * kP2;
-  const float* x = seq.f32();
+  const float* x = seq;
   for (int l = 0; l < kLayers; ++l) {
-    RETURN_IF_ERROR(
-        kernels::LaunchBroadcastRows(lstm[l].bias.f32(), gates.f32(), rows,
-                                     2 * kernels::kLstmGates, stream));
+    RETURN_IF_ERROR(kernels::LaunchBroadcastRows(
+        lstm[l].bias.f32(), gates, rows, 2 * kernels::kLstmGates, stream));
     const float one = 1.0f;
     RETURN_IF_ERROR(CublasStatus(
         cublasSgemm(ctx->cublas(), CUBLAS_OP_T, CUBLAS_OP_N,
                     2 * kernels::kLstmGates, static_cast<int>(rows),
                     lstm[l].input, &one, lstm[l].w_ih.f32(), lstm[l].input, x,
-                    lstm[l].input, &one, gates.f32(), 2 * kernels::kLstmGates),
+                    lstm[l].input, &one, gates, 2 * kernels::kLstmGates),
         absl::StrCat("cublasSgemm (LSTM layer ", l, " input projection)")));
-    float* hout = h[l % 2].f32();
+    float* hout = h[l % 2];
     RETURN_IF_ERROR(
-        kernels::LaunchLstmRecurrence({.gates_in = gates.f32(),
+        kernels::LaunchLstmRecurrence({.gates_in = gates,
                                        .w_hh_t = lstm[l].w_hh_t.f32(),
                                        .out = hout,
                                        .batch = n,
@@ -185,15 +195,15 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
     x = hout;
   }
   // Linear head.
-  RETURN_IF_ERROR(linear[0]->Forward(x, rows, lin[0].f32()));
+  RETURN_IF_ERROR(linear[0]->Forward(x, rows, lin[0]));
   RETURN_IF_ERROR(
-      kernels::LaunchLeakyRelu(lin[0].f32(), rows * kHidden, kSlope, stream));
-  RETURN_IF_ERROR(linear[1]->Forward(lin[0].f32(), rows, lin[1].f32()));
+      kernels::LaunchLeakyRelu(lin[0], rows * kHidden, kSlope, stream));
+  RETURN_IF_ERROR(linear[1]->Forward(lin[0], rows, lin[1]));
   RETURN_IF_ERROR(
-      kernels::LaunchLeakyRelu(lin[1].f32(), rows * kHidden, kSlope, stream));
-  RETURN_IF_ERROR(classifier->Forward(lin[1].f32(), rows, logits.f32()));
-  return kernels::LaunchLogSoftmax(logits.f32(), out.f32(), rows,
-                                   kPowersetClasses, stream);
+      kernels::LaunchLeakyRelu(lin[1], rows * kHidden, kSlope, stream));
+  RETURN_IF_ERROR(classifier->Forward(lin[1], rows, logits));
+  return kernels::LaunchLogSoftmax(logits, out.f32(), rows, kPowersetClasses,
+                                   stream);
 }
 
 CudaSegmentationModel::CudaSegmentationModel(std::unique_ptr<Impl> impl)
@@ -349,22 +359,39 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
     return DeviceBuffer::Allocate(arena, sizeof(float) * bm * floats, ao);
   };
   ASSIGN_OR_RETURN(impl->audio, alloc(kWindowSamples));
-  ASSIGN_OR_RETURN(impl->normed, alloc(kWindowSamples));
   if (!options.direct_sinc_conv) {
     // The direct kernel pools in registers: no unpooled output.
     ASSIGN_OR_RETURN(impl->c0, alloc(size_t{kSinc} * kL0));
   }
-  ASSIGN_OR_RETURN(impl->p0, alloc(size_t{kSinc} * kP0));
-  ASSIGN_OR_RETURN(impl->c1, alloc(size_t{kConv} * kL1));
-  ASSIGN_OR_RETURN(impl->p1, alloc(size_t{kConv} * kP1));
-  ASSIGN_OR_RETURN(impl->c2, alloc(size_t{kConv} * kL2));
-  ASSIGN_OR_RETURN(impl->seq, alloc(size_t{kP2} * kConv));
-  ASSIGN_OR_RETURN(impl->gates, alloc(size_t{kP2} * 2 * kG));
-  ASSIGN_OR_RETURN(impl->h[0], alloc(size_t{kP2} * 2 * kHidden));
-  ASSIGN_OR_RETURN(impl->h[1], alloc(size_t{kP2} * 2 * kHidden));
-  ASSIGN_OR_RETURN(impl->lin[0], alloc(size_t{kP2} * kHidden));
-  ASSIGN_OR_RETURN(impl->lin[1], alloc(size_t{kP2} * kHidden));
-  ASSIGN_OR_RETURN(impl->logits, alloc(size_t{kP2} * kPowersetClasses));
+  // Per-window floats of each pool: the largest tensor it holds.
+  constexpr size_t kPoolX = std::max<size_t>(
+      {kWindowSamples, size_t{kConv} * kL1, size_t{kConv} * kL2,
+       size_t{kP2} * kConv, size_t{kP2} * 2 * kHidden,
+       size_t{kP2} * kPowersetClasses});
+  constexpr size_t kPoolY = std::max<size_t>(
+      {size_t{kSinc} * kP0, size_t{kConv} * kP1, size_t{kConv} * kP2,
+       size_t{kP2} * 2 * kHidden, size_t{kP2} * kHidden});
+  constexpr size_t kPoolG =
+      std::max<size_t>(size_t{kP2} * 2 * kG, size_t{kP2} * kHidden);
+  ASSIGN_OR_RETURN(impl->pool_x, alloc(kPoolX));
+  ASSIGN_OR_RETURN(impl->pool_y, alloc(kPoolY));
+  ASSIGN_OR_RETURN(impl->pool_g, alloc(kPoolG));
+  float* const x = impl->pool_x.f32();
+  float* const y = impl->pool_y.f32();
+  float* const g = impl->pool_g.f32();
+  impl->normed = x;
+  impl->p0 = y;
+  impl->c1 = x;
+  impl->p1 = y;
+  impl->c2 = x;
+  impl->pooled2 = y;
+  impl->seq = x;
+  impl->gates = g;
+  impl->h[0] = y;  // layers 0 and 2 write it: reads of seq / h[1] in x
+  impl->h[1] = x;  // layers 1 and 3: seq is dead after layer 0's GEMM
+  impl->lin[0] = y;
+  impl->lin[1] = g;
+  impl->logits = x;
   ASSIGN_OR_RETURN(impl->out, alloc(size_t{kP2} * kPowersetClasses));
   ASSIGN_OR_RETURN(impl->uploader,
                    cuda::WindowUploader::Create(arena, options.max_batch,
