@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# On the GPU machine: the real server and the real client binaries under many
+# concurrent streams. One server process (--device=$DEVICES, default "cuda":
+# every GPU), then:
+#   1. throughput: $STREAMS (64) concurrent `diarize_client --mode stream`
+#      (as fast as flow control allows) of a $MINUTES (10) minute recording,
+#      accurate mode, then the same in FAST mode: aggregate RTFx = streams ×
+#      audio seconds / wall seconds, results per device, distinct RTTMs (one
+#      expected: every stream sends the same audio);
+#   2. live path: $STREAMS concurrent `--mode realtime` streams (paced at the
+#      audio's own rate) of a $LIVE_MINUTES (2) minute recording: the latency
+#      of each final result after the stream's half-close, p50/p99 (the client
+#      sends its last chunk at start + audio duration, so latency = client wall
+#      time − audio duration, process exit included);
+#   3. /metrics per device, SIGTERM exit code.
+# Payload: bench/service_overhead/pack_gpu.sh (random weights, real PLDA:
+# network cost does not depend on the weights' values).
+#   run: carry [".device/service-overhead.tar.xz"],
+#        command "bash bench/service_overhead/grpc_streams.sh"
+# SKIP_LIVE=1 skips step 2. SERVER_FLAGS replaces the extra server flags
+# (default: a backlog limit that admits 64 × 10 min at once, 8 host threads
+# for clustering).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+LOGS=${OUT:-$(pwd)/gpu-logs}/grpc_streams
+mkdir -p "$LOGS"
+WORK=$(mktemp -d)
+if [[ -n "${PAYLOAD_DIR:-}" ]]; then
+  # A staged payload (bin/ lib/ data/ plda/), e.g. a CPU rehearsal here.
+  cp -r "$PAYLOAD_DIR"/. "$WORK"/
+else
+  tar -C "$WORK" -xJf .device/service-overhead.tar.xz || { echo "no payload"; exit 2; }
+fi
+SERVER_BIN=${SERVER_BIN:-$WORK/bin/diarization_server_cuda}
+export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+DEVICES=${DEVICES:-cuda}
+STREAMS=${STREAMS:-64}
+MINUTES=${MINUTES:-10}
+LIVE_MINUTES=${LIVE_MINUTES:-2}
+"$WORK/bin/make_random_models" --out "$WORK/models" --plda_from "$WORK/plda" >/dev/null || exit 1
+# Recordings of the wanted length: the four-speaker clip tiled (stdlib only).
+tile() {  # $1 seconds, $2 output
+  python3 - "$WORK/data/four_speaker.wav" "$1" "$2" <<'PY'
+import sys, wave
+src, seconds, dst = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+with wave.open(src) as w:
+    params, frames = w.getparams(), w.readframes(w.getnframes())
+want = int(seconds * params.framerate) * params.sampwidth * params.nchannels
+data = (frames * (want // len(frames) + 1))[:want]
+with wave.open(dst, "wb") as o:
+    o.setparams(params); o.writeframes(data)
+PY
+}
+tile $((MINUTES * 60)) "$WORK/long.wav"
+tile $((LIVE_MINUTES * 60)) "$WORK/live.wav"
+rm -f "$WORK/ports"
+"$SERVER_BIN" --models "$WORK/models" --device="$DEVICES" \
+  --listen 127.0.0.1:0 --port_file "$WORK/ports" --metrics_listen=127.0.0.1:0 \
+  --max_concurrent_streams=$((STREAMS + 8)) ${SERVER_FLAGS:---max_backlog_audio_s=40000 --host_threads=8} \
+  2>"$LOGS/server.log" &
+pid=$!
+for _ in $(seq 240); do [[ -s "$WORK/ports" ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.5; done
+read -r port metrics_port <"$WORK/ports" || { echo "server did not start"; tail -20 "$LOGS/server.log"; exit 1; }
+C=("$WORK/bin/diarize_client" --server "127.0.0.1:$port" --progress=false)
+"${C[@]}" --wait_for_serving_s 300 --info >"$LOGS/info.json" || { echo "not serving"; tail -20 "$LOGS/server.log"; exit 1; }
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name --format=csv,noheader
+# One warm-up stream per device count is not needed: graphs are captured at
+# load for every batch shape the first calls use; one short call warms the
+# channel and the host pools.
+"${C[@]}" --mode unary "$WORK/data/four_speaker.wav" >/dev/null 2>&1
+
+run_batch() {  # $1 label, $2 mode, $3 file, rest: client flags
+  local label=$1 mode=$2 file=$3; shift 3
+  mkdir -p "$WORK/$label"
+  local t0; t0=$(date +%s.%N)
+  for i in $(seq "$STREAMS"); do
+    ( s=$(date +%s.%N); "${C[@]}" --mode "$mode" --output json "$@" "$file" >"$WORK/$label/r$i.json" 2>"$WORK/$label/r$i.err"
+      echo "$? $s $(date +%s.%N)" >"$WORK/$label/t$i" ) &
+  done
+  wait $(jobs -p | grep -v "^$pid$") 2>/dev/null
+  local t1; t1=$(date +%s.%N)
+  python3 - "$WORK/$label" "$label" "$STREAMS" "$(python3 -c "import wave;w=wave.open('$file');print(w.getnframes()/w.getframerate())")" "$t0" "$t1" <<'PY' | tee -a "$LOGS/summary.txt"
+import json, sys, glob, collections, statistics
+d, label, n, audio_s, t0, t1 = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
+devices = collections.Counter(); rttms = set(); failed = 0; lat = []
+for i in range(1, n + 1):
+    rc, s, e = open(f"{d}/t{i}").read().split()
+    if rc != "0":
+        failed += 1
+        print(f"  {label} stream {i} rc={rc}: {open(f'{d}/r{i}.err').read()[:300]}")
+        continue
+    r = json.load(open(f"{d}/r{i}.json"))
+    devices[r.get("device")] += 1; rttms.add(r.get("rttm"))
+    lat.append(float(e) - float(s) - audio_s)
+wall = t1 - t0
+line = (f"{label}: {n} streams x {audio_s:.0f} s, wall {wall:.2f} s, aggregate RTFx {n * audio_s / wall:.1f}, "
+        f"failed {failed}, per device {dict(devices)}, distinct RTTMs {len(rttms)}")
+if label.startswith("live") and lat:
+    lat.sort()
+    p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
+    line += f"; final after half-close p50 {p(0.50)*1e3:.0f} ms, p99 {p(0.99)*1e3:.0f} ms, max {lat[-1]*1e3:.0f} ms"
+print(line)
+PY
+}
+run_batch accurate stream "$WORK/long.wav"
+run_batch fast stream "$WORK/long.wav" --fast
+[[ "${SKIP_LIVE:-0}" == 1 ]] || run_batch live realtime "$WORK/live.wav"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$metrics_port/metrics').read().decode())" >"$LOGS/metrics.txt" 2>&1
+grep -E '^diarization_(device_rtfx|device_memory_bytes\{[^}]*arena_(used|peak))' "$LOGS/metrics.txt" | head -20
+kill -TERM $pid; wait $pid; echo "server exit $?"
