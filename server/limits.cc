@@ -34,6 +34,20 @@ absl::Status ValidateLimits(const ServiceLimits& l) {
         absl::StrCat("max_backlog_audio_s is ", l.max_backlog_audio_s,
                      "; it must be >= 0 (0 = engine default)"));
   }
+  if (!(l.config_timeout_s > 0.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "config_timeout_s is ", l.config_timeout_s, "; it must be > 0"));
+  }
+  if (!(l.stream_backlog_high_water_s > 0.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stream_backlog_high_water_s is ",
+                     l.stream_backlog_high_water_s, "; it must be > 0"));
+  }
+  if (!(l.max_decode_cpu_s >= 0.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_decode_cpu_s is ", l.max_decode_cpu_s,
+                     "; it must be >= 0 (0 = unbounded)"));
+  }
   if (l.min_sample_rate_hz < 1 || l.max_sample_rate_hz < l.min_sample_rate_hz) {
     return absl::InvalidArgumentError(
         absl::StrCat("sample rate range [", l.min_sample_rate_hz, ", ",

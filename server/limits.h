@@ -29,6 +29,17 @@ struct ServiceLimits {
   // Speaker hints above this are refused (clustering cost grows with it and
   // no meeting needs more).
   int max_speakers = 64;
+  // A Diarize stream must send its config within this many seconds of its
+  // start (DEADLINE_EXCEEDED otherwise): an idle call holds a slot.
+  double config_timeout_s = 10.0;
+  // Flow control: a stream's next message is not read while its job holds
+  // more than this many seconds of audio not yet through the networks; reads
+  // resume when it is down to half of it. Slows a fast sender through gRPC
+  // flow control instead of failing it.
+  double stream_backlog_high_water_s = 60.0;
+  // CPU seconds one DiarizeFile decode may use (RESOURCE_EXHAUSTED past it);
+  // 0 = unbounded.
+  double max_decode_cpu_s = 60.0;
   // Partial results no more often than this many seconds of audio.
   double min_partial_interval_s = 1.0;
   double default_partial_interval_s = 5.0;

@@ -170,7 +170,9 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
       MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_THREAD_POOL_SIZE,
       static_cast<unsigned int>(options.threads), MHD_OPTION_THREAD_STACK_SIZE,
       options.thread_stack_bytes, MHD_OPTION_CONNECTION_TIMEOUT,
-      static_cast<unsigned int>(30), MHD_OPTION_EXTERNAL_LOGGER,
+      options.connection_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+      options.per_ip_connection_limit, MHD_OPTION_CONNECTION_LIMIT,
+      options.connection_limit, MHD_OPTION_EXTERNAL_LOGGER,
       &MetricsEndpoint::OnLibraryMessage, endpoint.get(), MHD_OPTION_END);
   std::vector<std::string> start_log;
   {

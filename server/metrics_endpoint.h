@@ -34,6 +34,14 @@ class MetricsEndpoint {
     int threads = 2;
     // Stack of each thread: large enough for any static TLS (see above).
     size_t thread_stack_bytes = size_t{8} << 20;
+    // Idle or slow connections cannot fill the endpoint: each is dropped
+    // after connection_timeout_s without progress, one address may hold at
+    // most per_ip_connection_limit, all together connection_limit (the
+    // library's default, FD_SETSIZE - 4 = 1020, is what a thousand idle
+    // sockets exhausted in issue 13).
+    unsigned int connection_timeout_s = 10;
+    unsigned int per_ip_connection_limit = 32;
+    unsigned int connection_limit = 4096;
   };
 
   // Starts listening. INVALID_ARGUMENT for an unparsable address,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 #include <random>
 #include <string>
@@ -196,6 +197,68 @@ TEST(MetricsEndpointTest, ServesWhenDescriptorsExceedFdSetSize) {
   setrlimit(RLIMIT_NOFILE, &limit);
   EXPECT_THAT(response, StartsWith("HTTP/1.1 200"));
   EXPECT_THAT(response, HasSubstr("endpoint_test_many_fds_total 5"));
+}
+
+// Opens a TCP connection from `source` (a loopback address such as
+// 127.0.0.2: Linux routes all of 127/8 to lo) to 127.0.0.1:port and sends
+// nothing. -1 on failure.
+int IdleConnection(const char* source, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(port);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Issue 13: about 1020 idle connections (libmicrohttpd's default limit,
+// FD_SETSIZE - 4) shut the endpoint off. One address may now hold only a
+// few, idle ones are dropped, and a scrape from elsewhere is answered.
+TEST(MetricsEndpointTest, IdleConnectionsCannotBlockScrapes) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  ASSERT_GE(limit.rlim_max, rlim_t{1400});
+  const rlim_t saved = limit.rlim_cur;
+  limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, 1400);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  auto registry = CounterRegistry("endpoint_test_idle_total", 3);
+  auto endpoint = MetricsEndpoint::Start(
+      {.listen = "127.0.0.1:0", .connection_timeout_s = 2}, {registry});
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  const int port = (*endpoint)->port();
+  std::vector<int> idle;
+  for (int i = 0; i < 1100; ++i) {
+    const int fd = IdleConnection("127.0.0.2", port);
+    if (fd >= 0) idle.push_back(fd);
+  }
+  // The kernel completes connects the endpoint then closes at once.
+  EXPECT_GE(idle.size(), 1000u);
+  const std::string response = Get(port, "/metrics");
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(response, HasSubstr("endpoint_test_idle_total 3"));
+  // Within the timeout (plus slack) every idle connection has been closed
+  // by the endpoint: a read returns end-of-file or an error, never blocks.
+  sleep(4);
+  int closed = 0;
+  for (int fd : idle) {
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    char byte;
+    const ssize_t n = read(fd, &byte, 1);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) ++closed;
+    close(fd);
+  }
+  EXPECT_EQ(closed, static_cast<int>(idle.size()));
+  limit.rlim_cur = saved;
+  setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "diarization/v1/diarization.pb.h"
+#include "engine/audio/audio.h"
 #include "server/limits.h"
 
 namespace diarization::server {
@@ -46,6 +47,13 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
 // Checks a request_id or uri: 1 to 128 printable ASCII characters without
 // spaces ('!' to '~'). `field` names it in the error.
 absl::Status ValidateToken(const std::string& value, const char* field);
+
+// The raw PCM format of a validated config (not for ENCODED).
+audio::PcmFormat ToPcmFormat(const ValidatedConfig& config);
+
+// Decoder limits: the service's sample-rate/channel bounds and
+// max_audio_s_per_request.
+audio::DecodeLimits ToDecodeLimits(const ServiceLimits& limits);
 
 // A fresh request id: "srv-" and 16 random hex digits.
 std::string NewRequestId();

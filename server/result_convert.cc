@@ -35,24 +35,6 @@ runtime::JobOptions ToJobOptions(const ValidatedConfig& config,
   return o;
 }
 
-audio::PcmFormat ToPcmFormat(const ValidatedConfig& config) {
-  audio::PcmFormat f;
-  f.encoding = config.encoding == v1::FLOAT32 ? audio::PcmEncoding::kFloat32
-                                              : audio::PcmEncoding::kLinear16;
-  f.sample_rate_hz = config.sample_rate_hz;
-  f.channel_count = config.channel_count;
-  return f;
-}
-
-audio::DecodeLimits ToDecodeLimits(const ServiceLimits& limits) {
-  audio::DecodeLimits d;
-  d.max_duration_s = limits.max_audio_s_per_request;
-  d.min_sample_rate_hz = limits.min_sample_rate_hz;
-  d.max_sample_rate_hz = limits.max_sample_rate_hz;
-  d.max_channel_count = limits.max_channel_count;
-  return d;
-}
-
 void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
                 v1::DiarizeResult* out) {
   const std::vector<Segment>& segments = config.exclusive

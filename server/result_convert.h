@@ -1,6 +1,6 @@
 // Conversions between the API's messages and the engine's types: validated
-// config → engine job options and decoder format; engine results → the
-// API's DiarizeResult / PartialResult.
+// config → engine job options; engine results → the API's DiarizeResult /
+// PartialResult. (Config → decoder format: request_validation.h.)
 #ifndef DIARIZATION_SERVER_RESULT_CONVERT_H_
 #define DIARIZATION_SERVER_RESULT_CONVERT_H_
 
@@ -18,13 +18,6 @@ namespace diarization::server {
 // client's deadline and the stream-duration limit (InfiniteFuture: none).
 runtime::JobOptions ToJobOptions(const ValidatedConfig& config,
                                  absl::Time deadline);
-
-// The raw PCM format of a validated config (not for ENCODED).
-audio::PcmFormat ToPcmFormat(const ValidatedConfig& config);
-
-// Decoder limits: the service's sample-rate/channel bounds and
-// max_audio_s_per_request.
-audio::DecodeLimits ToDecodeLimits(const ServiceLimits& limits);
 
 // Fills `out` from a finished job: the view the config asks for
 // (regular/exclusive), RTTM text, centroids when asked, timings.

@@ -1,5 +1,9 @@
 #include "server/work_pool.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -62,6 +66,41 @@ TEST(WorkPool, PostNeverBlocksOnBusyThreads) {
   // We got here while the only thread is blocked: Post did not wait.
   EXPECT_GE((*pool)->queued(), 99);
   release.Notify();
+}
+
+TEST(WorkPool, TryPostRefusesPastMaxQueued) {
+  auto pool = WorkPool::Create({.threads = 1, .max_queued = 3});
+  ASSERT_TRUE(pool.ok());
+  absl::Notification started, release;
+  ASSERT_TRUE((*pool)->TryPost([&] {
+    started.Notify();
+    release.WaitForNotification();
+  }));
+  started.WaitForNotification();  // running, so no longer queued
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE((*pool)->TryPost([&] { ++ran; }));
+  EXPECT_FALSE((*pool)->TryPost([&] { ran += 100; }));
+  EXPECT_EQ((*pool)->queued(), 3);
+  release.Notify();
+  pool->reset();
+  EXPECT_EQ(ran.load(), 3);
+}
+
+TEST(WorkPool, NiceLowersTheThreadsPriority) {
+  const int base = ::getpriority(PRIO_PROCESS, 0);
+  auto pool = WorkPool::Create({.threads = 1, .nice = 5});
+  ASSERT_TRUE(pool.ok());
+  std::atomic<int> seen{-100};
+  absl::Notification done;
+  (*pool)->Post([&] {
+    seen =
+        ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+    done.Notify();
+  });
+  done.WaitForNotification();
+  EXPECT_EQ(seen.load(), std::min(base + 5, 19));
+  EXPECT_FALSE(WorkPool::Create({.threads = 1, .nice = 20}).ok());
+  EXPECT_FALSE(WorkPool::Create({.threads = 1, .max_queued = -1}).ok());
 }
 
 }  // namespace

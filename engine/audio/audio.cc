@@ -1,12 +1,15 @@
 // Raw PCM decoding (whole buffers and streams) and format validation.
 #include "engine/audio/audio.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "engine/audio/limits.h"
 #include "engine/audio/pcm_convert.h"
 #include "engine/audio/resampler.h"
@@ -35,6 +38,32 @@ int64_t MaxFrames(const DecodeLimits& limits, int sample_rate_hz) {
   if (!(frames > 0.0)) return 0;
   if (frames >= 9.0e18) return INT64_MAX;
   return static_cast<int64_t>(frames);
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0.0;
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+absl::Status CheckDecodeControl(const DecodeControl& control,
+                                double cpu_start_s) {
+  if (control.cancelled && control.cancelled()) {
+    return absl::CancelledError("decoding stopped: the caller left");
+  }
+  if (control.deadline != absl::InfiniteFuture() &&
+      absl::Now() >= control.deadline) {
+    return absl::DeadlineExceededError(
+        "the deadline passed while the audio was being decoded");
+  }
+  if (control.max_cpu_s > 0.0 &&
+      ThreadCpuSeconds() - cpu_start_s > control.max_cpu_s) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "decoding took more than the server's limit of ", control.max_cpu_s,
+        " CPU seconds per request (max_decode_cpu_s); send a smaller file, "
+        "a lower sample rate or fewer channels"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TooLongError(int64_t frames, int sample_rate_hz,
@@ -152,7 +181,8 @@ absl::StatusOr<std::unique_ptr<StreamDecoder>> StreamDecoder::Create(
 
 absl::StatusOr<Waveform> DecodePcm(std::span<const std::byte> bytes,
                                    const PcmFormat& format,
-                                   const DecodeLimits& limits) {
+                                   const DecodeLimits& limits,
+                                   const DecodeControl& control) {
   RETURN_IF_ERROR(ValidatePcmFormat(format, limits));
   if (bytes.empty()) {
     return absl::InvalidArgumentError("audio is empty (0 bytes)");
@@ -176,7 +206,16 @@ absl::StatusOr<Waveform> DecodePcm(std::span<const std::byte> bytes,
       static_cast<double>(kTargetSampleRate) / format.sample_rate_hz;
   waveform.samples.reserve(
       static_cast<size_t>(bytes.size() / frame_bytes * ratio) + 16);
-  RETURN_IF_ERROR(decoder->Push(bytes, waveform.samples));
+  // In blocks, so that the control is checked while a large upload
+  // resamples.
+  constexpr size_t kBlockBytes = size_t{1} << 20;
+  const double cpu_start = ThreadCpuSeconds();
+  for (size_t at = 0; at < bytes.size(); at += kBlockBytes) {
+    RETURN_IF_ERROR(CheckDecodeControl(control, cpu_start));
+    RETURN_IF_ERROR(decoder->Push(
+        bytes.subspan(at, std::min(kBlockBytes, bytes.size() - at)),
+        waveform.samples));
+  }
   RETURN_IF_ERROR(decoder->Finish(waveform.samples));
   return waveform;
 }

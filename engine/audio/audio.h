@@ -10,12 +10,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace diarization::audio {
 
@@ -52,6 +55,55 @@ struct Waveform {
   }
 };
 
+// Bounds on one decode's work, checked every block (about 8192 input frames,
+// or 1 MiB of raw PCM), so that a decode of hostile input stops within
+// milliseconds of its bound instead of running to the end of the input.
+struct DecodeControl {
+  // Polled every block; true stops the decode with CANCELLED (the caller
+  // left). Must be cheap and thread-safe. Null: never.
+  std::function<bool()> cancelled;
+  // Past it the decode stops with DEADLINE_EXCEEDED.
+  absl::Time deadline = absl::InfiniteFuture();
+  // CPU seconds the decoding thread may spend on this decode
+  // (CLOCK_THREAD_CPUTIME_ID); past it RESOURCE_EXHAUSTED. 0 = unbounded.
+  double max_cpu_s = 0.0;
+};
+
+// What a container file announces about itself, read without decoding
+// (FileDecoder::Open).
+struct FileHeader {
+  // "WAV", "FLAC" or "OGG".
+  std::string container;
+  int sample_rate_hz = 0;
+  int channel_count = 0;
+  // Seconds the header announces; nullopt when it does not say (a FLAC
+  // stream written without a total sample count). Untrusted: the decode
+  // stops at DecodeLimits::max_duration_s whatever the header said.
+  std::optional<double> duration_s;
+  size_t file_bytes = 0;
+};
+
+// A container file held in memory, opened and its header checked (sniffed
+// as WAV/FLAC/OGG first: nothing else reaches libsndfile, so e.g. MP3 is
+// never parsed), not yet decoded. The bytes must outlive the decoder.
+// Lets a caller check the announced duration against admission before
+// spending any decode time (server/diarize_file_reactor.cc).
+class FileDecoder {
+ public:
+  static absl::StatusOr<std::unique_ptr<FileDecoder>> Open(
+      std::span<const std::byte> bytes, const DecodeLimits& limits = {});
+  virtual ~FileDecoder() = default;
+
+  virtual const FileHeader& header() const = 0;
+
+  // Decodes, down-mixes and resamples everything, at most `max_duration_s`
+  // seconds of input (further bounded by the limits given to Open); more is
+  // INVALID_ARGUMENT "too long". Memory reserved up front never exceeds that
+  // bound, whatever the header says. Call once.
+  virtual absl::StatusOr<Waveform> Decode(double max_duration_s,
+                                          const DecodeControl& control) = 0;
+};
+
 // Checks a raw PCM format against the limits (rate, channels).
 absl::Status ValidatePcmFormat(const PcmFormat& format,
                                const DecodeLimits& limits = {});
@@ -60,10 +112,12 @@ absl::Status ValidatePcmFormat(const PcmFormat& format,
 // WAVEX and RF64) with PCM 16/24/32-bit or float32 samples, FLAC, OGG/Vorbis
 // (and OGG/Opus). Other containers and encodings libsndfile knows (AIFF,
 // 8-bit, A-law, MP3 ...) are refused as unsupported. A WAV whose data chunk
-// runs past the end of the input, or a FLAC/OGG stream that ends before the
-// frames its header announces, is "truncated"; a file with no samples fails.
+// runs past the end of the input, a FLAC stream that ends before the frames
+// its header announces, or an OGG stream without its end-of-stream page is
+// "truncated"; a file with no samples fails. FileDecoder::Open + Decode.
 absl::StatusOr<Waveform> DecodeFile(std::span<const std::byte> bytes,
-                                    const DecodeLimits& limits = {});
+                                    const DecodeLimits& limits = {},
+                                    const DecodeControl& control = {});
 
 // Reads and decodes a file from disk.
 absl::StatusOr<Waveform> DecodeFilePath(const std::string& path,
@@ -73,7 +127,8 @@ absl::StatusOr<Waveform> DecodeFilePath(const std::string& path,
 // frames (sample size × channels).
 absl::StatusOr<Waveform> DecodePcm(std::span<const std::byte> bytes,
                                    const PcmFormat& format,
-                                   const DecodeLimits& limits = {});
+                                   const DecodeLimits& limits = {},
+                                   const DecodeControl& control = {});
 
 // Incremental decoder for streams: raw PCM chunks in, 16 kHz mono samples out
 // as soon as the resampler can produce them. Keeps a partial frame between

@@ -20,7 +20,8 @@ ABSL_LIBS=(-labsl_status -labsl_statusor -labsl_strings -labsl_strings_internal
            -labsl_str_format_internal -labsl_cord -labsl_cord_internal
            -labsl_cordz_info -labsl_cordz_functions -labsl_cordz_handle
            -labsl_int128 -labsl_raw_logging_internal -labsl_throw_delegate
-           -labsl_base -labsl_spinlock_wait -labsl_strerror)
+           -labsl_base -labsl_spinlock_wait -labsl_strerror -labsl_time
+           -labsl_time_zone)
 
 echo "== building the fuzzer"
 clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address \

@@ -3,6 +3,7 @@
 #include <sndfile.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "engine/audio/testing/silent_flac.h"
 #include "engine/common/test_data.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -561,7 +564,7 @@ TEST(AudioErrorTest, UnsupportedEncodings) {
       DecodeFile(WriteWithSndfile("x.aiff", SF_FORMAT_AIFF | SF_FORMAT_PCM_16,
                                   16000, 1, frames))
           .status(),
-      "unsupported audio encoding");
+      "not a WAV, FLAC or OGG header");
   ExpectInvalid(DecodePcm(Linear16Bytes({1, 2}),
                           PcmFormat{.encoding = static_cast<PcmEncoding>(7)})
                     .status(),
@@ -653,6 +656,134 @@ TEST(AudioErrorTest, PartialFrames) {
   ExpectInvalid((*decoder)->Finish(out), "partial frame: 1 bytes left over");
   EXPECT_EQ((*decoder)->Push(std::vector<std::byte>(2), out).code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+// MP3 is not a supported input, and libsndfile would hand it to libmpg123
+// (which prints to stderr): refused by its first bytes, before libsndfile.
+TEST(AudioErrorTest, Mp3IsRefusedBeforeAnyParser) {
+  const std::vector<std::byte> mp3 =
+      WriteWithSndfile("x.mp3", SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III,
+                       16000, 1, Sine(300.0, 0.3, 16000, 16000));
+  ASSERT_GT(mp3.size(), 100u);
+  ExpectInvalid(DecodeFile(mp3).status(), "looks like MP3");
+  std::vector<std::byte> id3 = {std::byte{'I'}, std::byte{'D'}, std::byte{'3'},
+                                std::byte{4}};
+  id3.insert(id3.end(), mp3.begin(), mp3.end());
+  ExpectInvalid(DecodeFile(id3).status(), "looks like MP3");
+  ExpectInvalid(FileDecoder::Open(mp3).status(), "not a supported input");
+}
+
+// A cut OGG has no known length (libsndfile reports SF_COUNT_MAX frames);
+// it is "truncated", not "too long".
+TEST(AudioErrorTest, TruncatedOggIsTruncatedNotTooLong) {
+  const std::vector<std::byte> ogg =
+      WriteWithSndfile("cut.ogg", SF_FORMAT_OGG | SF_FORMAT_VORBIS, 16000, 1,
+                       Sine(300.0, 0.3, 16000, 16000 * 20));
+  ASSERT_TRUE(DecodeFile(ogg).ok());
+  for (size_t keep : {ogg.size() / 3, ogg.size() / 2, ogg.size() - 1}) {
+    SCOPED_TRACE(keep);
+    const absl::Status s = DecodeFile(std::span(ogg).subspan(0, keep)).status();
+    ExpectInvalid(s, "OGG audio is truncated");
+    EXPECT_THAT(s.message(), ::testing::Not(::testing::HasSubstr("too long")));
+  }
+  // Cut exactly between two pages: every page is whole, the end-of-stream
+  // page is missing.
+  size_t boundary = 0;
+  for (size_t i = ogg.size() / 2; i + 4 < ogg.size(); ++i) {
+    if (std::memcmp(ogg.data() + i, "OggS", 4) == 0) {
+      boundary = i;
+      break;
+    }
+  }
+  ASSERT_GT(boundary, 0u);
+  ExpectInvalid(DecodeFile(std::span(ogg).subspan(0, boundary)).status(),
+                "no end-of-stream page");
+}
+
+TEST(SilentFlacTest, DecodesToTheSilenceItAnnounces) {
+  const std::string flac =
+      diarization::testing::SilentFlac({.sample_rate_hz = 48000,
+                                        .channel_count = 2,
+                                        .seconds = 3.5,
+                                        .block_size = 4096});
+  absl::StatusOr<Waveform> w = DecodeFile(std::as_bytes(std::span(flac)));
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->samples.size(), 56000u);
+  EXPECT_EQ(w->source_sample_rate_hz, 48000);
+  EXPECT_EQ(w->source_channel_count, 2);
+  EXPECT_TRUE(std::all_of(w->samples.begin(), w->samples.end(),
+                          [](float v) { return v == 0.0f; }));
+}
+
+// The decoder bomb of issue 13: 1.4 MB that decode to 14000 s of
+// 192 kHz × 8-channel audio. Its header is refused before decoding; without
+// a length in the header, decoding stops at the caller's bound, its
+// deadline, its CPU budget or its cancellation within one block.
+TEST(DecoderBombTest, HeaderTellsTheDurationBeforeDecoding) {
+  const std::string bomb = diarization::testing::SilentFlac({});
+  EXPECT_LT(bomb.size(), 1500000u);
+  const auto bytes = std::as_bytes(std::span(bomb));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<FileDecoder>> d =
+      FileDecoder::Open(bytes, DecodeLimits{.max_duration_s = 20000});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ((*d)->header().container, "FLAC");
+  EXPECT_EQ((*d)->header().sample_rate_hz, 192000);
+  EXPECT_EQ((*d)->header().channel_count, 8);
+  ASSERT_TRUE((*d)->header().duration_s.has_value());
+  EXPECT_NEAR(*(*d)->header().duration_s, 14000.0, 0.01);
+  // Announced longer than the caller admits: refused without decoding.
+  ExpectInvalid((*d)->Decode(60.0, {}).status(), "too long");
+  ExpectInvalid(
+      FileDecoder::Open(bytes, DecodeLimits{.max_duration_s = 3600}).status(),
+      "too long");
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST(DecoderBombTest, UnannouncedLengthStopsAtEveryBound) {
+  const std::string bomb =
+      diarization::testing::SilentFlac({.announce_length = false});
+  const auto bytes = std::as_bytes(std::span(bomb));
+  auto open = [&] {
+    absl::StatusOr<std::unique_ptr<FileDecoder>> d = FileDecoder::Open(bytes);
+    EXPECT_TRUE(d.ok()) << d.status();
+    EXPECT_FALSE((*d)->header().duration_s.has_value());
+    return *std::move(d);
+  };
+  // The caller's duration bound: 2 s of 192 kHz × 8 ch.
+  absl::Time start = absl::Now();
+  ExpectInvalid(open()->Decode(2.0, {}).status(), "too long");
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  // Cancellation, polled every block.
+  std::atomic<int> polls{0};
+  absl::Status s =
+      open()->Decode(1e9, {.cancelled = [&] { return ++polls > 3; }}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_EQ(polls.load(), 4);
+  // The deadline.
+  start = absl::Now();
+  s = open()
+          ->Decode(1e9, {.deadline = absl::Now() + absl::Milliseconds(200)})
+          .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  // The CPU budget.
+  start = absl::Now();
+  s = open()->Decode(1e9, {.max_cpu_s = 0.2}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("max_decode_cpu_s"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(DecodeControlTest, RawPcmIsCancellable) {
+  const std::vector<std::byte> pcm(16 << 20);  // 8.7 min of 16 kHz int16
+  int polls = 0;
+  absl::Status s = DecodePcm(pcm, PcmFormat{}, {},
+                             {.cancelled = [&] { return ++polls > 2; }})
+                       .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_EQ(polls, 3);
+  EXPECT_TRUE(DecodePcm(pcm, PcmFormat{}).ok());
 }
 
 TEST(AudioErrorTest, MissingFile) {

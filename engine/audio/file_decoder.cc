@@ -1,6 +1,7 @@
 // Container decoding through libsndfile, from memory (sf_open_virtual).
 #include <sndfile.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -147,95 +148,216 @@ absl::Status CheckWavDataLength(SNDFILE* file) {
   return absl::OkStatus();
 }
 
+// The containers this service accepts, recognised by their first bytes
+// before libsndfile sees anything: libsndfile would otherwise also hand
+// MP3 (libmpg123, which prints to stderr), AIFF, AU, ... to their parsers.
+absl::Status SniffContainer(std::span<const std::byte> bytes) {
+  auto starts = [&](size_t at, std::string_view magic) {
+    return bytes.size() >= at + magic.size() &&
+           std::memcmp(bytes.data() + at, magic.data(), magic.size()) == 0;
+  };
+  if ((starts(0, "RIFF") || starts(0, "RF64")) && starts(8, "WAVE")) {
+    return absl::OkStatus();
+  }
+  if (starts(0, "fLaC") || starts(0, "OggS")) return absl::OkStatus();
+  std::string what = "its first bytes are not a WAV, FLAC or OGG header";
+  if (starts(0, "ID3") ||
+      (bytes.size() >= 2 && std::to_integer<int>(bytes[0]) == 0xff &&
+       (std::to_integer<int>(bytes[1]) & 0xe0) == 0xe0)) {
+    what =
+        "it looks like MP3 (an ID3 tag or an MPEG frame header), which is "
+        "not a supported input";
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "cannot decode audio file (", bytes.size(), " bytes): ", what,
+      "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis, "
+      "OGG/Opus, or send raw PCM with its format"));
+}
+
+// An Ogg stream ends with a page flagged end-of-stream. A cut upload ends
+// inside a page or without that page; libsndfile then decodes what is there
+// and reports an unknown length, so check the page structure here.
+absl::Status CheckOggComplete(std::span<const std::byte> bytes) {
+  auto u8 = [&](size_t i) { return std::to_integer<unsigned>(bytes[i]); };
+  size_t at = 0;
+  bool end_of_stream = false;
+  bool cut_page = false;
+  while (at < bytes.size()) {
+    const size_t left = bytes.size() - at;
+    if (std::memcmp(bytes.data() + at, "OggS", std::min<size_t>(4, left)) !=
+        0) {
+      break;  // not a page: trailing bytes, judged below
+    }
+    if (left < 27 || left < 27 + size_t{u8(at + 26)}) {
+      cut_page = true;
+      break;
+    }
+    const unsigned segments = u8(at + 26);
+    size_t page = 27 + segments;
+    for (unsigned k = 0; k < segments; ++k) page += u8(at + 27 + k);
+    if (page > left) {
+      cut_page = true;
+      break;
+    }
+    if ((u8(at + 5) & 0x04) != 0) end_of_stream = true;
+    at += page;
+  }
+  if (end_of_stream && !cut_page) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "OGG audio is truncated: the file (", bytes.size(), " bytes) ",
+      cut_page ? absl::StrCat("ends inside the page that starts at byte ", at)
+               : std::string("has no end-of-stream page"),
+      "; upload the whole file"));
+}
+
+class SndfileDecoder final : public FileDecoder {
+ public:
+  SndfileDecoder(std::span<const std::byte> bytes, const DecodeLimits& limits)
+      : memory_{.bytes = bytes}, limits_(limits) {}
+
+  absl::Status Open() {
+    RETURN_IF_ERROR(SniffContainer(memory_.bytes));
+    SF_VIRTUAL_IO io = {MemoryLength, MemorySeek, MemoryRead, MemoryWrite,
+                        MemoryTell};
+    std::memset(&info_, 0, sizeof(info_));
+    file_.reset(sf_open_virtual(&io, SFM_READ, &info_, &memory_));
+    if (file_ == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot decode audio file (", memory_.bytes.size(),
+          " bytes): ", sf_strerror(nullptr),
+          "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis, "
+          "or send raw PCM with its format"));
+    }
+    std::string container;
+    if (!IsSupported(info_.format, &container)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unsupported audio encoding: ", FormatName(info_.format),
+          "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis"));
+    }
+    RETURN_IF_ERROR(
+        ValidateRateAndChannels(info_.samplerate, info_.channels, limits_));
+    if (container == "OGG") RETURN_IF_ERROR(CheckOggComplete(memory_.bytes));
+    header_.container = container;
+    header_.sample_rate_hz = info_.samplerate;
+    header_.channel_count = info_.channels;
+    header_.file_bytes = memory_.bytes.size();
+    // libsndfile reports an unknown length as 0 (FLAC without a total
+    // sample count) or SF_COUNT_MAX.
+    known_frames_ = info_.frames > 0 && info_.frames < SF_COUNT_MAX / 2;
+    if (known_frames_) {
+      header_.duration_s = static_cast<double>(info_.frames) / info_.samplerate;
+      if (info_.frames > MaxFrames(limits_, info_.samplerate)) {
+        return TooLongError(info_.frames, info_.samplerate, limits_);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const FileHeader& header() const override { return header_; }
+
+  absl::StatusOr<Waveform> Decode(double max_duration_s,
+                                  const DecodeControl& control) override {
+    if (decoded_) {
+      return absl::FailedPreconditionError("FileDecoder::Decode called twice");
+    }
+    decoded_ = true;
+    const double cpu_start = ThreadCpuSeconds();
+    DecodeLimits limits = limits_;
+    limits.max_duration_s = std::min(limits.max_duration_s, max_duration_s);
+    const int64_t max_frames = MaxFrames(limits, info_.samplerate);
+    if (known_frames_ && info_.frames > max_frames) {
+      return TooLongError(info_.frames, info_.samplerate, limits);
+    }
+    const std::string& container = header_.container;
+    // libsndfile scales integer PCM to [-1, 1) by 1/32768 (16-bit),
+    // 1/8388608 (24-bit), 1/2^31 (32-bit): exactly torchaudio's convention.
+    sf_command(file_.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
+
+    ASSIGN_OR_RETURN(std::unique_ptr<Resampler> resampler,
+                     Resampler::Create(info_.samplerate));
+    Waveform waveform;
+    waveform.source_sample_rate_hz = info_.samplerate;
+    waveform.source_channel_count = info_.channels;
+    // Never more than the bound the caller admitted, whatever the header
+    // announces (a few hundred bytes of FLAC can announce hours).
+    const int64_t expected_frames =
+        known_frames_ ? std::min<int64_t>(info_.frames, max_frames) : 0;
+    if (expected_frames > 0) {
+      waveform.samples.reserve(
+          static_cast<size_t>(static_cast<double>(expected_frames) *
+                                  kTargetSampleRate / info_.samplerate +
+                              16));
+    }
+    constexpr sf_count_t kBlockFrames = 8192;
+    std::vector<float> interleaved(kBlockFrames * info_.channels);
+    std::vector<float> mono;
+    int64_t frames_read = 0;
+    while (true) {
+      RETURN_IF_ERROR(CheckDecodeControl(control, cpu_start));
+      const sf_count_t n =
+          sf_readf_float(file_.get(), interleaved.data(), kBlockFrames);
+      if (n <= 0) break;
+      if (n > max_frames - frames_read) {
+        return TooLongError(frames_read + n, info_.samplerate, limits);
+      }
+      mono.clear();
+      RETURN_IF_ERROR(AppendMonoFromInterleaved(
+          std::span<const float>(interleaved.data(), n * info_.channels),
+          info_.channels, frames_read, mono));
+      frames_read += n;
+      RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
+    }
+    const int error = sf_error(file_.get());
+    if (known_frames_ && frames_read < info_.frames) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          container, " audio is truncated: the header announces ", info_.frames,
+          " frames, only ", frames_read, " could be decoded",
+          error != SF_ERR_NO_ERROR
+              ? absl::StrCat(" (", sf_error_number(error), ")")
+              : ""));
+    }
+    if (error != SF_ERR_NO_ERROR) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(container, " audio is corrupt after ", frames_read,
+                       " frames: ", sf_error_number(error)));
+    }
+    if (container == "WAV") RETURN_IF_ERROR(CheckWavDataLength(file_.get()));
+    if (frames_read == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(container, " file contains no audio samples"));
+    }
+    RETURN_IF_ERROR(resampler->Flush(waveform.samples));
+    return waveform;
+  }
+
+ private:
+  MemoryFile memory_;
+  const DecodeLimits limits_;
+  SF_INFO info_{};
+  std::unique_ptr<SNDFILE, SndfileCloser> file_;
+  FileHeader header_;
+  bool known_frames_ = false;
+  bool decoded_ = false;
+};
+
 }  // namespace
 
-absl::StatusOr<Waveform> DecodeFile(std::span<const std::byte> bytes,
-                                    const DecodeLimits& limits) {
+absl::StatusOr<std::unique_ptr<FileDecoder>> FileDecoder::Open(
+    std::span<const std::byte> bytes, const DecodeLimits& limits) {
   if (bytes.empty()) {
     return absl::InvalidArgumentError("audio file is empty (0 bytes)");
   }
-  MemoryFile memory{.bytes = bytes};
-  SF_VIRTUAL_IO io = {MemoryLength, MemorySeek, MemoryRead, MemoryWrite,
-                      MemoryTell};
-  SF_INFO info;
-  std::memset(&info, 0, sizeof(info));
-  std::unique_ptr<SNDFILE, SndfileCloser> file(
-      sf_open_virtual(&io, SFM_READ, &info, &memory));
-  if (file == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot decode audio file (", bytes.size(),
-        " bytes): ", sf_strerror(nullptr),
-        "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis, "
-        "or send raw PCM with its format"));
-  }
-  std::string container;
-  if (!IsSupported(info.format, &container)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unsupported audio encoding: ", FormatName(info.format),
-        "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis"));
-  }
-  RETURN_IF_ERROR(
-      ValidateRateAndChannels(info.samplerate, info.channels, limits));
-  const int64_t max_frames = MaxFrames(limits, info.samplerate);
-  if (info.frames > max_frames) {
-    return TooLongError(info.frames, info.samplerate, limits);
-  }
-  // libsndfile scales integer PCM to [-1, 1) by 1/32768 (16-bit),
-  // 1/8388608 (24-bit), 1/2^31 (32-bit): exactly torchaudio's convention.
-  sf_command(file.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
+  auto decoder = std::make_unique<SndfileDecoder>(bytes, limits);
+  RETURN_IF_ERROR(decoder->Open());
+  return std::unique_ptr<FileDecoder>(std::move(decoder));
+}
 
-  ASSIGN_OR_RETURN(std::unique_ptr<Resampler> resampler,
-                   Resampler::Create(info.samplerate));
-  Waveform waveform;
-  waveform.source_sample_rate_hz = info.samplerate;
-  waveform.source_channel_count = info.channels;
-  if (info.frames > 0) {
-    waveform.samples.reserve(static_cast<size_t>(
-        static_cast<double>(info.frames) * kTargetSampleRate / info.samplerate +
-        16));
-  }
-  constexpr sf_count_t kBlockFrames = 8192;
-  std::vector<float> interleaved(kBlockFrames * info.channels);
-  std::vector<float> mono;
-  int64_t frames_read = 0;
-  while (true) {
-    const sf_count_t n =
-        sf_readf_float(file.get(), interleaved.data(), kBlockFrames);
-    if (n <= 0) break;
-    if (n > max_frames - frames_read) {
-      return TooLongError(frames_read + n, info.samplerate, limits);
-    }
-    mono.clear();
-    RETURN_IF_ERROR(AppendMonoFromInterleaved(
-        std::span<const float>(interleaved.data(), n * info.channels),
-        info.channels, frames_read, mono));
-    frames_read += n;
-    RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
-  }
-  const int error = sf_error(file.get());
-  if (info.frames > 0 && frames_read < info.frames) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        container, " audio is truncated: the header announces ", info.frames,
-        " frames, only ", frames_read, " could be decoded",
-        error != SF_ERR_NO_ERROR
-            ? absl::StrCat(" (", sf_error_number(error), ")")
-            : ""));
-  }
-  if (error != SF_ERR_NO_ERROR) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(container, " audio is corrupt after ", frames_read,
-                     " frames: ", sf_error_number(error)));
-  }
-  if ((info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_FLAC &&
-      (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_OGG) {
-    RETURN_IF_ERROR(CheckWavDataLength(file.get()));
-  }
-  if (frames_read == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(container, " file contains no audio samples"));
-  }
-  RETURN_IF_ERROR(resampler->Flush(waveform.samples));
-  return waveform;
+absl::StatusOr<Waveform> DecodeFile(std::span<const std::byte> bytes,
+                                    const DecodeLimits& limits,
+                                    const DecodeControl& control) {
+  ASSIGN_OR_RETURN(std::unique_ptr<FileDecoder> decoder,
+                   FileDecoder::Open(bytes, limits));
+  return decoder->Decode(limits.max_duration_s, control);
 }
 
 absl::StatusOr<Waveform> DecodeFilePath(const std::string& path,

@@ -1,0 +1,103 @@
+#include "server/stream_session.h"
+
+#include <cstddef>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace diarization::server {
+
+StreamSession::StreamSession(const ServiceLimits& limits, StreamJobSink* sink)
+    : limits_(limits), sink_(sink) {}
+
+double StreamSession::appended_s() const {
+  return static_cast<double>(appended_samples_) / audio::kTargetSampleRate;
+}
+
+absl::Status StreamSession::Fail(absl::Status status) {
+  if (error_.ok()) error_ = std::move(status);
+  return error_;
+}
+
+absl::Status StreamSession::OnMessage(const v1::DiarizeRequest& request) {
+  if (!error_.ok()) return error_;
+  if (finished_) {
+    return Fail(
+        absl::FailedPreconditionError("a message after the end of the stream"));
+  }
+  switch (request.request_case()) {
+    case v1::DiarizeRequest::kConfig:
+      if (has_config()) {
+        return Fail(absl::InvalidArgumentError(
+            "config was sent twice; only the first DiarizeRequest may carry "
+            "config, later ones carry audio"));
+      }
+      return HandleConfig(request.config());
+    case v1::DiarizeRequest::kAudio:
+      if (!has_config()) {
+        return Fail(absl::InvalidArgumentError(
+            "the first DiarizeRequest must carry config (encoding, sample "
+            "rate, ...); this one carries audio"));
+      }
+      return HandleAudio(request.audio());
+    default:
+      return Fail(absl::InvalidArgumentError(
+          has_config() ? "a DiarizeRequest carries neither config nor audio"
+                       : "the first DiarizeRequest must carry config; this "
+                         "one carries nothing"));
+  }
+}
+
+absl::Status StreamSession::HandleConfig(const v1::DiarizationConfig& c) {
+  sent_request_id_ = c.request_id().substr(0, 128);
+  absl::StatusOr<ValidatedConfig> config =
+      ValidateConfig(c, RpcKind::kStream, limits_);
+  if (!config.ok()) return Fail(config.status());
+  absl::StatusOr<std::unique_ptr<audio::StreamDecoder>> decoder =
+      audio::StreamDecoder::Create(ToPcmFormat(*config),
+                                   ToDecodeLimits(limits_));
+  if (!decoder.ok()) return Fail(decoder.status());
+  if (absl::Status s = sink_->Start(*config); !s.ok()) return Fail(s);
+  config_ = std::make_unique<ValidatedConfig>(*std::move(config));
+  decoder_ = *std::move(decoder);
+  return absl::OkStatus();
+}
+
+absl::Status StreamSession::HandleAudio(const std::string& bytes) {
+  samples_.clear();
+  absl::Status s = decoder_->Push(
+      std::span<const std::byte>(
+          reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()),
+      samples_);
+  if (!s.ok()) return Fail(s);
+  if (samples_.empty()) return absl::OkStatus();
+  s = sink_->Append(samples_);
+  if (!s.ok()) return Fail(s);
+  appended_samples_ += static_cast<int64_t>(samples_.size());
+  return absl::OkStatus();
+}
+
+absl::Status StreamSession::OnEndOfInput() {
+  if (!error_.ok()) return error_;
+  if (finished_) {
+    return Fail(absl::FailedPreconditionError("the stream ended twice"));
+  }
+  if (!has_config()) {
+    return Fail(absl::InvalidArgumentError(
+        "the stream ended before its first DiarizeRequest (config)"));
+  }
+  samples_.clear();
+  absl::Status s = decoder_->Finish(samples_);
+  if (!s.ok()) return Fail(s);
+  if (!samples_.empty()) {
+    s = sink_->Append(samples_);
+    if (!s.ok()) return Fail(s);
+    appended_samples_ += static_cast<int64_t>(samples_.size());
+  }
+  finished_ = true;
+  s = sink_->Finish();
+  if (!s.ok()) return Fail(s);
+  return absl::OkStatus();
+}
+
+}  // namespace diarization::server
