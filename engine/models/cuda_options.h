@@ -40,6 +40,19 @@ struct CudaModelOptions {
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;
+  // Segmentation only: the BiLSTM recurrence kernel. "qualified": the
+  // cluster kernel (kernels/lstm_cluster.h) for each batch size that
+  // kernels/qualification.json qualifies on this device, the resident kernel
+  // (kernels/lstm.h) otherwise; "cluster" / "resident": that one for every
+  // batch (tests, benchmarks, the qualification harness).
+  std::string lstm_kernel = "qualified";
+  // Share of the device's co-resident clusters one cluster-LSTM launch may
+  // take (kernels/lstm_cluster.h); the rest stays free for other work.
+  double lstm_device_share = 0.5;
+  // Hold the GPU's cooperative launch token (kernels/cooperative_token.h)
+  // around each batch that runs the cluster kernel. Off only to measure
+  // what the token costs.
+  bool cooperative_token = true;
 };
 
 }  // namespace diarization::models

@@ -1,6 +1,7 @@
 #include "engine/models/cuda_segmentation_model.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -12,8 +13,11 @@
 #include "engine/models/cuda_util.h"
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/sincnet_filters.h"
+#include "kernels/cooperative_token.h"
 #include "kernels/lstm.h"
+#include "kernels/lstm_cluster.h"
 #include "kernels/nn_ops.h"
+#include "kernels/qualification.h"
 #include "kernels/sinc_conv.h"
 
 namespace diarization::models {
@@ -62,6 +66,9 @@ struct CudaSegmentationModel::Impl {
   DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
   DeviceBuffer sinc_filters;  // (80, 251), for the direct kernel
   LstmLayer lstm[kLayers];
+  // Index n: batches of n windows run the cluster recurrence kernel.
+  std::vector<bool> lstm_cluster;
+  std::string lstm_selection;  // one line, for the log and GetInfo
   std::unique_ptr<cuda::Linear> linear[2], classifier;
 
   // Activations. The chain's tensors live in three pools, each stage
@@ -87,7 +94,88 @@ struct CudaSegmentationModel::Impl {
     graphs.reset();
   }
   absl::Status Enqueue(int n);
+  absl::Status ChooseLstmKernels();
 };
+
+namespace {
+
+// "1-8, 12, 30-32" for the sorted batch sizes in `v`.
+std::string Ranges(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    absl::StrAppend(&s, s.empty() ? "" : ", ", v[i]);
+    if (j > i) absl::StrAppend(&s, "-", v[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+}  // namespace
+
+// Per batch size: the cluster kernel where the qualification record
+// qualifies it on this device (or where options force it), else the
+// resident kernel. A device that cannot host the cluster grid falls back
+// everywhere, and says so.
+absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
+  const int max_batch = options.max_batch;
+  lstm_cluster.assign(max_batch + 1, false);
+  const std::string& mode = options.lstm_kernel;
+  if (mode == "resident") {
+    lstm_selection = "LSTM recurrence: resident kernel (lstm_kernel=resident)";
+    return absl::OkStatus();
+  }
+  if (mode != "cluster" && mode != "qualified") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "lstm_kernel must be qualified, cluster or resident, not '", mode,
+        "'"));
+  }
+  const int device = arena->device();
+  absl::StatusOr<kernels::LstmClusterPlan> plan = kernels::PlanLstmCluster(
+      {.batch = 1, .steps = kP2, .device_share = options.lstm_device_share});
+  if (!plan.ok()) {
+    if (mode == "cluster" ||
+        plan.status().code() != absl::StatusCode::kFailedPrecondition) {
+      return plan.status();
+    }
+    lstm_selection = absl::StrCat(
+        "LSTM recurrence: resident kernel (this device cannot host the "
+        "cluster grid: ",
+        plan.status().message(), ")");
+    return absl::OkStatus();
+  }
+  cudaDeviceProp prop{};
+  RETURN_IF_ERROR(CudaStatus(cudaGetDeviceProperties(&prop, device),
+                             "cudaGetDeviceProperties"));
+  const std::string cc = absl::StrCat(prop.major, ".", prop.minor);
+  std::vector<int> cluster;
+  std::string why_not;
+  for (int n = 1; n <= max_batch; ++n) {
+    if (mode == "cluster") {
+      lstm_cluster[n] = true;
+    } else {
+      const kernels::KernelSelection s = kernels::SelectEmbeddedQualified(
+          "lstm_cluster", n, "fp32", prop.name, cc);
+      lstm_cluster[n] = s.use_custom;
+      if (!s.use_custom && why_not.empty()) why_not = s.reason;
+    }
+    if (lstm_cluster[n]) cluster.push_back(n);
+  }
+  if (cluster.empty()) {
+    lstm_selection =
+        absl::StrCat("LSTM recurrence: resident kernel (", why_not, ")");
+  } else {
+    lstm_selection = absl::StrCat(
+        "LSTM recurrence: cluster kernel for batch ", Ranges(cluster), " (max ",
+        plan->max_active_clusters, " co-resident clusters, share ",
+        options.lstm_device_share, ")",
+        static_cast<int>(cluster.size()) == max_batch
+            ? ""
+            : absl::StrCat("; resident kernel otherwise (", why_not, ")"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
   cudaStream_t stream = ctx->stream();
@@ -185,13 +273,24 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                     lstm[l].input, &one, gates, 2 * kernels::kLstmGates),
         absl::StrCat("cublasSgemm (LSTM layer ", l, " input projection)")));
     float* hout = h[l % 2];
-    RETURN_IF_ERROR(
-        kernels::LaunchLstmRecurrence({.gates_in = gates,
-                                       .w_hh_t = lstm[l].w_hh_t.f32(),
-                                       .out = hout,
-                                       .batch = n,
-                                       .steps = kP2},
-                                      stream));
+    if (lstm_cluster[n]) {
+      RETURN_IF_ERROR(kernels::LaunchLstmClusterRecurrence(
+          {.gates_in = gates,
+           .w_hh_t = lstm[l].w_hh_t.f32(),
+           .out = hout,
+           .batch = n,
+           .steps = kP2,
+           .device_share = options.lstm_device_share},
+          stream));
+    } else {
+      RETURN_IF_ERROR(
+          kernels::LaunchLstmRecurrence({.gates_in = gates,
+                                         .w_hh_t = lstm[l].w_hh_t.f32(),
+                                         .out = hout,
+                                         .batch = n,
+                                         .steps = kP2},
+                                        stream));
+    }
     x = hout;
   }
   // Linear head.
@@ -213,6 +312,9 @@ double CudaSegmentationModel::device_seconds() const {
   return impl_->busy.seconds();
 }
 int CudaSegmentationModel::graphs() const { return impl_->graphs->size(); }
+const std::string& CudaSegmentationModel::lstm_selection() const {
+  return impl_->lstm_selection;
+}
 
 absl::StatusOr<std::unique_ptr<CudaSegmentationModel>>
 CudaSegmentationModel::Create(const SafetensorsFile& w,
@@ -399,6 +501,9 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   ASSIGN_OR_RETURN(impl->host_out,
                    cuda::PinnedBuffer::Allocate(bm * kP2 * kPowersetClasses,
                                                 "log-probabilities"));
+  RETURN_IF_ERROR(impl->ChooseLstmKernels());
+  std::fprintf(stderr, "cuda:%d segmentation: %s\n", arena->device(),
+               impl->lstm_selection.c_str());
   return std::unique_ptr<CudaSegmentationModel>(
       new CudaSegmentationModel(std::move(impl)));
 }
@@ -441,6 +546,14 @@ absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
     const size_t out_count = static_cast<size_t>(n) * per_out;
     RETURN_IF_ERROR(m.busy.Begin(stream));
     RETURN_IF_ERROR(m.uploader.Upload(spans, first, n, m.audio, stream));
+    // Cooperative launches (kernels/cooperative_token.h): the GPU's token is
+    // held from before the batch's graph is launched until its stream
+    // synchronize, i.e. until the cluster grids have completed.
+    kernels::CooperativeLaunchToken::Hold token;
+    if (m.lstm_cluster[n] && m.options.cooperative_token) {
+      token = kernels::CooperativeLaunchToken::ForDevice(m.arena->device())
+                  .Acquire();
+    }
     RETURN_IF_ERROR(m.graphs->Run({n, 0}, m.options.use_cuda_graphs,
                                   [&] { return m.Enqueue(n); }));
     RETURN_IF_ERROR(cuda::DownloadAsync(m.out, out_count, m.host_out, stream,
@@ -448,6 +561,7 @@ absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
     RETURN_IF_ERROR(m.busy.End(stream));
     RETURN_IF_ERROR(
         CudaStatus(cudaStreamSynchronize(stream), "segmentation forward"));
+    token.Release();
     RETURN_IF_ERROR(m.busy.Accumulate());
     std::memcpy(log_probs.data() + static_cast<size_t>(first) * per_out,
                 m.host_out.data(), out_count * sizeof(float));

@@ -3,8 +3,9 @@
 // once at load by sincnet_filters.h, then three cuDNN convolutions, each
 // followed by |.| (stage 0) / bias, max-pool 3 and InstanceNorm + LeakyReLU
 // kernels), the 4-layer BiLSTM (input projections of all steps as one cuBLAS
-// GEMM per layer, the recurrence in kernels/lstm), linear 256→128→128 with
-// LeakyReLU and the classifier as GEMMs, and log-softmax.
+// GEMM per layer, the recurrence in kernels/lstm or, for the batch sizes the
+// kernel qualification record qualifies, kernels/lstm_cluster), linear
+// 256→128→128 with LeakyReLU and the classifier as GEMMs, and log-softmax.
 //
 // Segmentation is always FP32 (DESIGN.md). All device memory comes from the
 // arena; one CUDA graph is captured per batch size.
@@ -44,6 +45,9 @@ class CudaSegmentationModel : public SegmentationModel {
   // Device time of all batches so far (CUDA events around each batch:
   // uploads, kernels, download), for the benchmark's busy/wall ratio.
   double device_seconds() const;
+  // Which BiLSTM recurrence kernel runs for which batch sizes, and why (one
+  // line; options.lstm_kernel, kernels/qualification.h).
+  const std::string& lstm_selection() const;
 
  private:
   struct Impl;

@@ -1,0 +1,115 @@
+// The committed kernel qualification record (kernels/qualification.json)
+// against the kernels compiled into this build, and the selection rule on
+// synthetic records. No GPU: runs in CI.
+//
+// With a committed record: it must parse, cover every custom kernel, and
+// each kernel's sources must hash to what was qualified — an edited kernel
+// fails here until bench/qualify/gpu_round.sh is run again and its record
+// committed. Without one: production must fall back everywhere.
+#include "kernels/qualification.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace diarization::kernels {
+namespace {
+
+TEST(QualificationTest, CommittedRecordMatchesTheKernels) {
+  const std::string_view json = EmbeddedQualificationJson();
+  if (json.empty()) {
+    // No record yet: every selection falls back, and says why.
+    const KernelSelection s = SelectEmbeddedQualified("lstm_cluster", 1, "fp32",
+                                                      "NVIDIA H200", "9.0");
+    EXPECT_FALSE(s.use_custom);
+    EXPECT_NE(s.reason.find("no kernel qualification record"),
+              std::string::npos)
+        << s.reason;
+    return;
+  }
+  absl::StatusOr<QualificationRecord> r = ParseQualificationRecord(json);
+  ASSERT_TRUE(r.ok()) << "kernels/qualification.json: " << r.status();
+  EXPECT_FALSE(r->device_name.empty());
+  EXPECT_FALSE(r->tuples.empty());
+  for (const auto& [kernel, hash] : KernelSourceHashes()) {
+    auto it = r->source_hashes.find(kernel);
+    ASSERT_NE(it, r->source_hashes.end())
+        << "kernels/qualification.json has no record of kernel " << kernel
+        << "; run bench/qualify/gpu_round.sh on the GPU and commit its "
+           "qualification.json";
+    EXPECT_EQ(it->second, hash)
+        << "kernel " << kernel
+        << " changed since it was qualified; run bench/qualify/gpu_round.sh "
+           "on the GPU and commit its qualification.json";
+    bool has_tuple = false;
+    for (const QualificationTuple& t : r->tuples)
+      has_tuple = has_tuple || t.kernel == kernel;
+    EXPECT_TRUE(has_tuple) << "no tuple for kernel " << kernel;
+  }
+}
+
+TEST(QualificationTest, HashesCoverEveryKernelAndLookLikeSha256) {
+  const auto& h = KernelSourceHashes();
+  ASSERT_EQ(h.size(), 6u);
+  for (const auto& [name, hash] : h) {
+    EXPECT_EQ(hash.size(), 64u) << name;
+    EXPECT_EQ(hash.find_first_not_of("0123456789abcdef"), std::string::npos)
+        << name;
+  }
+  EXPECT_NE(h[0].second, h[1].second);
+}
+
+constexpr char kRecord[] = R"({
+  "device": {"name": "NVIDIA H200", "compute_capability": "9.0"},
+  "sources": {"lstm_cluster": "aaaa", "fbank": "bbbb"},
+  "tuples": [
+    {"kernel": "lstm_cluster", "layer": "all", "batch": 1, "precision": "fp32",
+     "qualified": true},
+    {"kernel": "lstm_cluster", "layer": "all", "batch": 256,
+     "precision": "fp32", "qualified": false, "reason": "slower: 1.31x"}
+  ]
+})";
+
+TEST(QualificationTest, SelectionRule) {
+  absl::StatusOr<QualificationRecord> r = ParseQualificationRecord(kRecord);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"fbank", "bbbb"}, {"lstm_cluster", "aaaa"}};
+  const std::vector<std::pair<std::string, std::string>> edited = {
+      {"fbank", "bbbb"}, {"lstm_cluster", "cccc"}};
+  auto sel = [&](const QualificationRecord* rec, const auto& hashes, int batch,
+                 const std::string& dev, const std::string& cc) {
+    return SelectQualified(rec, hashes, "lstm_cluster", batch, "fp32", dev, cc);
+  };
+  EXPECT_TRUE(sel(&*r, same, 1, "NVIDIA H200", "9.0").use_custom);
+  // Not qualified, not covered, other device, edited sources, no record.
+  KernelSelection s = sel(&*r, same, 256, "NVIDIA H200", "9.0");
+  EXPECT_FALSE(s.use_custom);
+  EXPECT_NE(s.reason.find("slower: 1.31x"), std::string::npos) << s.reason;
+  EXPECT_FALSE(sel(&*r, same, 2, "NVIDIA H200", "9.0").use_custom);
+  EXPECT_FALSE(sel(&*r, same, 1, "NVIDIA H100 80GB HBM3", "9.0").use_custom);
+  EXPECT_FALSE(sel(&*r, same, 1, "NVIDIA H200", "10.0").use_custom);
+  s = sel(&*r, edited, 1, "NVIDIA H200", "9.0");
+  EXPECT_FALSE(s.use_custom);
+  EXPECT_NE(s.reason.find("changed since"), std::string::npos) << s.reason;
+  EXPECT_FALSE(sel(nullptr, same, 1, "NVIDIA H200", "9.0").use_custom);
+  EXPECT_FALSE(
+      SelectQualified(&*r, same, "sinc_conv", 1, "fp32", "NVIDIA H200", "9.0")
+          .use_custom);
+  EXPECT_FALSE(SelectQualified(&*r, same, "lstm_cluster", 1, "tf32",
+                               "NVIDIA H200", "9.0")
+                   .use_custom);
+}
+
+TEST(QualificationTest, RejectsMalformedRecords) {
+  EXPECT_FALSE(ParseQualificationRecord("").ok());
+  EXPECT_FALSE(ParseQualificationRecord("[1, 2]").ok());
+  EXPECT_FALSE(ParseQualificationRecord(R"({"device": {}})").ok());
+  EXPECT_FALSE(ParseQualificationRecord(
+                   R"({"device": {"name": "x", "compute_capability": "9.0"},
+                       "sources": {}, "tuples": [{"kernel": 3}]})")
+                   .ok());
+}
+
+}  // namespace
+}  // namespace diarization::kernels
