@@ -1,0 +1,1055 @@
+// The kernel qualification harness (README.md beside this): for every
+// (kernel, layer, batch, precision) tuple production may select, on this
+// GPU, with fresh random inputs each run and the output poisoned (NaN)
+// before every launch:
+//  - parity against a float64 CPU reference (and against the library or
+//    previous path where production has one);
+//  - bitwise determinism across runs;
+//  - compute-sanitizer results (run by gpu_round.sh on --small, passed in
+//    with --sanitizer_results);
+//  - A/B/A/B timing against the library / previous path, no-slowdown bar.
+// Writes the coverage file (--out, JSON) that production reads once it is
+// committed as kernels/qualification.json.
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/models/cuda_embedding_model.h"
+#include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/cuda_util.h"
+#include "engine/models/fbank.h"
+#include "engine/models/model_interfaces.h"
+#include "engine/models/random_model.h"
+#include "engine/models/safetensors.h"
+#include "engine/runtime/device_arena_cuda.h"
+#include "kernels/lstm.h"
+#include "kernels/lstm_cluster.h"
+#include "kernels/lstm_reference.h"
+#include "kernels/nn_ops.h"
+#include "kernels/qualification_data.h"
+#include "kernels/sinc_conv.h"
+#include "kernels/stats_pool.h"
+#include "nlohmann/json.hpp"
+
+ABSL_FLAG(std::string, out, "", "coverage file to write (JSON)");
+ABSL_FLAG(std::string, groups, "lstm,sinc,epilogues,fbank,segmentation",
+          "what to run: lstm, sinc, epilogues (stats pool, nn_ops), fbank, "
+          "segmentation (the whole network, cluster vs resident LSTM)");
+ABSL_FLAG(bool, small, false,
+          "small sizes and no timing (for compute-sanitizer)");
+ABSL_FLAG(std::string, lstm_batches,
+          "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,"
+          "26,27,28,29,30,31,32,48,64,96,128,192,256",
+          "batch sizes of the LSTM tuples");
+ABSL_FLAG(std::string, segmentation_batches, "1,2,4,8,32,256",
+          "batch sizes of the whole-network A/B (not tuples)");
+ABSL_FLAG(int, pairs, 4, "A/B pairs per timing (A B A B ...)");
+ABSL_FLAG(double, slowdown_tolerance, 0.02,
+          "a custom kernel qualifies when its median time is at most "
+          "(1 + this) x the baseline's");
+ABSL_FLAG(std::string, sanitizer_results, "",
+          "file of lines '<group> <tool> PASS|FAIL' from gpu_round.sh; "
+          "without it no tuple qualifies");
+ABSL_FLAG(std::string, driver, "", "driver version as nvidia-smi prints it");
+ABSL_FLAG(std::string, git_commit, "", "commit the binaries were built from");
+ABSL_FLAG(bool, library, true, "also run the library paths (cuDNN)");
+
+namespace diarization {
+namespace {
+
+using nlohmann::json;
+
+std::mt19937& Rng() {
+  static std::mt19937 rng(std::random_device{}());
+  return rng;
+}
+
+std::vector<float> Random(size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(Rng());
+  return v;
+}
+
+bool Check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::printf("CUDA ERROR %s: %s\n", what, cudaGetErrorString(e));
+    return false;
+  }
+  return true;
+}
+
+// A device buffer (plain cudaMalloc: the harness measures kernels, not the
+// arena).
+struct Dev {
+  float* p = nullptr;
+  size_t n = 0;
+  explicit Dev(size_t count) : n(count) {
+    Check(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(float)),
+          "cudaMalloc");
+    Poison();
+  }
+  explicit Dev(const std::vector<float>& h) : Dev(h.size()) {
+    Check(cudaMemcpy(p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice),
+          "upload");
+  }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+  // NaN everywhere: an output element a kernel does not write fails parity.
+  void Poison() { Check(cudaMemset(p, 0xff, n * sizeof(float)), "poison"); }
+  std::vector<float> Host() const {
+    std::vector<float> h(n);
+    Check(cudaDeviceSynchronize(), "sync");
+    Check(cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost),
+          "download");
+    return h;
+  }
+};
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+    m = std::max(m, double(std::abs(a[i] - b[i])));
+  }
+  return m;
+}
+
+double MaxAbsDiff(const std::vector<float>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i])) return INFINITY;
+    m = std::max(m, std::abs(a[i] - b[i]));
+  }
+  return m;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2]
+                      : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+using Launch = std::function<absl::Status()>;
+
+// Device time of one launch in µs: `inner` launches between two events.
+double TimeOnce(const Launch& f, cudaStream_t stream, int inner) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  cudaEventRecord(a, stream);
+  for (int i = 0; i < inner; ++i) {
+    if (absl::Status s = f(); !s.ok()) {
+      std::printf("LAUNCH FAILED during timing: %s\n", s.ToString().c_str());
+    }
+  }
+  cudaEventRecord(b, stream);
+  cudaEventSynchronize(b);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return 1000.0 * ms / inner;
+}
+
+struct AbTiming {
+  std::vector<double> a_us, b_us;
+  double a_median = NAN, b_median = NAN;
+  json ToJson() const {
+    return {{"custom_us", a_us},
+            {"baseline_us", b_us},
+            {"custom_median_us", a_median},
+            {"baseline_median_us", b_median},
+            {"speedup", b_median / a_median}};
+  }
+};
+
+// A B A B ... (pairs of each), after one warm-up launch of each.
+AbTiming TimeAB(const Launch& a, const Launch& b, cudaStream_t stream,
+                int inner) {
+  AbTiming t;
+  TimeOnce(a, stream, 1);
+  TimeOnce(b, stream, 1);
+  for (int i = 0; i < absl::GetFlag(FLAGS_pairs); ++i) {
+    t.a_us.push_back(TimeOnce(a, stream, inner));
+    t.b_us.push_back(TimeOnce(b, stream, inner));
+  }
+  t.a_median = Median(t.a_us);
+  t.b_median = Median(t.b_us);
+  return t;
+}
+
+// --- the record -------------------------------------------------------------
+
+struct Harness {
+  json tuples = json::array();
+  json end_to_end = json::array();
+  std::map<std::string, std::map<std::string, std::string>> sanitizer;
+  int failures = 0;  // parity or determinism failures (the exit status)
+
+  // "" when every tool passed for `group`, else why not.
+  std::string SanitizerProblem(const std::string& group) const {
+    static const char* kTools[] = {"memcheck", "racecheck", "initcheck",
+                                   "synccheck"};
+    auto it = sanitizer.find(group);
+    std::string missing;
+    for (const char* tool : kTools) {
+      std::string r;
+      if (it != sanitizer.end()) {
+        auto jt = it->second.find(tool);
+        if (jt != it->second.end()) r = jt->second;
+      }
+      if (r != "PASS")
+        absl::StrAppend(&missing, missing.empty() ? "" : ", ", tool, " ",
+                        r.empty() ? "not run" : r);
+    }
+    return missing.empty() ? "" : "compute-sanitizer: " + missing;
+  }
+
+  // Records one tuple. `speed_ok` is null where no alternative exists.
+  void Add(const std::string& kernel, const std::string& layer, int batch,
+           const std::string& precision, const std::string& group, double err,
+           double tolerance, bool deterministic, const json& extra,
+           const std::optional<bool>& speed_ok) {
+    std::vector<std::string> why;
+    if (!(err <= tolerance))
+      why.push_back(absl::StrCat("parity ", err, " > ", tolerance));
+    if (!deterministic) why.push_back("not bitwise deterministic");
+    const std::string san = SanitizerProblem(group);
+    if (!san.empty()) why.push_back(san);
+    if (speed_ok.has_value() && !*speed_ok) {
+      why.push_back(absl::StrCat("slower than the baseline beyond ",
+                                 absl::GetFlag(FLAGS_slowdown_tolerance) * 100,
+                                 "%"));
+    }
+    const bool parity_ok = err <= tolerance && deterministic;
+    if (!parity_ok) ++failures;
+    json t = {{"kernel", kernel},
+              {"layer", layer},
+              {"batch", batch},
+              {"precision", precision},
+              {"max_abs_err_vs_float64",
+               std::isfinite(err) ? json(err) : json("inf")},
+              {"tolerance", tolerance},
+              {"deterministic", deterministic},
+              {"qualified", why.empty()}};
+    std::string reason;
+    for (const auto& w : why)
+      absl::StrAppend(&reason, reason.empty() ? "" : "; ", w);
+    if (!reason.empty()) t["reason"] = reason;
+    for (auto& [k, v] : extra.items()) t[k] = v;
+    std::printf(
+        "%-13s %-16s batch %4d %s: err %.3g (tol %.1g) det %d -> %s%s\n",
+        kernel.c_str(), layer.c_str(), batch, precision.c_str(), err, tolerance,
+        int(deterministic),
+        why.empty() ? "QUALIFIED" : "not qualified: ", reason.c_str());
+    std::fflush(stdout);
+    tuples.push_back(std::move(t));
+  }
+};
+
+bool SpeedOk(const AbTiming& t) {
+  return t.a_median <=
+         t.b_median * (1 + absl::GetFlag(FLAGS_slowdown_tolerance));
+}
+
+std::vector<int> IntList(const std::string& s) {
+  std::vector<int> v;
+  for (absl::string_view p : absl::StrSplit(s, ',', absl::SkipEmpty()))
+    v.push_back(std::stoi(std::string(p)));
+  return v;
+}
+
+// --- LSTM
+// ---------------------------------------------------------------------
+
+// The float64 reference of a few windows (first, middle, last): 77 MFLOP
+// per window at 589 steps.
+using LstmRefs = std::map<int64_t, std::vector<double>>;
+LstmRefs LstmReferences(const std::vector<float>& gates,
+                        const std::vector<float>& w_hh, int batch, int steps) {
+  LstmRefs refs;
+  for (int64_t w : std::set<int64_t>{0, batch / 2, batch - 1})
+    refs[w] =
+        kernels::LstmRecurrenceReference(gates.data(), w_hh.data(), w, steps);
+  return refs;
+}
+
+double LstmError(const LstmRefs& refs, const std::vector<float>& got,
+                 int steps) {
+  if (got.empty()) return INFINITY;
+  const size_t per = size_t(steps) * 2 * kernels::kLstmHidden;
+  double m = 0;
+  for (const auto& [w, ref] : refs) {
+    for (size_t i = 0; i < per; ++i) {
+      const float v = got[w * per + i];
+      if (!std::isfinite(v)) return INFINITY;
+      m = std::max(m, std::abs(v - ref[i]));
+    }
+  }
+  return m;
+}
+
+void RunLstm(Harness& h, cudaStream_t stream) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  const int steps = small ? 17 : 589;
+  const std::vector<int> batches =
+      small ? std::vector<int>{1, 3, 9}
+            : IntList(absl::GetFlag(FLAGS_lstm_batches));
+  for (const int batch : batches) {
+    const auto gates =
+        Random(size_t(batch) * steps * 2 * kernels::kLstmGates, -1.0f, 1.0f);
+    const float k = 1.0f / std::sqrt(float(kernels::kLstmHidden));
+    const auto w_hh =
+        Random(size_t(2) * kernels::kLstmGates * kernels::kLstmHidden, -k, k);
+    Dev d_gates(gates), d_w(kernels::TransposeWhh(w_hh));
+    const size_t out_n = size_t(batch) * steps * 2 * kernels::kLstmHidden;
+    Dev d_new(out_n), d_old(out_n);
+    kernels::LstmClusterParams cp{.gates_in = d_gates.p,
+                                  .w_hh_t = d_w.p,
+                                  .out = d_new.p,
+                                  .batch = batch,
+                                  .steps = steps};
+    kernels::LstmRecurrenceParams rp{.gates_in = d_gates.p,
+                                     .w_hh_t = d_w.p,
+                                     .out = d_old.p,
+                                     .batch = batch,
+                                     .steps = steps};
+    Launch cluster = [&] {
+      return kernels::LaunchLstmClusterRecurrence(cp, stream);
+    };
+    Launch resident = [&] { return kernels::LaunchLstmRecurrence(rp, stream); };
+    absl::StatusOr<kernels::LstmClusterPlan> plan =
+        kernels::PlanLstmCluster(cp);
+    // Three runs each, the output poisoned before each.
+    std::vector<float> first_new, first_old;
+    bool det_new = true, det_old = true, launched = true;
+    for (int run = 0; run < 3; ++run) {
+      d_new.Poison();
+      d_old.Poison();
+      absl::Status s1 = cluster(), s2 = resident();
+      if (!s1.ok() || !s2.ok()) {
+        std::printf("LSTM batch %d launch failed: %s / %s\n", batch,
+                    s1.ToString().c_str(), s2.ToString().c_str());
+        launched = false;
+        break;
+      }
+      auto a = d_new.Host(), b = d_old.Host();
+      if (run == 0) {
+        first_new = std::move(a);
+        first_old = std::move(b);
+      } else {
+        det_new = det_new && SameBits(first_new, a);
+        det_old = det_old && SameBits(first_old, b);
+      }
+    }
+    if (!launched || !Check(cudaGetLastError(), "lstm")) {
+      h.Add("lstm_cluster", "all", batch, "fp32", "lstm", INFINITY, 2e-5, false,
+            {{"error", "launch failed"}}, std::nullopt);
+      continue;
+    }
+    const LstmRefs refs = LstmReferences(gates, w_hh, batch, steps);
+    const double err_new = LstmError(refs, first_new, steps);
+    const double err_old = LstmError(refs, first_old, steps);
+    const double vs_old = MaxAbsDiff(first_new, first_old);
+    json extra = {{"steps", steps},
+                  {"max_abs_diff_vs_resident", vs_old},
+                  {"baseline", "lstm_resident"}};
+    if (plan.ok()) {
+      extra["group"] = plan->group;
+      extra["clusters_per_direction"] = plan->clusters_per_direction;
+      extra["max_active_clusters"] = plan->max_active_clusters;
+    }
+    std::optional<bool> speed;
+    if (!small) {
+      const AbTiming t = TimeAB(cluster, resident, stream, 5);
+      extra["timing"] = t.ToJson();
+      speed = SpeedOk(t);
+      std::printf(
+          "LSTM layer recurrence batch %3d (%d steps): cluster %.1f us, "
+          "resident %.1f us, speedup %.2fx  [A/B us: %s]\n",
+          batch, steps, t.a_median, t.b_median, t.b_median / t.a_median,
+          [&] {
+            std::string s;
+            for (size_t i = 0; i < t.a_us.size(); ++i)
+              absl::StrAppend(&s, i ? " " : "", int(t.a_us[i]), "/",
+                              int(t.b_us[i]));
+            return s;
+          }()
+              .c_str());
+    }
+    // The recurrence is the same launch for all 4 layers (hidden 128 each;
+    // only the input projection GEMM differs): one tuple covers them.
+    h.Add("lstm_cluster", "all", batch, "fp32", "lstm", err_new, 2e-5, det_new,
+          extra, speed);
+    h.Add("lstm_resident", "all", batch, "fp32", "lstm", err_old, 2e-5, det_old,
+          {{"steps", steps}}, std::nullopt);
+  }
+}
+
+// --- SincNet
+// -------------------------------------------------------------------
+
+void RunSinc(Harness& h, runtime::DeviceArena* arena, cudaStream_t stream0) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  const int len = small ? 4003 : 160000, taps = 251, stride = 10;
+  const int conv_len = (len - taps) / stride + 1, pooled = conv_len / 3;
+  std::unique_ptr<models::cuda::CudaContext> ctx;
+  std::unique_ptr<models::cuda::Conv2d> conv;
+  const auto filters =
+      Random(size_t(kernels::kSincConvChannels) * taps, -0.1f, 0.1f);
+  cudaStream_t stream = stream0;
+  const bool library = absl::GetFlag(FLAGS_library);
+  if (library) {
+    auto c = models::cuda::CudaContext::Create(
+        arena, "qualify", models::cuda::Precision::kFp32, size_t{256} << 20);
+    if (!c.ok()) {
+      std::printf("CudaContext: %s\n", c.status().ToString().c_str());
+      return;
+    }
+    ctx = std::move(*c);
+    stream = ctx->stream();
+    auto cv = models::cuda::Conv2d::Create(
+        ctx.get(),
+        {.out_channels = kernels::kSincConvChannels,
+         .in_channels = 1,
+         .kernel_h = 1,
+         .kernel_w = taps,
+         .stride_h = 1,
+         .stride_w = stride},
+        filters, "qualify");
+    if (!cv.ok()) {
+      std::printf("Conv2d: %s\n", cv.status().ToString().c_str());
+      return;
+    }
+    conv = std::move(*cv);
+  }
+  for (const int batch :
+       small ? std::vector<int>{2} : std::vector<int>{1, 4, 32}) {
+    const auto x = Random(size_t(batch) * len, -1.0f, 1.0f);
+    Dev dx(x), dw(filters),
+        dy(size_t(batch) * kernels::kSincConvChannels * pooled);
+    kernels::SincConvParams p{.x = dx.p,
+                              .filters = dw.p,
+                              .y = dy.p,
+                              .batch = batch,
+                              .len = len,
+                              .taps = taps,
+                              .stride = stride};
+    Launch direct = [&] { return kernels::LaunchSincConvAbsPool(p, stream); };
+    std::vector<float> first;
+    bool det = true;
+    for (int run = 0; run < 3; ++run) {
+      dy.Poison();
+      if (absl::Status s = direct(); !s.ok()) {
+        std::printf("sinc launch: %s\n", s.ToString().c_str());
+        det = false;
+        break;
+      }
+      auto got = dy.Host();
+      if (run == 0)
+        first = std::move(got);
+      else
+        det = det && SameBits(first, got);
+    }
+    // float64 reference on the first and last window.
+    double err = first.empty() ? INFINITY : 0;
+    for (int b : std::set<int>{0, batch - 1}) {
+      if (first.empty()) break;
+      for (int c = 0; c < kernels::kSincConvChannels; ++c)
+        for (int q = 0; q < pooled; ++q) {
+          double m = 0;
+          for (int t = 3 * q; t < 3 * q + 3; ++t) {
+            double acc = 0;
+            const float* xs = &x[size_t(b) * len + size_t(t) * stride];
+            const float* f = &filters[size_t(c) * taps];
+            for (int j = 0; j < taps; ++j) acc += double(f[j]) * xs[j];
+            m = std::max(m, std::abs(acc));
+          }
+          const float v =
+              first[(size_t(b) * kernels::kSincConvChannels + c) * pooled + q];
+          err = std::isfinite(v) ? std::max(err, std::abs(v - m)) : INFINITY;
+        }
+    }
+    json extra = {{"len", len}, {"taps", taps}, {"stride", stride}};
+    std::optional<bool> speed;
+    if (library && conv) {
+      // The library path production falls back to: cuDNN convolution, then
+      // |.| and max-pool 3 (kernels/nn_ops).
+      Dev c0(size_t(batch) * kernels::kSincConvChannels * conv_len), ly(dy.n);
+      Launch lib = [&]() -> absl::Status {
+        if (absl::Status s = conv->Forward(dx.p, batch, 1, len, c0.p); !s.ok())
+          return s;
+        return kernels::LaunchMaxPool3(
+            {.x = c0.p,
+             .out = ly.p,
+             .rows = int64_t{batch} * kernels::kSincConvChannels,
+             .channels = kernels::kSincConvChannels,
+             .in_len = conv_len,
+             .abs_first = true},
+            stream);
+      };
+      ly.Poison();
+      if (absl::Status s = lib(); s.ok()) {
+        extra["max_abs_diff_vs_cudnn"] = MaxAbsDiff(first, ly.Host());
+        extra["baseline"] = "cudnn_conv+max_pool3";
+        if (!small) {
+          const AbTiming t = TimeAB(direct, lib, stream, 5);
+          extra["timing"] = t.ToJson();
+          speed = SpeedOk(t);
+          std::printf(
+              "SincNet batch %d: direct %.1f us, cuDNN path %.1f us (%.2fx)\n",
+              batch, t.a_median, t.b_median, t.b_median / t.a_median);
+        }
+      } else {
+        std::printf("cuDNN SincNet path: %s\n", s.ToString().c_str());
+      }
+    }
+    h.Add("sinc_conv", "sincnet.conv1d.0", batch, "fp32", "sinc", err, 5e-6,
+          det, extra, speed);
+  }
+}
+
+// --- epilogues: stats pooling and nn_ops
+// ---------------------------------------
+
+// Runs `launch` three times into `out` (poisoned before each); first result
+// and whether all three had the same bits.
+std::pair<std::vector<float>, bool> ThreeRuns(Dev& out, const Launch& launch) {
+  std::vector<float> first;
+  bool det = true;
+  for (int run = 0; run < 3; ++run) {
+    out.Poison();
+    if (absl::Status s = launch(); !s.ok()) {
+      std::printf("launch failed: %s\n", s.ToString().c_str());
+      return {{}, false};
+    }
+    auto got = out.Host();
+    if (run == 0)
+      first = std::move(got);
+    else
+      det = det && SameBits(first, got);
+  }
+  return {first, det};
+}
+
+double Err(const std::vector<float>& got, const std::vector<double>& ref) {
+  return got.empty() ? INFINITY : MaxAbsDiff(got, ref);
+}
+
+void RunStatsPool(Harness& h, cudaStream_t stream) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  // The embedding model's shape: ResNet34 output (256 channels x 10 rows =
+  // 2560 features, 125 frames), 3 masks of 589 frames per window.
+  const int masks = 3, frames = 589, time = 125;
+  const int feat = small ? 40 : 2560, rows = small ? 4 : 10;
+  for (const int batch :
+       small ? std::vector<int>{2} : std::vector<int>{1, 32}) {
+    auto x = Random(size_t(batch) * feat * time, -2.0f, 3.0f);
+    std::vector<float> m(size_t(batch) * masks * frames);
+    std::bernoulli_distribution coin(0.4);
+    for (float& v : m) v = coin(Rng()) ? 1.0f : 0.0f;
+    for (int f = 0; f < frames; ++f) m[f] = 0;  // an all-zero mask
+    std::vector<double> ref(size_t(batch) * masks * 2 * feat);
+    for (int b = 0; b < batch; ++b)
+      for (int s = 0; s < masks; ++s) {
+        std::vector<double> w(time);
+        const float scale = float(frames) / float(time);
+        for (int j = 0; j < time; ++j) {
+          const int idx =
+              std::min(int(std::floor(float(j) * scale)), frames - 1);
+          w[j] = m[(size_t(b) * masks + s) * frames + idx];
+        }
+        double sw = 0, v2 = 0;
+        for (double v : w) {
+          sw += v;
+          v2 += v * v;
+        }
+        const double v1 = double(float(sw) + 1e-8f);
+        const float v1f = float(v1);
+        const float denom = (v1f - float(v2) / v1f) + 1e-8f;
+        for (int f = 0; f < feat; ++f) {
+          const float* xf = &x[(size_t(b) * feat + f) * time];
+          double mean = 0, var = 0;
+          for (int j = 0; j < time; ++j) mean += w[j] * xf[j];
+          mean /= v1;
+          for (int j = 0; j < time; ++j)
+            var += w[j] * (xf[j] - mean) * (xf[j] - mean);
+          ref[(size_t(b) * masks + s) * 2 * feat + f] = mean;
+          ref[(size_t(b) * masks + s) * 2 * feat + feat + f] =
+              std::sqrt(var / denom);
+        }
+      }
+    // NCHW (FP32 embeddings) and channels-last (TF32 NHWC).
+    std::vector<float> xcl(x.size());
+    const int channels = feat / rows;
+    for (int b = 0; b < batch; ++b)
+      for (int c = 0; c < channels; ++c)
+        for (int r = 0; r < rows; ++r)
+          for (int j = 0; j < time; ++j)
+            xcl[((size_t(b) * rows + r) * time + j) * channels + c] =
+                x[(size_t(b) * feat + c * rows + r) * time + j];
+    Dev dx(x), dxcl(xcl), dm(m), ds(ref.size());
+    for (const bool cl : {false, true}) {
+      auto [got, det] = ThreeRuns(ds, [&] {
+        return kernels::LaunchStatsPool({.features = cl ? dxcl.p : dx.p,
+                                         .masks = dm.p,
+                                         .stats = ds.p,
+                                         .batch = batch,
+                                         .masks_per_item = masks,
+                                         .feat = feat,
+                                         .time = time,
+                                         .mask_frames = frames,
+                                         .channels_last_rows = cl ? rows : 0},
+                                        stream);
+      });
+      h.Add("stats_pool", cl ? "nhwc" : "nchw", batch, cl ? "tf32" : "fp32",
+            "epilogues", Err(got, ref), 5e-5, det,
+            {{"feat", feat}, {"masks", masks}}, std::nullopt);
+    }
+  }
+}
+
+void RunNnOps(Harness& h, cudaStream_t stream) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  for (const int batch :
+       small ? std::vector<int>{2} : std::vector<int>{1, 32}) {
+    // InstanceNorm + LeakyReLU on the segmentation's shapes: (80, 5325),
+    // (60, 1773), (60, 589) with the (batch, time, channel) output.
+    struct In {
+      int channels, len;
+      bool transpose;
+    };
+    const std::vector<In> norms =
+        small ? std::vector<In>{{5, 301, true}}
+              : std::vector<In>{
+                    {80, 5325, false}, {60, 1773, false}, {60, 589, true}};
+    for (const In& in : norms) {
+      auto x = Random(size_t(batch) * in.channels * in.len, -3.0f, 5.0f);
+      auto g = Random(in.channels, 0.5f, 1.5f),
+           be = Random(in.channels, -0.5f, 0.5f);
+      Dev dx(x), dg(g), db(be), dy(x.size());
+      auto [got, det] = ThreeRuns(dy, [&] {
+        return kernels::LaunchInstanceNorm({.x = dx.p,
+                                            .gamma = dg.p,
+                                            .beta = db.p,
+                                            .out = dy.p,
+                                            .batch = batch,
+                                            .channels = in.channels,
+                                            .len = in.len,
+                                            .leaky = true,
+                                            .slope = 0.01f,
+                                            .transpose_out = in.transpose},
+                                           stream);
+      });
+      std::vector<double> ref(x.size());
+      for (int b = 0; b < batch; ++b)
+        for (int c = 0; c < in.channels; ++c) {
+          const float* r = &x[(size_t(b) * in.channels + c) * in.len];
+          double mean = 0, var = 0;
+          for (int t = 0; t < in.len; ++t) mean += r[t];
+          mean /= in.len;
+          for (int t = 0; t < in.len; ++t) var += (r[t] - mean) * (r[t] - mean);
+          var /= in.len;
+          for (int t = 0; t < in.len; ++t) {
+            double v = (r[t] - mean) / std::sqrt(var + 1e-5) * g[c] + be[c];
+            if (v < 0) v *= 0.01;
+            const size_t o = in.transpose
+                                 ? (size_t(b) * in.len + t) * in.channels + c
+                                 : (size_t(b) * in.channels + c) * in.len + t;
+            ref[o] = v;
+          }
+        }
+      h.Add("nn_ops", absl::StrCat("instance_norm_", in.channels, "x", in.len),
+            batch, "fp32", "epilogues", Err(got, ref), 5e-5, det,
+            json::object(), std::nullopt);
+    }
+    // Max-pool 3 with |x| (SincNet fallback) and with a conv bias.
+    {
+      const int channels = 60, len = small ? 301 : 5321;
+      auto x = Random(size_t(batch) * channels * len, -3.0f, 3.0f);
+      auto bias = Random(channels, -1.0f, 1.0f);
+      Dev dx(x), dbias(bias), dp(size_t(batch) * channels * (len / 3));
+      for (const bool with_abs : {true, false}) {
+        auto [got, det] = ThreeRuns(dp, [&] {
+          return kernels::LaunchMaxPool3({.x = dx.p,
+                                          .bias = with_abs ? nullptr : dbias.p,
+                                          .out = dp.p,
+                                          .rows = int64_t{batch} * channels,
+                                          .channels = channels,
+                                          .in_len = len,
+                                          .abs_first = with_abs},
+                                         stream);
+        });
+        std::vector<double> ref(dp.n);
+        for (int r = 0; r < batch * channels; ++r)
+          for (int t = 0; t < len / 3; ++t) {
+            double m = -INFINITY;
+            for (int k = 0; k < 3; ++k) {
+              double v = x[size_t(r) * len + 3 * t + k];
+              m = std::max(m, with_abs ? std::abs(v) : v + bias[r % channels]);
+            }
+            ref[size_t(r) * (len / 3) + t] = m;
+          }
+        h.Add("nn_ops", with_abs ? "max_pool3_abs" : "max_pool3_bias", batch,
+              "fp32", "epilogues", Err(got, ref), 1e-6, det, json::object(),
+              std::nullopt);
+      }
+    }
+    // Log-softmax over the 7 powerset classes of 589 frames per window.
+    {
+      const int rows = batch * 589, cols = 7;
+      auto l = Random(size_t(rows) * cols, -20.0f, 20.0f);
+      Dev dl(l), dls(l.size());
+      auto [got, det] = ThreeRuns(dls, [&] {
+        return kernels::LaunchLogSoftmax(dl.p, dls.p, rows, cols, stream);
+      });
+      std::vector<double> ref(l.size());
+      for (int r = 0; r < rows; ++r) {
+        double m = -INFINITY, s = 0;
+        for (int c = 0; c < cols; ++c) m = std::max(m, double(l[r * cols + c]));
+        for (int c = 0; c < cols; ++c) s += std::exp(l[r * cols + c] - m);
+        for (int c = 0; c < cols; ++c)
+          ref[r * cols + c] = l[r * cols + c] - m - std::log(s);
+      }
+      h.Add("nn_ops", "log_softmax", batch, "fp32", "epilogues", Err(got, ref),
+            5e-5, det, json::object(), std::nullopt);
+    }
+    // BatchNorm epilogue (+ residual, ReLU), NCHW and channels-last, on a
+    // ResNet34 stage-2 shape (128 channels, 40 x 250 -> here 40 x 63).
+    {
+      const int channels = small ? 5 : 128, spatial = small ? 301 : 40 * 63;
+      auto x = Random(size_t(batch) * channels * spatial, -3.0f, 3.0f);
+      auto sc = Random(channels, 0.5f, 1.5f),
+           sh = Random(channels, -0.5f, 0.5f);
+      auto res = Random(x.size(), -1.0f, 1.0f);
+      Dev dx(x), dsc(sc), dsh(sh), dres(res), dy(x.size());
+      for (const bool cl : {false, true}) {
+        auto [got, det] = ThreeRuns(dy, [&] {
+          return kernels::LaunchScaleShiftAct({.x = dx.p,
+                                               .scale = dsc.p,
+                                               .shift = dsh.p,
+                                               .residual = dres.p,
+                                               .out = dy.p,
+                                               .n = batch,
+                                               .channels = channels,
+                                               .spatial = spatial,
+                                               .relu = true,
+                                               .channels_last = cl},
+                                              stream);
+        });
+        std::vector<double> ref(x.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+          const int c = cl ? int(i % channels) : int((i / spatial) % channels);
+          ref[i] = std::max(0.0, double(x[i]) * sc[c] + sh[c] + res[i]);
+        }
+        h.Add("nn_ops", cl ? "scale_shift_act_nhwc" : "scale_shift_act_nchw",
+              batch, cl ? "tf32" : "fp32", "epilogues", Err(got, ref), 1e-5,
+              det, json::object(), std::nullopt);
+      }
+    }
+    // Row broadcast (GEMM bias prefill) and LeakyReLU.
+    {
+      const int rows = batch * 589, cols = 1024;
+      auto row = Random(cols, -1.0f, 1.0f);
+      Dev drow(row), dout(size_t(rows) * cols);
+      auto [got, det] = ThreeRuns(dout, [&] {
+        return kernels::LaunchBroadcastRows(drow.p, dout.p, rows, cols, stream);
+      });
+      std::vector<double> ref(dout.n);
+      for (size_t i = 0; i < ref.size(); ++i) ref[i] = row[i % cols];
+      h.Add("nn_ops", "broadcast_rows", batch, "fp32", "epilogues",
+            Err(got, ref), 0.0, det, json::object(), std::nullopt);
+      auto x = Random(size_t(rows) * 128, -2.0f, 2.0f);
+      Dev dv(x.size());
+      auto [got2, det2] = ThreeRuns(dv, [&]() -> absl::Status {
+        if (!Check(cudaMemcpyAsync(dv.p, x.data(), x.size() * sizeof(float),
+                                   cudaMemcpyHostToDevice, stream),
+                   "upload"))
+          return absl::InternalError("upload");
+        return kernels::LaunchLeakyRelu(dv.p, int64_t(x.size()), 0.01f, stream);
+      });
+      std::vector<double> ref2(x.size());
+      for (size_t i = 0; i < x.size(); ++i)
+        ref2[i] = x[i] < 0 ? x[i] * 0.01f : x[i];
+      h.Add("nn_ops", "leaky_relu", batch, "fp32", "epilogues", Err(got2, ref2),
+            1e-7, det2, json::object(), std::nullopt);
+    }
+  }
+}
+
+// --- fbank (through the embedding model's fbank stage)
+// -------------------------
+
+void RunFbank(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
+              const std::string& tmp) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  const std::string path = tmp + "/qualify_embedding.safetensors";
+  if (absl::Status s =
+          models::WriteSafetensors(path, models::RandomResNet34Tensors(7), {});
+      !s.ok()) {
+    std::printf("fbank: %s\n", s.ToString().c_str());
+    return;
+  }
+  auto w = models::SafetensorsFile::Open(path);
+  if (!w.ok()) return;
+  const int max_batch = small ? 1 : 32;
+  models::CudaModelOptions o;
+  o.max_batch = max_batch;
+  auto model = models::CudaEmbeddingModel::Create(**w, arena, o);
+  if (!model.ok()) {
+    std::printf("embedding model: %s\n", model.status().ToString().c_str());
+    return;
+  }
+  auto cpu = models::Fbank::Create();
+  if (!cpu.ok()) return;
+  const int frames = 998;
+  for (const int batch :
+       small ? std::vector<int>{1} : std::vector<int>{1, 4, 32}) {
+    const auto win =
+        Random(size_t(batch) * models::kWindowSamples, -0.5f, 0.5f);
+    std::vector<float> first;
+    bool det = true;
+    for (int run = 0; run < 3; ++run) {
+      // ComputeFbank writes the host span; poison it so a short write fails.
+      std::vector<float> got(size_t(batch) * frames * 80, NAN);
+      if (absl::Status s = (*model)->ComputeFbank(win, batch, got); !s.ok()) {
+        std::printf("fbank: %s\n", s.ToString().c_str());
+        det = false;
+        break;
+      }
+      if (run == 0)
+        first = std::move(got);
+      else
+        det = det && SameBits(first, got);
+    }
+    std::vector<double> ref(size_t(batch) * frames * 80);
+    std::vector<float> one(size_t(frames) * 80);
+    for (int b = 0; b < batch; ++b) {
+      if (!(*cpu)
+               ->Compute(
+                   std::span(win).subspan(size_t(b) * models::kWindowSamples,
+                                          models::kWindowSamples),
+                   one)
+               .ok())
+        return;
+      std::copy(one.begin(), one.end(), ref.begin() + size_t(b) * frames * 80);
+    }
+    // The reference is the CPU backend's fbank (float64 DFT, the CPU's own
+    // float32 steps around it), which equals Kaldi's to ~1e-5.
+    h.Add("fbank", "embedding.fbank", batch, "fp32", "fbank", Err(first, ref),
+          1e-4, det, {{"reference", "engine/models/fbank (CPU)"}},
+          std::nullopt);
+  }
+}
+
+// --- the whole segmentation network: cluster vs resident LSTM
+// -----------------
+
+void RunSegmentation(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
+                     const std::string& tmp) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  const std::string path = tmp + "/qualify_segmentation.safetensors";
+  if (!models::WriteSafetensors(path, models::RandomPyanNetTensors(3), {}).ok())
+    return;
+  auto w = models::SafetensorsFile::Open(path);
+  if (!w.ok()) return;
+  const std::vector<int> batches =
+      small ? std::vector<int>{2}
+            : IntList(absl::GetFlag(FLAGS_segmentation_batches));
+  const int max_batch = *std::max_element(batches.begin(), batches.end());
+  std::unique_ptr<models::CudaSegmentationModel> m[2];
+  for (int i = 0; i < 2; ++i) {
+    models::CudaModelOptions o;
+    o.max_batch = max_batch;
+    o.workspace_bytes = size_t{64} << 20;
+    o.lstm_kernel = i == 0 ? "cluster" : "resident";
+    auto model = models::CudaSegmentationModel::Create(**w, arena, o);
+    if (!model.ok()) {
+      std::printf("segmentation (%s): %s\n", o.lstm_kernel.c_str(),
+                  model.status().ToString().c_str());
+      ++h.failures;
+      return;
+    }
+    m[i] = std::move(*model);
+  }
+  const size_t per =
+      size_t(models::kSegmentationFrames) * models::kPowersetClasses;
+  for (const int batch : batches) {
+    const auto win =
+        Random(size_t(batch) * models::kWindowSamples, -0.5f, 0.5f);
+    std::vector<float> out[2];
+    absl::Status st;
+    for (int i = 0; i < 2 && st.ok(); ++i) {
+      out[i].assign(batch * per, NAN);
+      st = m[i]->Run(win, batch, out[i]);
+    }
+    if (!st.ok()) {
+      std::printf("segmentation batch %d: %s\n", batch, st.ToString().c_str());
+      ++h.failures;
+      continue;
+    }
+    const double diff = MaxAbsDiff(out[0], out[1]);
+    json e = {{"what", "segmentation forward, cluster vs resident LSTM"},
+              {"batch", batch},
+              {"max_abs_diff_log_probs",
+               std::isfinite(diff) ? json(diff) : json("inf")}};
+    if (!(diff < 1e-4)) ++h.failures;
+    if (!small) {
+      // Host wall time of Run (graph replay, upload, download), A B A B.
+      std::vector<double> t[2];
+      for (int rep = 0; rep < 2 * absl::GetFlag(FLAGS_pairs) + 2; ++rep) {
+        const int i = rep % 2;
+        const auto start = std::chrono::steady_clock::now();
+        for (int k = 0; k < 3; ++k) st.Update(m[i]->Run(win, batch, out[i]));
+        const double us = std::chrono::duration<double, std::micro>(
+                              std::chrono::steady_clock::now() - start)
+                              .count() /
+                          3;
+        if (rep >= 2) t[i].push_back(us);  // the first pair warms up
+      }
+      e["cluster_us"] = t[0];
+      e["resident_us"] = t[1];
+      e["speedup"] = Median(t[1]) / Median(t[0]);
+      std::printf(
+          "segmentation forward batch %3d: cluster LSTM %.0f us, resident %.0f "
+          "us (%.2fx), max |diff| log-probs %.3g\n",
+          batch, Median(t[0]), Median(t[1]), Median(t[1]) / Median(t[0]), diff);
+    } else {
+      std::printf("segmentation forward batch %d: max |diff| %.3g\n", batch,
+                  diff);
+    }
+    h.end_to_end.push_back(e);
+  }
+}
+
+int Main() {
+  Harness h;
+  if (const std::string f = absl::GetFlag(FLAGS_sanitizer_results);
+      !f.empty()) {
+    std::ifstream in(f);
+    std::string group, tool, result;
+    while (in >> group >> tool >> result) h.sanitizer[group][tool] = result;
+  }
+  cudaDeviceProp prop{};
+  if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties"))
+    return 2;
+  int driver = 0, runtime_version = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime_version);
+  std::printf(
+      "device %s sm_%d%d, %d SMs, CUDA driver %d runtime %d cuDNN %zu\n",
+      prop.name, prop.major, prop.minor, prop.multiProcessorCount, driver,
+      runtime_version, cudnnGetVersion());
+  runtime::DeviceArenaOptions ao;
+  ao.budget_bytes = size_t{24} << 30;
+  auto arena_or = runtime::CreateCudaDeviceArena(ao);
+  if (!arena_or.ok()) {
+    std::printf("arena: %s\n", arena_or.status().ToString().c_str());
+    return 2;
+  }
+  std::shared_ptr<runtime::DeviceArena> arena = std::move(*arena_or);
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  const std::string tmp =
+      std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  std::set<std::string> groups;
+  for (absl::string_view g :
+       absl::StrSplit(absl::GetFlag(FLAGS_groups), ',', absl::SkipEmpty()))
+    groups.insert(std::string(g));
+  if (groups.count("lstm")) RunLstm(h, stream);
+  if (groups.count("sinc")) RunSinc(h, arena.get(), stream);
+  if (groups.count("epilogues")) {
+    RunStatsPool(h, stream);
+    RunNnOps(h, stream);
+  }
+  if (groups.count("fbank")) RunFbank(h, arena, tmp);
+  if (groups.count("segmentation")) RunSegmentation(h, arena, tmp);
+  const bool ok = Check(cudaDeviceSynchronize(), "final sync");
+
+  json sources = json::object();
+  for (const auto& [name, hash] : kernels::KernelSourceHashes())
+    sources[name] = hash;
+  json san = json::object();
+  for (const auto& [g, tools] : h.sanitizer) san[g] = tools;
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  json record = {
+      {"schema", 1},
+      {"created_utc", when},
+      {"git_commit", absl::GetFlag(FLAGS_git_commit)},
+      {"device",
+       {{"name", prop.name},
+        {"compute_capability", absl::StrCat(prop.major, ".", prop.minor)},
+        {"multiprocessors", prop.multiProcessorCount}}},
+      {"driver", absl::GetFlag(FLAGS_driver)},
+      {"cuda_driver_api", driver},
+      {"cuda_runtime", runtime_version},
+      {"cudnn", cudnnGetVersion()},
+      {"rule",
+       absl::StrCat(
+           "qualified = parity within tolerance vs float64 && bitwise "
+           "deterministic over 3 runs (output NaN-poisoned before each) "
+           "&& compute-sanitizer memcheck/racecheck/initcheck/synccheck "
+           "clean && (no alternative || median time <= (1 + ",
+           absl::GetFlag(FLAGS_slowdown_tolerance),
+           ") x baseline median, A/B/A/B)")},
+      {"sources", sources},
+      {"sanitizer", san},
+      {"tuples", h.tuples},
+      {"end_to_end", h.end_to_end},
+  };
+  if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
+    std::ofstream f(out);
+    f << record.dump(1) << "\n";
+    std::printf("wrote %s (%zu tuples)\n", out.c_str(), h.tuples.size());
+  }
+  int qualified = 0;
+  for (const auto& t : h.tuples) qualified += t["qualified"].get<bool>();
+  std::printf(
+      "QUALIFY SUMMARY: %zu tuples, %d qualified, %d parity/determinism "
+      "failures\n",
+      h.tuples.size(), qualified, h.failures);
+  return ok && h.failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace diarization
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return diarization::Main();
+}
