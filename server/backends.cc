@@ -95,6 +95,11 @@ std::vector<v1::ModelInfo> DescribeModels(
 absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
                                         const BackendOptions& options) {
   ASSIGN_OR_RETURN(DeviceSpec spec, ParseDeviceSpec(options.device));
+  if (options.pipelines_per_device < 1 || options.pipelines_per_device > 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pipelines_per_device=", options.pipelines_per_device,
+                     ": use 1 to 8 pipelines per GPU"));
+  }
   if ((spec.all_cuda || !spec.cuda_ordinals.empty()) && !CudaBackendLinked()) {
     return absl::FailedPreconditionError(
         absl::StrCat("--device=", options.device,
@@ -130,11 +135,19 @@ absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
     loaded.devices.push_back(std::move(d));
   }
   for (int ordinal : spec.cuda_ordinals) {
-    ASSIGN_OR_RETURN(
-        runtime::Device d,
-        MakeCudaDevice(*models, ordinal, options.cuda_embedding_precision,
-                       options.cuda_max_batch));
-    loaded.devices.push_back(std::move(d));
+    for (int p = 0; p < options.pipelines_per_device; ++p) {
+      ASSIGN_OR_RETURN(
+          runtime::Device d,
+          MakeCudaDevice(
+              *models, ordinal,
+              {.embedding_precision = options.cuda_embedding_precision,
+               .max_batch = options.cuda_max_batch,
+               .pipeline = p,
+               .pipelines = options.pipelines_per_device,
+               .lstm_kernel = options.cuda_lstm_kernel,
+               .cooperative_token = options.cuda_cooperative_token}));
+      loaded.devices.push_back(std::move(d));
+    }
   }
   for (const runtime::Device& d : loaded.devices) {
     LogEvent("device", absl::StrCat(d.name, ": ", d.description));

@@ -25,6 +25,20 @@ struct BackendOptions {
   std::string cuda_embedding_precision = "tf32";  // ADR 0062
   // Largest batch the CUDA buffers are sized for (the engine's batch sizes).
   int cuda_max_batch = 32;
+  // Pre-loaded pipelines per GPU (--pipelines_per_device, 1..8): each has
+  // its own models, CUDA streams and device arena (its own budget), and the
+  // engine runs each as a Device of its own, named "cuda:N" when there is
+  // one per GPU and "cuda:N/p0", "cuda:N/p1", ... when there are more. The
+  // pipelines of a GPU share its cooperative launch token
+  // (kernels/cooperative_token.h). Ignored for the CPU device.
+  int pipelines_per_device = 1;
+  // The segmentation's BiLSTM recurrence kernel: "qualified" (per the
+  // kernel qualification record), "cluster" or "resident"
+  // (models::CudaModelOptions::lstm_kernel).
+  std::string cuda_lstm_kernel = "qualified";
+  // Hold the GPU's cooperative launch token around cluster-LSTM batches
+  // (off only to measure its cost).
+  bool cuda_cooperative_token = true;
 };
 
 // A parsed --device.

@@ -51,6 +51,18 @@ TEST(LoadModels, CudaWithoutTheBackendFailsClearly) {
               HasSubstr("built without the CUDA backend"));
 }
 
+TEST(LoadModels, PipelinesPerDeviceIsBounded) {
+  // Checked before the directory is opened.
+  for (int n : {0, -1, 9}) {
+    auto r = LoadModels("/nonexistent",
+                        {.device = "cpu", .pipelines_per_device = n});
+    ASSERT_FALSE(r.ok()) << n;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << n;
+    EXPECT_THAT(std::string(r.status().message()),
+                HasSubstr("pipelines_per_device"));
+  }
+}
+
 TEST(LoadModels, MissingDirectoryFails) {
   auto r = LoadModels("/nonexistent/models", {.device = "cpu"});
   ASSERT_FALSE(r.ok());

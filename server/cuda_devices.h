@@ -19,10 +19,24 @@ bool CudaBackendLinked();
 // Visible GPUs; 0 without the backend, a driver or a GPU.
 int CudaDeviceCount();
 
-// One engine Device on GPU `ordinal` (weights resident in its arena).
+struct CudaDeviceOptions {
+  std::string embedding_precision = "tf32";
+  int max_batch = 32;
+  // This pipeline's index among the GPU's `pipelines` (BackendOptions::
+  // pipelines_per_device): the Device is "cuda:N" for one pipeline, else
+  // "cuda:N/p<pipeline>".
+  int pipeline = 0;
+  int pipelines = 1;
+  std::string lstm_kernel = "qualified";
+  bool cooperative_token = true;
+};
+
+// One engine Device (one pipeline) on GPU `ordinal`: its own models, streams
+// and arena, weights resident. Its description says which LSTM kernel runs
+// and why (GetInfo shows it).
 absl::StatusOr<runtime::Device> MakeCudaDevice(
     const models::ModelDirectory& dir, int ordinal,
-    const std::string& embedding_precision, int max_batch);
+    const CudaDeviceOptions& options);
 
 }  // namespace diarization::server
 

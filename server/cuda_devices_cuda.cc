@@ -23,7 +23,7 @@ int CudaDeviceCount() {
 
 absl::StatusOr<runtime::Device> MakeCudaDevice(
     const models::ModelDirectory& dir, int ordinal,
-    const std::string& embedding_precision, int max_batch) {
+    const CudaDeviceOptions& device_options) {
   const int count = CudaDeviceCount();
   if (ordinal < 0 || ordinal >= count) {
     return absl::InvalidArgumentError(
@@ -31,14 +31,26 @@ absl::StatusOr<runtime::Device> MakeCudaDevice(
                      " GPU(s) are visible (CUDA_VISIBLE_DEVICES, driver?)"));
   }
   models::CudaBackendOptions options;
-  options.segmentation.max_batch = max_batch;
-  options.embedding.max_batch = max_batch;
-  options.embedding.precision = embedding_precision;
+  options.segmentation.max_batch = device_options.max_batch;
+  options.segmentation.lstm_kernel = device_options.lstm_kernel;
+  options.segmentation.cooperative_token = device_options.cooperative_token;
+  options.embedding.max_batch = device_options.max_batch;
+  options.embedding.precision = device_options.embedding_precision;
+  // Each pipeline has its own arena (CreateCudaBackend makes one), so its
+  // own budget.
   ASSIGN_OR_RETURN(models::CudaBackend cuda,
                    models::CreateCudaBackend(dir, ordinal, options));
   runtime::Device d;
-  d.name = cuda.device_name;
-  d.description = cuda.description;
+  const bool several = device_options.pipelines > 1;
+  d.name = several
+               ? absl::StrCat(cuda.device_name, "/p", device_options.pipeline)
+               : cuda.device_name;
+  d.description = absl::StrCat(
+      cuda.description,
+      several ? absl::StrCat("; pipeline ", device_options.pipeline + 1, " of ",
+                             device_options.pipelines)
+              : "",
+      "; ", cuda.segmentation->lstm_selection());
   d.segmentation_precision = cuda.segmentation->precision();
   d.embedding_precision = cuda.embedding->precision();
   d.segmentation = std::move(cuda.segmentation);

@@ -10,7 +10,7 @@ int CudaDeviceCount() { return 0; }
 
 absl::StatusOr<runtime::Device> MakeCudaDevice(
     const models::ModelDirectory& /*dir*/, int ordinal,
-    const std::string& /*embedding_precision*/, int /*max_batch*/) {
+    const CudaDeviceOptions& /*options*/) {
   return absl::FailedPreconditionError(
       absl::StrCat("--device=cuda:", ordinal,
                    ": this binary was built without the CUDA backend; run "

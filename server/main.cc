@@ -49,6 +49,16 @@ ABSL_FLAG(std::string, port_file, "",
 ABSL_FLAG(std::string, models, "",
           "Model directory (manifest.json, *.safetensors, plda/); "
           "default $DIARIZATION_MODELS");
+ABSL_FLAG(int, pipelines_per_device, 1,
+          "pre-loaded pipelines per GPU, each with its own models, streams "
+          "and arena (1..8); devices are then named cuda:N/p0, cuda:N/p1, ...");
+ABSL_FLAG(std::string, lstm_kernel, "qualified",
+          "segmentation BiLSTM recurrence on CUDA: qualified (the cluster "
+          "kernel where kernels/qualification.json qualifies it), cluster or "
+          "resident");
+ABSL_FLAG(bool, cooperative_token, true,
+          "hold the GPU's cooperative launch token around cluster-LSTM "
+          "batches (off only to measure its cost)");
 ABSL_FLAG(std::string, device, "auto",
           "cpu, cuda (every GPU), cuda:0,1 (these GPUs), or auto (cuda when a "
           "GPU and the CUDA backend are present, else cpu)");
@@ -215,6 +225,9 @@ absl::Status Run() {
   backend.cuda_max_batch =
       std::max(absl::GetFlag(FLAGS_segmentation_batch_size),
                absl::GetFlag(FLAGS_embedding_batch_size));
+  backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
+  backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
+  backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
   ASSIGN_OR_RETURN(LoadedModels loaded, LoadModels(models_dir, backend));
 
   runtime::EngineOptions engine_options;
