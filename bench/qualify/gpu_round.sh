@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# One GPU round for the cluster LSTM, the qualification record and the
+# per-device scheduling (issue 12), from the payload bench/qualify/pack_gpu.sh
+# made. Runs from the repository root on the GPU machine:
+#
+#   device run: carry [".device/qualify.tar.xz"],
+#               command "bash bench/qualify/gpu_round.sh"
+#
+# Steps (each with its own timeout; a step that would start after BUDGET_S
+# seconds is skipped and says so):
+#   1. lstm_cluster_test vs the float64 reference at batch 1,2,4,8,32,256,
+#      and kernels_test (the resident kernel and the other kernels);
+#   2. compute-sanitizer memcheck, racecheck, initcheck, synccheck on the
+#      harness with small sizes (our kernels; then the fbank stage);
+#   3. the qualification harness: every tuple, A/B/A/B timing, the whole
+#      segmentation network cluster vs resident; writes
+#      $OUT/qualification.json (commit it as kernels/qualification.json);
+#   4. two pipelines on one GPU under 64 concurrent streams (engine direct):
+#      token on / off alternated, against one pipeline, RTTMs compared; and
+#      the server's GetInfo with --pipelines_per_device=2;
+#   5. cuDNN's LSTM (PyTorch on that machine) at the same batches, for the
+#      "no slower than cuDNN" comparison.
+# Output: $OUT/round.log (everything), $OUT/summary.txt,
+# $OUT/qualification.json, $OUT/logs.tar.gz (every step's own log).
+# PARTS="tests sanitizer qualify pipelines cudnn" selects steps.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUTDIR=${OUT:-$(pwd)/gpu-round}
+mkdir -p "$OUTDIR"
+exec > >(tee "$OUTDIR/round.log") 2>&1
+START=$(date +%s)
+BUDGET_S=${BUDGET_S:-450}
+PARTS=${PARTS:-tests sanitizer qualify pipelines cudnn}
+WORK=$(mktemp -d)
+LOGS="$WORK/logs"
+mkdir -p "$LOGS"
+SUMMARY="$OUTDIR/summary.txt"
+: >"$SUMMARY"
+finish() {
+  tar -C "$WORK" -czf "$OUTDIR/logs.tar.gz" logs 2>/dev/null
+  echo "==== SUMMARY ($(( $(date +%s) - START )) s) ===="
+  cat "$SUMMARY"
+}
+trap finish EXIT
+note() { echo "$*" | tee -a "$SUMMARY"; }
+elapsed() { echo $(( $(date +%s) - START )); }
+# want PART EXPECTED_S: the part is selected and fits the budget.
+want() {
+  [[ " $PARTS " == *" $1 "* ]] || return 1
+  if (( $(elapsed) + $2 > BUDGET_S )); then
+    note "SKIPPED $1 (budget: $(elapsed) s used, needs ~$2 s, budget $BUDGET_S s)"
+    return 1
+  fi
+  return 0
+}
+
+tar -C "$WORK" -xJf .device/qualify.tar.xz || { echo "no payload: run bench/qualify/pack_gpu.sh"; exit 2; }
+export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TMPDIR="$WORK/tmp" TEST_TMPDIR="$WORK/tmp"
+mkdir -p "$TMPDIR"
+B="$WORK/bin"
+echo "== environment"
+echo "payload commit $(cat "$WORK/commit"); uncommitted: $(wc -l <"$WORK/dirty") files"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | head -3
+DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+nvidia-smi -q 2>/dev/null | grep -iE "MIG Mode|Current *: " | head -4
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+echo "compute-sanitizer: ${SAN:-NOT FOUND} $([[ -n "$SAN" ]] && "$SAN" --version 2>&1 | tail -1)"
+for b in "$B"/*; do
+  missing=$(ldd "$b" | grep "not found")
+  [[ -n "$missing" ]] && note "MISSING LIBS for $(basename "$b"): $missing"
+done
+nproc
+
+# ---- 1. tests ---------------------------------------------------------------
+if want tests 60; then
+  echo "== 1. lstm_cluster_test (batches 1,2,4,8,32,256) and kernels_test"
+  LSTM_TEST_BATCHES=1,2,4,8,32,256 timeout 120 "$B/lstm_cluster_test" --gtest_color=no \
+    >"$LOGS/lstm_cluster_test.log" 2>&1
+  rc=$?
+  grep -E "lstm_cluster|group|FAILED|Failure|Expected|Which is|error|OK \]" "$LOGS/lstm_cluster_test.log" | head -60
+  note "lstm_cluster_test rc=$rc"
+  timeout 90 "$B/kernels_test" --gtest_color=no >"$LOGS/kernels_test.log" 2>&1
+  rc=$?
+  grep -E "FAILED|Failure|PASSED|error" "$LOGS/kernels_test.log" | head -20
+  note "kernels_test rc=$rc"
+fi
+
+# ---- 2. compute-sanitizer -----------------------------------------------------
+SAN_RESULTS="$WORK/sanitizer.txt"
+: >"$SAN_RESULTS"
+[[ -z "$SAN" ]] && note "compute-sanitizer NOT FOUND: no tuple can qualify"
+if want sanitizer 120 && [[ -n "$SAN" ]]; then
+  echo "== 2. compute-sanitizer on qualify_main --small"
+  for tool in memcheck racecheck initcheck synccheck; do
+    # Our kernels alone (no cuDNN); then the fbank stage (through the
+    # embedding model, so cuBLAS runs too).
+    for set in "lstm,sinc,epilogues" "fbank"; do
+      log="$LOGS/sanitizer_${tool}_${set//,/_}.log"
+      extra=()
+      [[ $tool == memcheck ]] && extra=(--leak-check no)
+      timeout 75 "$SAN" --tool "$tool" "${extra[@]}" --error-exitcode 9 \
+        "$B/qualify_main" --small --library=false --groups="$set" >"$log" 2>&1
+      rc=$?
+      summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error: |Hazard" "$log" | tail -3 | tr '\n' ' ')
+      if [[ $rc == 0 ]] && grep -q "QUALIFY SUMMARY" "$log"; then r=PASS
+      elif [[ $rc == 124 ]]; then r=TIMEOUT
+      else r=FAIL; fi
+      for g in ${set//,/ }; do echo "$g $tool $r" >>"$SAN_RESULTS"; done
+      note "sanitizer $tool [$set]: $r (rc=$rc) $summary"
+      [[ $r != PASS ]] && grep -vE "^\s*$" "$log" | grep -E "=========|Error|Hazard|Invalid|at 0x|by thread|in .*Kernel|LAUNCH|FAILED" | head -25
+    done
+  done
+fi
+
+# ---- 3. qualification harness ---------------------------------------------------
+if want qualify 150; then
+  echo "== 3. qualification harness"
+  timeout 240 "$B/qualify_main" --out "$OUTDIR/qualification.json" \
+    --sanitizer_results "$SAN_RESULTS" --driver "$DRIVER" \
+    --git_commit "$(cat "$WORK/commit")" >"$LOGS/qualify.log" 2>&1
+  rc=$?
+  grep -vE "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident) " "$LOGS/qualify.log" | head -120
+  grep -E "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident) " "$LOGS/qualify.log" | grep -v "QUALIFIED" | head -40
+  note "qualify_main rc=$rc: $(grep "QUALIFY SUMMARY" "$LOGS/qualify.log")"
+  [[ -s "$OUTDIR/qualification.json" ]] && note "wrote qualification.json ($(wc -c <"$OUTDIR/qualification.json") bytes)"
+fi
+
+# ---- 4. two pipelines on one GPU --------------------------------------------------
+if want pipelines 100; then
+  echo "== 4. pipelines per device under 64 concurrent streams (engine direct)"
+  "$B/make_random_models" --out "$WORK/models" --plda_from "$WORK/plda" >"$LOGS/make_models.log" 2>&1 ||
+    note "make_random_models FAILED"
+  S="$WORK/data/sample.wav"
+  run_ed() {  # name, then engine_direct flags
+    local name=$1; shift
+    timeout 90 "$B/engine_direct_cuda" --models "$WORK/models" --device cuda:0 \
+      --audio "$S" --repeat_audio 2 --mode stream --requests 64 --concurrency 64 \
+      --warmup 2 --rttm_out "$WORK/$name.rttm" "$@" >"$LOGS/ed_$name.json" 2>"$LOGS/ed_$name.err"
+    local rc=$?
+    python3 - "$name" "$rc" "$LOGS/ed_$name.json" <<'PY' | tee -a "$SUMMARY"
+import json, sys
+name, rc, path = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    r = json.loads(open(path).read().strip().splitlines()[-1])
+    print(f"{name:16s} rc={rc} throughput_rtfx={r['throughput_rtfx']:.1f} "
+          f"p50={r['latency_p50_s']:.3f}s p99={r.get('latency_p99_s', float('nan')):.3f}s "
+          f"max={r['latency_max_s']:.3f}s jobs={r['jobs_per_device']} "
+          f"distinct_rttms={r['distinct_rttms']} seg_s={r['segmentation_s']:.2f}")
+except Exception as e:
+    print(f"{name:16s} rc={rc} NO RESULT ({e})")
+PY
+    [[ $rc != 0 ]] && tail -5 "$LOGS/ed_$name.err"
+    grep -m2 "LSTM recurrence" "$LOGS/ed_$name.err"
+  }
+  run_ed p1_cluster --pipelines_per_device=1 --lstm_kernel=cluster
+  run_ed p2_token_a --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=true
+  run_ed p2_notoken_a --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=false
+  run_ed p2_token_b --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=true
+  run_ed p2_notoken_b --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=false
+  run_ed p1_resident --pipelines_per_device=1 --lstm_kernel=resident
+  for n in p2_token_a p2_notoken_a p2_token_b p2_notoken_b; do
+    if [[ ! -s "$WORK/p1_cluster.rttm" || ! -s "$WORK/$n.rttm" ]]; then note "RTTM $n: MISSING"
+    elif cmp -s "$WORK/p1_cluster.rttm" "$WORK/$n.rttm"; then note "RTTM $n == p1_cluster"
+    else note "RTTM $n DIFFERS from p1_cluster"; diff "$WORK/p1_cluster.rttm" "$WORK/$n.rttm" | head -4; fi
+  done
+  if [[ ! -s "$WORK/p1_cluster.rttm" || ! -s "$WORK/p1_resident.rttm" ]]; then note "RTTM cluster vs resident: MISSING"
+  elif cmp -s "$WORK/p1_cluster.rttm" "$WORK/p1_resident.rttm"; then note "RTTM cluster == resident LSTM"
+  else note "RTTM cluster vs resident LSTM differ: $(diff "$WORK/p1_cluster.rttm" "$WORK/p1_resident.rttm" | grep -c '^<') lines"; fi
+  # GetInfo of a server with two pipelines on the GPU.
+  rm -f "$WORK/ports"
+  timeout 60 "$B/diarization_server_cuda" --models "$WORK/models" --device=cuda:0 \
+    --pipelines_per_device=2 --listen 127.0.0.1:0 --port_file "$WORK/ports" \
+    --metrics_listen= 2>"$LOGS/server.log" &
+  spid=$!
+  for _ in $(seq 80); do [[ -s "$WORK/ports" ]] && break; kill -0 $spid 2>/dev/null || break; sleep 0.5; done
+  if [[ -s "$WORK/ports" ]]; then
+    read -r port _ <"$WORK/ports"
+    timeout 30 "$B/diarize_client" --server "127.0.0.1:$port" --wait_for_serving_s 60 --info >"$LOGS/info.json" 2>&1
+    python3 -c "
+import json,sys
+i=json.load(open('$LOGS/info.json'))
+for d in i.get('devices',[]): print('GetInfo device', json.dumps(d))
+" 2>&1 | tee -a "$SUMMARY"
+    timeout 30 "$B/diarize_client" --server "127.0.0.1:$port" --mode stream "$S" >"$WORK/server.rttm" 2>"$LOGS/client.err"
+    note "server 2 pipelines stream rc=$? rttm lines $(wc -l <"$WORK/server.rttm")"
+  else
+    note "server with 2 pipelines did not start"; tail -5 "$LOGS/server.log"
+  fi
+  kill -TERM $spid 2>/dev/null; wait $spid 2>/dev/null
+  grep -E "LSTM|device" "$LOGS/server.log" | head -6
+fi
+
+# ---- 5. cuDNN LSTM for comparison -------------------------------------------------
+if want cudnn 40; then
+  echo "== 5. cuDNN LSTM (PyTorch), one bidirectional layer, 589 steps, fp32"
+  timeout 60 python3 - <<'PY' 2>&1 | tee "$LOGS/cudnn.log" | tee -a "$SUMMARY"
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())
+lstm = torch.nn.LSTM(256, 128, num_layers=1, bidirectional=True, batch_first=True).cuda()
+for b in (1, 2, 4, 8, 32, 256):
+    x = torch.randn(b, 589, 256, device="cuda")
+    with torch.no_grad():
+        for _ in range(3): lstm(x)
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(5):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record(); lstm(x); e.record(); torch.cuda.synchronize()
+            ts.append(s.elapsed_time(e) * 1000)
+    ts.sort()
+    print(f"cuDNN LSTM layer (input GEMM + recurrence) batch {b:3d}: median {ts[2]:.1f} us")
+PY
+fi
+note "round finished in $(elapsed) s"
