@@ -52,6 +52,7 @@
 #include "kernels/qualification_data.h"
 #include "kernels/sinc_conv.h"
 #include "kernels/stats_pool.h"
+#include "kernels/window_gather.h"
 #include "nlohmann/json.hpp"
 
 ABSL_FLAG(std::string, out, "", "coverage file to write (JSON)");
@@ -211,7 +212,7 @@ AbTiming TimeAB(const Launch& a, const Launch& b, cudaStream_t stream,
   return t;
 }
 
-// --- the record -------------------------------------------------------------
+// --- the record
 
 struct Harness {
   json tuples = json::array();
@@ -293,7 +294,6 @@ std::vector<int> IntList(const std::string& s) {
 }
 
 // --- LSTM
-// ---------------------------------------------------------------------
 
 // The float64 reference of a few windows (first, middle, last): 77 MFLOP
 // per window at 589 steps.
@@ -420,7 +420,6 @@ void RunLstm(Harness& h, cudaStream_t stream) {
 }
 
 // --- SincNet
-// -------------------------------------------------------------------
 
 void RunSinc(Harness& h, runtime::DeviceArena* arena, cudaStream_t stream0) {
   const bool small = absl::GetFlag(FLAGS_small);
@@ -543,7 +542,6 @@ void RunSinc(Harness& h, runtime::DeviceArena* arena, cudaStream_t stream0) {
 }
 
 // --- epilogues: stats pooling and nn_ops
-// ---------------------------------------
 
 // Runs `launch` three times into `out` (poisoned before each); first result
 // and whether all three had the same bits.
@@ -810,8 +808,55 @@ void RunNnOps(Harness& h, cudaStream_t stream) {
   }
 }
 
+// --- window gather (batches of windows from a recording's span)
+
+void RunWindowGather(Harness& h, cudaStream_t stream) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  const int64_t window = small ? 1000 : models::kWindowSamples;
+  const int64_t step = window / 10;
+  for (const int batch :
+       small ? std::vector<int>{3} : std::vector<int>{1, 32}) {
+    // One recording covering the batch, the last window running past its end
+    // by a third (zero padding).
+    const int64_t samples = (batch - 1) * step + window - window / 3;
+    const auto audio = Random(size_t(samples), -1.0f, 1.0f);
+    std::vector<int64_t> starts(batch), ends(batch);
+    for (int i = 0; i < batch; ++i) {
+      starts[i] = i * step;
+      ends[i] = std::min(samples, starts[i] + window);
+    }
+    Dev da(audio), dw(size_t(batch) * window);
+    int64_t* d_idx = nullptr;
+    Check(cudaMalloc(reinterpret_cast<void**>(&d_idx),
+                     2 * batch * sizeof(int64_t)),
+          "cudaMalloc");
+    Check(cudaMemcpy(d_idx, starts.data(), batch * sizeof(int64_t),
+                     cudaMemcpyHostToDevice),
+          "upload");
+    Check(cudaMemcpy(d_idx + batch, ends.data(), batch * sizeof(int64_t),
+                     cudaMemcpyHostToDevice),
+          "upload");
+    auto [got, det] = ThreeRuns(dw, [&] {
+      return kernels::LaunchGatherWindows({.audio = da.p,
+                                           .audio_samples = samples,
+                                           .starts = d_idx,
+                                           .ends = d_idx + batch,
+                                           .windows = dw.p,
+                                           .batch = batch,
+                                           .window_samples = window},
+                                          stream);
+    });
+    cudaFree(d_idx);
+    std::vector<double> ref(dw.n, 0.0);
+    for (int i = 0; i < batch; ++i)
+      for (int64_t j = 0; starts[i] + j < ends[i]; ++j)
+        ref[size_t(i) * window + j] = audio[starts[i] + j];
+    h.Add("window_gather", "segmentation.windows", batch, "fp32", "epilogues",
+          Err(got, ref), 0.0, det, {{"window_samples", window}}, std::nullopt);
+  }
+}
+
 // --- fbank (through the embedding model's fbank stage)
-// -------------------------
 
 void RunFbank(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
               const std::string& tmp) {
@@ -876,7 +921,6 @@ void RunFbank(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
 }
 
 // --- the whole segmentation network: cluster vs resident LSTM
-// -----------------
 
 void RunSegmentation(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
                      const std::string& tmp) {
@@ -994,6 +1038,7 @@ int Main() {
   if (groups.count("epilogues")) {
     RunStatsPool(h, stream);
     RunNnOps(h, stream);
+    RunWindowGather(h, stream);
   }
   if (groups.count("fbank")) RunFbank(h, arena, tmp);
   if (groups.count("segmentation")) RunSegmentation(h, arena, tmp);
