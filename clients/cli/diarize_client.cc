@@ -14,6 +14,7 @@
 // whole with DiarizeFile (the server decodes). Exit codes: exit_codes.h.
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -51,6 +52,8 @@ ABSL_FLAG(std::string, lb_policy, "",
           "retry of UNAVAILABLE (channel_config.h); default: one connection");
 ABSL_FLAG(std::string, service_config, "",
           "gRPC service config JSON (overrides --lb_policy)");
+ABSL_FLAG(std::string, svg_out, "",
+          "Also write the timeline picture (as --output svg) to this file");
 ABSL_FLAG(bool, progress, true,
           "On a terminal (stderr), show audio sent and processed while a "
           "stream runs");
@@ -83,6 +86,20 @@ int Report(const grpc::Status& status) {
               << status.error_message() << "\n";
   }
   return ExitCodeFor(status.error_code());
+}
+
+// Prints the result; with --svg_out also writes its picture there.
+int Emit(const v1::DiarizeResult& result, OutputFormat format) {
+  std::cout << FormatResult(result, format);
+  if (const std::string path = absl::GetFlag(FLAGS_svg_out); !path.empty()) {
+    std::ofstream out(path);
+    out << FormatResult(result, OutputFormat::kSvg);
+    if (!out) {
+      std::cerr << "diarize_client: cannot write --svg_out " << path << "\n";
+      return kExitOther;
+    }
+  }
+  return kExitOk;
 }
 
 void SetDeadline(grpc::ClientContext* context) {
@@ -174,7 +191,7 @@ int RunUnary(v1::Diarization::Stub& stub, const std::string& path,
   SetDeadline(&context);
   v1::DiarizeResult result;
   const grpc::Status s = stub.DiarizeFile(&context, request, &result);
-  if (s.ok()) std::cout << FormatResult(result, format);
+  if (s.ok()) return Emit(result, format);
   return Report(s);
 }
 
@@ -267,7 +284,7 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
     std::cerr << "diarize_client: the stream ended OK without a final result\n";
     return kExitOther;
   }
-  if (s.ok()) std::cout << FormatResult(final_result, format);
+  if (s.ok()) return Emit(final_result, format);
   return Report(s);
 }
 
