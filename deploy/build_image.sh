@@ -97,7 +97,7 @@ podman import \
   --change 'ENV PATH=/opt/diarization/bin:/usr/bin:/bin' \
   --change 'ENV DIARIZATION_MODELS=/models' \
   --change 'USER 10001' \
-  --change 'EXPOSE 50051 9464' \
+  --change 'EXPOSE 50051' --change 'EXPOSE 9464' \
   --change 'ENTRYPOINT ["/opt/diarization/bin/diarization_server", "--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464"]' \
   --change 'CMD ["--device=cpu", "--drain_timeout_s=30"]' \
   "$WORK/rootfs.tar" "$IMAGE"
