@@ -40,15 +40,13 @@ def merge(base, patch):
             out.pop(key, None)
         elif key in MERGE_KEYS and isinstance(value, list) and isinstance(out.get(key), list):
             merge_key = MERGE_KEYS[key]
-            items = list(out[key])
-            for element in value:
-                index = next((i for i, old in enumerate(items)
-                              if old.get(merge_key) == element.get(merge_key)), None)
-                if index is None:
-                    items.append(element)
-                else:
-                    items[index] = merge(items[index], element)
-            out[key] = items
+            # As kubectl kustomize orders them: the patch's elements (merged
+            # with their base element), then the base's other elements.
+            base_items = {old.get(merge_key): old for old in out[key]}
+            patched = [merge(base_items[e.get(merge_key)], e)
+                       if e.get(merge_key) in base_items else e for e in value]
+            named = {e.get(merge_key) for e in value}
+            out[key] = patched + [old for old in out[key] if old.get(merge_key) not in named]
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = merge(out[key], value)
         else:
