@@ -152,6 +152,17 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
   std::vector<int> cluster;
   std::string why_not;
   for (int n = 1; n <= max_batch; ++n) {
+    // Each batch size's plan now, outside any graph capture (the launcher
+    // caches the occupancy query per device and group size).
+    if (absl::StatusOr<kernels::LstmClusterPlan> pn = kernels::PlanLstmCluster(
+            {.batch = n,
+             .steps = kP2,
+             .device_share = options.lstm_device_share});
+        !pn.ok()) {
+      if (mode == "cluster") return pn.status();
+      if (why_not.empty()) why_not = std::string(pn.status().message());
+      continue;
+    }
     if (mode == "cluster") {
       lstm_cluster[n] = true;
     } else {
