@@ -65,7 +65,9 @@ ABSL_FLAG(std::string, device, "auto",
 ABSL_FLAG(int, threads, 0,
           "CPU backend threads for the networks (0: all cores)");
 ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
-          "CUDA embedding network precision: fp32 or tf32");
+          "CUDA embedding network precision: fp32, tf32, or mixed (FP16 "
+          "convolutions with FP32 accumulation; opt-in, see "
+          "docs/benchmarks.md for its gate)");
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 2,

@@ -366,7 +366,7 @@ absl::Status Run() {
       backend.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
       backend.embedding->precision().c_str(),
-      opt.embedding.channels_last && opt.embedding.precision == "tf32" ? "NHWC"
+      opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"
                                                                        : "NCHW",
       opt.embedding.fused_conv_epilogue ? "fused" : "separate",
       overlap ? "stages overlapped" : "stages in sequence",

@@ -16,6 +16,7 @@
 #include "engine/models/fbank.h"
 #include "kernels/fbank.h"
 #include "kernels/nn_ops.h"
+#include "kernels/precision_cast.h"
 #include "kernels/stats_pool.h"
 
 namespace diarization::models {
@@ -59,8 +60,10 @@ struct Block {
 absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
                                   const std::string& conv_name,
                                   const std::string& bn, Conv2d::Shape shape,
-                                  bool channels_last, bool fold) {
+                                  bool channels_last, bool fold,
+                                  bool half) {
   shape.channels_last = channels_last;
+  shape.half = half;
   const int64_t nw = int64_t{shape.out_channels} * shape.in_channels *
                      shape.kernel_h * shape.kernel_w;
   ASSIGN_OR_RETURN(std::vector<float> weight,
@@ -95,8 +98,12 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
     ASSIGN_OR_RETURN(out.scale,
                      DeviceBuffer::FromHost(ctx->arena(), scale, owner));
   }
-  ASSIGN_OR_RETURN(out.shift,
-                   DeviceBuffer::FromHost(ctx->arena(), shift, owner));
+  if (half) {
+    ASSIGN_OR_RETURN(out.shift, cuda::HalfFromHost(ctx->arena(), shift, owner));
+  } else {
+    ASSIGN_OR_RETURN(out.shift,
+                     DeviceBuffer::FromHost(ctx->arena(), shift, owner));
+  }
   out.host_shift = std::move(shift);
   return out;
 }
@@ -130,6 +137,9 @@ struct CudaEmbeddingModel::Impl {
   // BatchNorm folded into the weights and the epilogue inside cuDNN's
   // convolution (CudaModelOptions::fused_conv_epilogue).
   bool fused = false;
+  // "mixed": the trunk's convolutions on FP16 tensors (FP32 accumulation),
+  // between a cast after the fbank and a cast before the pooling.
+  bool half = false;
   // Declared first: destroyed last, after every buffer went back to it.
   std::shared_ptr<runtime::DeviceArena> arena_owner;
   runtime::DeviceArena* arena = nullptr;
@@ -161,7 +171,12 @@ struct CudaEmbeddingModel::Impl {
   // The ResNet trunk on act[0] (features); returns the buffer holding its
   // output and sets *out_h / *out_w.
   absl::StatusOr<float*> EnqueueTrunkUnfused(int n, int* out_h, int* out_w);
-  absl::StatusOr<float*> EnqueueTrunkFused(int n, int* out_h, int* out_w);
+  // input: the (n, 80, 998, 1) features (float, or FP16 when `half`),
+  // which may be a or b; cur, a, b: three distinct activation buffers. On
+  // return *free_buf is a buffer not holding the output.
+  absl::StatusOr<void*> EnqueueTrunkFused(int n, const void* input, void* cur,
+                                          void* a, void* b, int* out_h,
+                                          int* out_w, void** free_buf);
 };
 
 absl::Status CudaEmbeddingModel::Impl::EnqueueFbank(int n) {
@@ -295,36 +310,33 @@ absl::StatusOr<float*> CudaEmbeddingModel::Impl::EnqueueTrunkUnfused(
   return cur;
 }
 
-absl::StatusOr<float*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(int n,
-                                                                   int* out_h,
-                                                                   int* out_w) {
+absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
+    int n, const void* input, void* cur, void* free_a, void* free_b,
+    int* out_h, int* out_w, void** free_buf) {
   int h = kMel, w = kFrames;
-  // Stem: ReLU(conv'(x) + shift), features in act[0].
-  float* cur = act[1].f32();
-  RETURN_IF_ERROR(stem.conv->ForwardBiasRelu(act[0].f32(), n, h, w,
-                                             stem.shift.f32(), nullptr, cur));
-  float* free_a = act[0].f32();  // the features are dead now
-  float* free_b = act[2].f32();
+  // Stem: ReLU(conv'(x) + shift).
+  RETURN_IF_ERROR(stem.conv->ForwardBiasRelu(input, n, h, w, stem.shift.data(),
+                                             nullptr, cur));
   // BasicBlock with three buffers: x (cur), t, and the output.
   for (Block& b : blocks) {
     const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
-    float* t = free_a;
+    void* t = free_a;
     RETURN_IF_ERROR(b.conv1.conv->ForwardBiasRelu(
-        cur, n, h, w, b.conv1.shift.f32(), nullptr, t));
+        cur, n, h, w, b.conv1.shift.data(), nullptr, t));
     if (b.shortcut) {
       // s = conv_sc'(x) (its shift is in conv2's bias) into the third
       // buffer; x is dead after it, so the block's output goes there.
-      float* sc = free_b;
+      void* sc = free_b;
       RETURN_IF_ERROR(b.shortcut->conv->Forward(cur, n, h, w, sc));
       RETURN_IF_ERROR(b.conv2.conv->ForwardBiasRelu(
-          t, n, oh, ow, b.conv2_bias_with_shortcut.f32(), sc, cur));
+          t, n, oh, ow, b.conv2_bias_with_shortcut.data(), sc, cur));
       free_a = t;
       free_b = sc;
     } else {
       // y = ReLU(conv2'(t) + shift2 + x) into the third buffer.
-      float* y = free_b;
+      void* y = free_b;
       RETURN_IF_ERROR(b.conv2.conv->ForwardBiasRelu(
-          t, n, oh, ow, b.conv2.shift.f32(), cur, y));
+          t, n, oh, ow, b.conv2.shift.data(), cur, y));
       free_a = t;
       free_b = cur;
       cur = y;
@@ -334,6 +346,7 @@ absl::StatusOr<float*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(int n,
   }
   *out_h = h;
   *out_w = w;
+  *free_buf = free_a;
   return cur;
 }
 
@@ -341,8 +354,30 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
   cudaStream_t stream = ctx->stream();
   RETURN_IF_ERROR(EnqueueFbank(n));
   int h = 0, w = 0;
-  ASSIGN_OR_RETURN(float* cur, fused ? EnqueueTrunkFused(n, &h, &w)
-                                     : EnqueueTrunkUnfused(n, &h, &w));
+  float* cur = nullptr;
+  if (!fused) {
+    ASSIGN_OR_RETURN(cur, EnqueueTrunkUnfused(n, &h, &w));
+  } else if (!half) {
+    void* free_buf = nullptr;
+    ASSIGN_OR_RETURN(void* out,
+                     EnqueueTrunkFused(n, act[0].data(), act[1].data(),
+                                       act[0].data(), act[2].data(), &h, &w,
+                                       &free_buf));
+    cur = static_cast<float*>(out);
+  } else {
+    // Features (float, act[0]) -> FP16 in act[2], the FP16 trunk, then its
+    // output back to float for the pooling.
+    RETURN_IF_ERROR(kernels::LaunchFloatToHalf(
+        act[0].f32(), act[2].data(), int64_t{n} * kMel * kFrames, stream));
+    void* free_buf = nullptr;
+    ASSIGN_OR_RETURN(void* out,
+                     EnqueueTrunkFused(n, act[2].data(), act[1].data(),
+                                       act[0].data(), act[2].data(), &h, &w,
+                                       &free_buf));
+    cur = static_cast<float*>(free_buf);
+    RETURN_IF_ERROR(kernels::LaunchHalfToFloat(
+        out, cur, int64_t{n} * h * w * 256, stream));
+  }
   const bool cl = channels_last;
   // cur: (n, 256, 10, 125) = (n, 2560, 125), or NHWC (n, 10, 125, 256).
   if (int64_t{h} * 256 != kFeat) {
@@ -389,11 +424,18 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   ASSIGN_OR_RETURN(impl->precision, cuda::ParsePrecision(options.precision));
-  impl->channels_last =
-      options.channels_last && impl->precision == cuda::Precision::kTf32;
+  impl->channels_last = options.channels_last &&
+                        impl->precision != cuda::Precision::kFp32;
+  impl->half = impl->precision == cuda::Precision::kMixed;
+  if (impl->half && (!options.fused_conv_epilogue || !impl->channels_last)) {
+    return absl::InvalidArgumentError(
+        "CudaEmbeddingModel: precision \"mixed\" needs fused_conv_epilogue "
+        "and channels_last");
+  }
   const bool channels_last = impl->channels_last;
   impl->fused = options.fused_conv_epilogue;
   const bool fold = impl->fused;
+  const bool half = impl->half;
   impl->arena_owner = std::move(arena_owner);
   impl->arena = arena;
   ASSIGN_OR_RETURN(impl->ctx,
@@ -430,7 +472,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                            .kernel_w = 3,
                                            .pad_h = 1,
                                            .pad_w = 1},
-                                          channels_last, fold));
+                                          channels_last, fold, half));
   const int kBlocks[4] = {3, 4, 6, 3};
   const int kPlanes[4] = {32, 64, 128, 256};
   int in_planes = kStem;
@@ -449,7 +491,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .stride_w = stride,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last, fold));
+                                               channels_last, fold, half));
       ASSIGN_OR_RETURN(block.conv2, LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
                                                {.out_channels = planes,
                                                 .in_channels = planes,
@@ -457,7 +499,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .kernel_w = 3,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last, fold));
+                                               channels_last, fold, half));
       if (stride != 1 || in_planes != planes) {
         ASSIGN_OR_RETURN(
             ConvBn sc, LoadConvBn(ctx, w, p + ".shortcut.0", p + ".shortcut.1",
@@ -467,12 +509,17 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                    .kernel_w = 1,
                                    .stride_h = stride,
                                    .stride_w = stride},
-                                  channels_last, fold));
+                                  channels_last, fold, half));
         if (fold) {
           std::vector<float> bias = block.conv2.host_shift;
           for (size_t i = 0; i < bias.size(); ++i) bias[i] += sc.host_shift[i];
-          ASSIGN_OR_RETURN(block.conv2_bias_with_shortcut,
-                           DeviceBuffer::FromHost(arena, bias, wowner));
+          if (half) {
+            ASSIGN_OR_RETURN(block.conv2_bias_with_shortcut,
+                             cuda::HalfFromHost(arena, bias, wowner));
+          } else {
+            ASSIGN_OR_RETURN(block.conv2_bias_with_shortcut,
+                             DeviceBuffer::FromHost(arena, bias, wowner));
+          }
         }
         block.shortcut = std::move(sc);
       }

@@ -298,6 +298,15 @@ TEST_F(CudaModelsTest, EmbeddingTimedAlgorithmsMatchCpu) {
   CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/true);
 }
 
+// The "mixed" precision's gate (FP16 convolutions, FP32 accumulation):
+// within 1e-3 relative of the float32 CPU network on the recorded windows.
+TEST_F(CudaModelsTest, EmbeddingMixedMatchesCpuWithinTheGate) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("mixed", 1e-3, arena, *w);
+}
+
 // The separate-epilogue path (BatchNorm as its own pass) keeps the same
 // guarantees as the default folded + fused one.
 TEST_F(CudaModelsTest, EmbeddingSeparateEpilogueMatchesCpu) {

@@ -8,7 +8,11 @@
 namespace diarization::models {
 
 struct CudaModelOptions {
-  // "fp32" or "tf32" (tf32 only for the embedding model; DESIGN.md).
+  // "fp32" or "tf32" (tf32 only for the embedding model; DESIGN.md), or, for
+  // the embedding model only, "mixed": the ResNet convolutions on FP16
+  // tensors with FP32 accumulation, the rest as tf32 (needs
+  // fused_conv_epilogue and channels_last). Opt-in: it becomes a choice
+  // only where its gate passed (docs/benchmarks.md).
   std::string precision = "fp32";
   // Windows per launch; device buffers are sized for this. Larger calls are
   // split, smaller ones run as they are (one CUDA graph per batch shape).
@@ -27,7 +31,7 @@ struct CudaModelOptions {
   bool timed_conv_algorithms = false;
   // cuDNN convolution workspace, from the arena.
   size_t workspace_bytes = size_t{256} << 20;
-  // Embedding only, TF32 only: keep the ResNet activations channels-last
+  // Embedding only, TF32 or mixed: keep the ResNet activations channels-last
   // (NHWC), the layout cuDNN's tensor-core convolution kernels read without
   // transposes. FP32 (FMA-only kernels) always runs NCHW, which is faster
   // there.

@@ -1,5 +1,7 @@
 #include "engine/models/cuda_util.h"
 
+#include <cuda_fp16.h>
+
 #include <cstring>
 #include <utility>
 
@@ -36,12 +38,42 @@ absl::Status CudnnStatus(cudnnStatus_t st, const std::string& what) {
 absl::StatusOr<Precision> ParsePrecision(const std::string& name) {
   if (name == "fp32") return Precision::kFp32;
   if (name == "tf32") return Precision::kTf32;
+  if (name == "mixed") return Precision::kMixed;
   return absl::InvalidArgumentError(absl::StrCat(
-      "precision '", name, "' is not supported; use fp32 or tf32"));
+      "precision '", name, "' is not supported; use fp32, tf32 or mixed"));
 }
 
 std::string PrecisionName(Precision p) {
-  return p == Precision::kFp32 ? "fp32" : "tf32";
+  switch (p) {
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kMixed:
+      return "mixed";
+  }
+  return "unknown";
+}
+
+std::vector<uint16_t> ToHalf(std::span<const float> values) {
+  std::vector<uint16_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const __half h = __float2half_rn(values[i]);
+    std::memcpy(&out[i], &h, sizeof(uint16_t));
+  }
+  return out;
+}
+
+absl::StatusOr<DeviceBuffer> HalfFromHost(runtime::DeviceArena* arena,
+                                          std::span<const float> values,
+                                          const std::string& owner) {
+  const std::vector<uint16_t> h = ToHalf(values);
+  ASSIGN_OR_RETURN(DeviceBuffer b,
+                   DeviceBuffer::Allocate(arena, h.size() * 2, owner));
+  RETURN_IF_ERROR(CudaStatus(cudaMemcpy(b.data(), h.data(), h.size() * 2,
+                                        cudaMemcpyHostToDevice),
+                             absl::StrCat("copying ", owner, " (FP16)")));
+  return b;
 }
 
 // --- DeviceBuffer -----------------------------------------------------------
@@ -220,26 +252,36 @@ absl::StatusOr<std::unique_ptr<Conv2d>> Conv2d::Create(
         absl::StrCat("Conv2d ", owner, ": ", weights.size(),
                      " weights, expected ", expected));
   }
+  if (shape.half && ctx->precision() == Precision::kFp32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Conv2d ", owner, ": FP16 tensors need tensor-op math, "
+                     "not the fp32 precision"));
+  }
   std::unique_ptr<Conv2d> conv(new Conv2d());
   conv->ctx_ = ctx;
   conv->shape_ = shape;
   const cudnnTensorFormat_t format =
       shape.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  const cudnnDataType_t data = shape.half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  std::vector<float> t;
+  std::span<const float> host = weights;
   if (shape.channels_last) {
     // (out, in, kh, kw) -> (out, kh, kw, in), cuDNN's NHWC filter layout.
     const int c = shape.in_channels, r = shape.kernel_h, q = shape.kernel_w;
-    std::vector<float> t(weights.size());
+    t.resize(weights.size());
     for (int k = 0; k < shape.out_channels; ++k)
       for (int ci = 0; ci < c; ++ci)
         for (int y = 0; y < r; ++y)
           for (int x = 0; x < q; ++x)
             t[((static_cast<size_t>(k) * r + y) * q + x) * c + ci] =
                 weights[((static_cast<size_t>(k) * c + ci) * r + y) * q + x];
-    ASSIGN_OR_RETURN(conv->weights_,
-                     DeviceBuffer::FromHost(ctx->arena(), t, owner));
+    host = t;
+  }
+  if (shape.half) {
+    ASSIGN_OR_RETURN(conv->weights_, HalfFromHost(ctx->arena(), host, owner));
   } else {
     ASSIGN_OR_RETURN(conv->weights_,
-                     DeviceBuffer::FromHost(ctx->arena(), weights, owner));
+                     DeviceBuffer::FromHost(ctx->arena(), host, owner));
   }
   RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&conv->x_desc_),
                               "cudnnCreateTensorDescriptor"));
@@ -251,10 +293,11 @@ absl::StatusOr<std::unique_ptr<Conv2d>> Conv2d::Create(
       CudnnStatus(cudnnCreateConvolutionDescriptor(&conv->conv_desc_),
                   "cudnnCreateConvolutionDescriptor"));
   RETURN_IF_ERROR(CudnnStatus(
-      cudnnSetFilter4dDescriptor(conv->w_desc_, CUDNN_DATA_FLOAT, format,
+      cudnnSetFilter4dDescriptor(conv->w_desc_, data, format,
                                  shape.out_channels, shape.in_channels,
                                  shape.kernel_h, shape.kernel_w),
       "cudnnSetFilter4dDescriptor"));
+  // The compute type stays FLOAT with FP16 data: FP32 accumulation.
   RETURN_IF_ERROR(CudnnStatus(
       cudnnSetConvolution2dDescriptor(
           conv->conv_desc_, shape.pad_h, shape.pad_w, shape.stride_h,
@@ -279,7 +322,7 @@ Conv2d::~Conv2d() {
 }
 
 absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
-                                                const float* x, float* y) {
+                                                const void* x, void* y) {
   constexpr int kMaxAlgos = 16;
   cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgos];
   int returned = 0;
@@ -290,7 +333,7 @@ absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
                                "cudaStreamSynchronize"));
     RETURN_IF_ERROR(
         CudnnStatus(cudnnFindConvolutionForwardAlgorithmEx(
-                        ctx_->cudnn(), x_desc_, x, w_desc_, weights_.f32(),
+                        ctx_->cudnn(), x_desc_, x, w_desc_, weights_.data(),
                         conv_desc_, y_desc_, y, kMaxAlgos, &returned, perf,
                         ctx_->workspace(), ctx_->workspace_bytes()),
                     "cudnnFindConvolutionForwardAlgorithmEx"));
@@ -300,16 +343,16 @@ absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
                                     y_desc_, kMaxAlgos, &returned, perf),
                                 "cudnnGetConvolutionForwardAlgorithm_v7"));
   }
-  const cudnnMathType_t want = ctx_->precision() == Precision::kFp32
-                                   ? CUDNN_FMA_MATH
-                                   : CUDNN_TENSOR_OP_MATH;
+  const bool fp32 = ctx_->precision() == Precision::kFp32;
+  const cudnnMathType_t want = fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
   std::string rejected;
   for (int i = 0; i < returned; ++i) {
     const auto& p = perf[i];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
-    // FP32 must not fall back to tensor-op kernels; TF32 may use either.
-    const bool math_ok = ctx_->precision() == Precision::kTf32 ||
-                         p.mathType == want || p.mathType == CUDNN_DEFAULT_MATH;
+    // FP32 must not fall back to tensor-op kernels; TF32 and mixed may use
+    // either.
+    const bool math_ok =
+        !fp32 || p.mathType == want || p.mathType == CUDNN_DEFAULT_MATH;
     // FP32 parity (≤ 1e-5) rules out the transform-based algorithms, whose
     // rounding error is well above plain accumulation's.
     const bool transform =
@@ -317,7 +360,7 @@ absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
         p.algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
         p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
         p.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
-    if (!math_ok || (transform && ctx_->precision() == Precision::kFp32) ||
+    if (!math_ok || (transform && fp32) ||
         p.determinism != CUDNN_DETERMINISTIC ||
         p.memory > ctx_->workspace_bytes()) {
       absl::StrAppend(&rejected, " algo ", static_cast<int>(p.algo), " (math ",
@@ -336,17 +379,23 @@ absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
       ". Raise CudaBackendOptions::workspace_bytes."));
 }
 
-absl::Status Conv2d::Forward(const float* x, int n, int h, int w, float* y) {
+absl::Status Conv2d::SetShapes(int n, int h, int w) {
   const cudnnTensorFormat_t format =
       shape_.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-  RETURN_IF_ERROR(
-      CudnnStatus(cudnnSetTensor4dDescriptor(x_desc_, format, CUDNN_DATA_FLOAT,
-                                             n, shape_.in_channels, h, w),
-                  "cudnnSetTensor4dDescriptor(x)"));
-  RETURN_IF_ERROR(CudnnStatus(
-      cudnnSetTensor4dDescriptor(y_desc_, format, CUDNN_DATA_FLOAT, n,
+  const cudnnDataType_t data =
+      shape_.half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  RETURN_IF_ERROR(CudnnStatus(cudnnSetTensor4dDescriptor(
+                                  x_desc_, format, data, n,
+                                  shape_.in_channels, h, w),
+                              "cudnnSetTensor4dDescriptor(x)"));
+  return CudnnStatus(
+      cudnnSetTensor4dDescriptor(y_desc_, format, data, n,
                                  shape_.out_channels, OutH(h), OutW(w)),
-      "cudnnSetTensor4dDescriptor(y)"));
+      "cudnnSetTensor4dDescriptor(y)");
+}
+
+absl::Status Conv2d::Forward(const void* x, int n, int h, int w, void* y) {
+  RETURN_IF_ERROR(SetShapes(n, h, w));
   auto key = std::make_tuple(n, h, w);
   auto it = algos_.find(key);
   if (it == algos_.end()) {
@@ -356,7 +405,7 @@ absl::Status Conv2d::Forward(const float* x, int n, int h, int w, float* y) {
   const float alpha = 1.0f, beta = 0.0f;
   return CudnnStatus(
       cudnnConvolutionForward(ctx_->cudnn(), &alpha, x_desc_, x, w_desc_,
-                              weights_.f32(), conv_desc_, it->second.algo,
+                              weights_.data(), conv_desc_, it->second.algo,
                               ctx_->workspace(), it->second.workspace, &beta,
                               y_desc_, y),
       absl::StrCat("cudnnConvolutionForward (", shape_.out_channels, "x",
@@ -364,21 +413,23 @@ absl::Status Conv2d::Forward(const float* x, int n, int h, int w, float* y) {
                    shape_.kernel_w, ")"));
 }
 
-absl::Status Conv2d::ForwardBiasRelu(const float* x, int n, int h, int w,
-                                     const float* bias, const float* z,
-                                     float* y) {
+absl::Status Conv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
+                                     const void* bias, const void* z,
+                                     void* y) {
   if (z != nullptr && z == y) {
     return absl::InternalError(
         "Conv2d::ForwardBiasRelu: the residual must not alias the output");
   }
-  const cudnnTensorFormat_t format =
-      shape_.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   if (bias_desc_ == nullptr) {
+    const cudnnTensorFormat_t format =
+        shape_.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&bias_desc_),
                                 "cudnnCreateTensorDescriptor(bias)"));
     RETURN_IF_ERROR(CudnnStatus(
-        cudnnSetTensor4dDescriptor(bias_desc_, format, CUDNN_DATA_FLOAT, 1,
-                                   shape_.out_channels, 1, 1),
+        cudnnSetTensor4dDescriptor(
+            bias_desc_, format,
+            shape_.half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT, 1,
+            shape_.out_channels, 1, 1),
         "cudnnSetTensor4dDescriptor(bias)"));
     RETURN_IF_ERROR(CudnnStatus(cudnnCreateActivationDescriptor(&relu_desc_),
                                 "cudnnCreateActivationDescriptor"));
@@ -387,14 +438,7 @@ absl::Status Conv2d::ForwardBiasRelu(const float* x, int n, int h, int w,
                                      CUDNN_PROPAGATE_NAN, 0.0),
         "cudnnSetActivationDescriptor"));
   }
-  RETURN_IF_ERROR(
-      CudnnStatus(cudnnSetTensor4dDescriptor(x_desc_, format, CUDNN_DATA_FLOAT,
-                                             n, shape_.in_channels, h, w),
-                  "cudnnSetTensor4dDescriptor(x)"));
-  RETURN_IF_ERROR(CudnnStatus(
-      cudnnSetTensor4dDescriptor(y_desc_, format, CUDNN_DATA_FLOAT, n,
-                                 shape_.out_channels, OutH(h), OutW(w)),
-      "cudnnSetTensor4dDescriptor(y)"));
+  RETURN_IF_ERROR(SetShapes(n, h, w));
   auto key = std::make_tuple(n, h, w);
   auto it = algos_.find(key);
   if (it == algos_.end()) {
@@ -406,10 +450,10 @@ absl::Status Conv2d::ForwardBiasRelu(const float* x, int n, int h, int w,
   const float alpha1 = 1.0f, alpha2 = z != nullptr ? 1.0f : 0.0f;
   return CudnnStatus(
       cudnnConvolutionBiasActivationForward(
-          ctx_->cudnn(), &alpha1, x_desc_, x, w_desc_, weights_.f32(),
-          conv_desc_, it->second.algo, ctx_->workspace(), it->second.workspace,
-          &alpha2, y_desc_, z != nullptr ? z : y, bias_desc_, bias, relu_desc_,
-          y_desc_, y),
+          ctx_->cudnn(), &alpha1, x_desc_, x, w_desc_, weights_.data(),
+          conv_desc_, it->second.algo, ctx_->workspace(),
+          it->second.workspace, &alpha2, y_desc_, z != nullptr ? z : y,
+          bias_desc_, bias, relu_desc_, y_desc_, y),
       absl::StrCat("cudnnConvolutionBiasActivationForward (",
                    shape_.out_channels, "x", shape_.in_channels, "x",
                    shape_.kernel_h, "x", shape_.kernel_w, ")"));

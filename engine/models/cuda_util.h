@@ -5,7 +5,10 @@
 // cuBLAS GEMM.
 //
 // Precision (DESIGN.md): "fp32" runs cuBLAS in pedantic FP32 and cuDNN
-// convolutions with FMA-only kernels; "tf32" lets both use TF32 tensor cores.
+// convolutions with FMA-only kernels; "tf32" lets both use TF32 tensor cores;
+// "mixed" (embedding only, opt-in under a gate, docs/benchmarks.md) runs the
+// ResNet convolutions on FP16 tensors with FP32 accumulation (Conv2d::Shape::
+// half) and everything else as "tf32".
 // Convolution algorithms come from cuDNN's heuristics (not timing, so the
 // choice is reproducible) and must be deterministic.
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_UTIL_H_
@@ -34,7 +37,7 @@ absl::Status CudaStatus(cudaError_t err, const std::string& what);
 absl::Status CublasStatus(cublasStatus_t st, const std::string& what);
 absl::Status CudnnStatus(cudnnStatus_t st, const std::string& what);
 
-enum class Precision { kFp32, kTf32 };
+enum class Precision { kFp32, kTf32, kMixed };
 absl::StatusOr<Precision> ParsePrecision(const std::string& name);
 std::string PrecisionName(Precision p);
 
@@ -145,6 +148,9 @@ class Conv2d {
     int out_channels, in_channels, kernel_h, kernel_w;
     int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
     bool channels_last = false;
+    // x, y, z, the weights and the bias in FP16 (IEEE half), accumulation
+    // in FP32 (cuDNN's pseudo-half configuration). Needs tensor-op math.
+    bool half = false;
   };
   static absl::StatusOr<std::unique_ptr<Conv2d>> Create(
       CudaContext* ctx, const Shape& shape, std::span<const float> weights,
@@ -160,14 +166,16 @@ class Conv2d {
   // or the NHWC equivalents.
   // Enqueued on the context's stream; capturable in a CUDA graph once the
   // shape has been seen (the algorithm is chosen on first use).
-  absl::Status Forward(const float* x, int n, int h, int w, float* y);
+  // x and y are float, or __half with Shape::half.
+  absl::Status Forward(const void* x, int n, int h, int w, void* y);
   // y = ReLU(conv(x) + bias[c] + z) in one cuDNN call
   // (cudnnConvolutionBiasActivationForward: the epilogue runs inside the
   // convolution kernel instead of as a pass over y). bias: (out_channels) on
   // the device; z: the residual, shaped like y, or null; z must not alias y.
   // The layer's weights must already hold any folded BatchNorm scale.
-  absl::Status ForwardBiasRelu(const float* x, int n, int h, int w,
-                               const float* bias, const float* z, float* y);
+  // With Shape::half every tensor, the bias included, is __half.
+  absl::Status ForwardBiasRelu(const void* x, int n, int h, int w,
+                               const void* bias, const void* z, void* y);
   const Shape& shape() const { return shape_; }
 
  private:
@@ -176,8 +184,9 @@ class Conv2d {
     cudnnConvolutionFwdAlgo_t algo;
     size_t workspace;
   };
-  absl::StatusOr<Algo> ChooseAlgo(int n, int h, int w, const float* x,
-                                  float* y);
+  absl::StatusOr<Algo> ChooseAlgo(int n, int h, int w, const void* x,
+                                  void* y);
+  absl::Status SetShapes(int n, int h, int w);
 
   CudaContext* ctx_ = nullptr;
   Shape shape_{};
@@ -208,6 +217,14 @@ class Linear {
   DeviceBuffer weight_;
   DeviceBuffer bias_;
 };
+
+// IEEE half copies of `values` (round to nearest even), for FP16 weights
+// and biases uploaded as raw bytes.
+std::vector<uint16_t> ToHalf(std::span<const float> values);
+// Allocates and copies `values` in as FP16 (synchronously).
+absl::StatusOr<DeviceBuffer> HalfFromHost(runtime::DeviceArena* arena,
+                                          std::span<const float> values,
+                                          const std::string& owner);
 
 // Host copy of a float32 tensor; InvalidArgument when it is missing, not
 // F32, or does not hold `expected_elements` values.
