@@ -80,7 +80,7 @@ if [[ "${NCU:-0}" == 1 ]] && command -v ncu >/dev/null; then
   # Per-kernel device time of one short eager pass (no graphs), summed by name.
   timeout 150 ncu --clock-control none --launch-count 150 --metrics gpu__time_duration.sum --csv --page raw \
     "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 0.0095 \
-    --batch 32 --seg_batch 32 --repeats 1 --graphs=false --embedding_precision "${NCU_PRECISION:-tf32}" \
+    --batch 32 --seg_batch 32 --repeats 1 --graphs=false --embedding_precision "${NCU_PRECISION:-tf32}" ${NCU_EXTRA:-} \
     >"$LOGS/ncu.csv" 2>"$LOGS/ncu.err"
   echo "== ncu rc=$? (--hours 0.0095: one batch of windows, warm-up + 1 pass + fbank)"
   python3 bench/gpu/ncu_summary.py "$LOGS/ncu.csv" 30 || tail -5 "$LOGS/ncu.err"
