@@ -154,9 +154,15 @@ def cross_check(docs, where):
         ref = hpa["spec"]["scaleTargetRef"]
         check(ref["kind"] == "Deployment" and ref["name"] == dep["metadata"]["name"],
               f"{where}: HPA target")
+        backlog = [float(a.split("=")[1]) for a in c["args"] if a.startswith("--max_backlog_audio_s=")]
         for m in hpa["spec"]["metrics"]:
             name = m["pods"]["metric"]["name"]
             check(name in adapter_metrics, f"{where}: HPA metric {name} is not served by the adapter rule")
+            # Scale before admission control refuses: the target must sit
+            # well below the backlog at which calls get RESOURCE_EXHAUSTED.
+            target = float(m["pods"]["target"]["averageValue"])
+            check(backlog and target <= 0.8 * backlog[0],
+                  f"{where}: HPA target {target} is not below 80% of --max_backlog_audio_s {backlog}")
 
 
 # The adapter rule: which series it reads, which metric it serves.
