@@ -20,6 +20,7 @@ absl::StatusOr<QualificationRecord> ParseQualificationRecord(
     const auto& dev = j.at("device");
     r.device_name = dev.at("name").get<std::string>();
     r.compute_capability = dev.at("compute_capability").get<std::string>();
+    if (j.contains("complete")) r.complete = j.at("complete").get<bool>();
     for (const auto& [name, hash] : j.at("sources").items())
       r.source_hashes[name] = hash.get<std::string>();
     for (const auto& t : j.at("tuples")) {

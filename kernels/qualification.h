@@ -37,6 +37,7 @@ struct QualificationRecord {
   std::string compute_capability;                    // "9.0"
   std::map<std::string, std::string> source_hashes;  // kernel → sha256
   std::vector<QualificationTuple> tuples;
+  bool complete = true;  // false: the harness was stopped before the end
 };
 
 // InvalidArgument with the reason when `json` is not a record.

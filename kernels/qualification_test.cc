@@ -30,6 +30,8 @@ TEST(QualificationTest, CommittedRecordMatchesTheKernels) {
   absl::StatusOr<QualificationRecord> r = ParseQualificationRecord(json);
   ASSERT_TRUE(r.ok()) << "kernels/qualification.json: " << r.status();
   EXPECT_FALSE(r->device_name.empty());
+  EXPECT_TRUE(r->complete) << "kernels/qualification.json is from a harness "
+                              "run that was stopped before the end";
   EXPECT_FALSE(r->tuples.empty());
   for (const auto& [kernel, hash] : KernelSourceHashes()) {
     auto it = r->source_hashes.find(kernel);

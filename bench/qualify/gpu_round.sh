@@ -15,14 +15,15 @@
 #   3. the qualification harness: every tuple, A/B/A/B timing, the whole
 #      segmentation network cluster vs resident; writes
 #      $OUT/qualification.json (commit it as kernels/qualification.json);
-#   4. two pipelines on one GPU under 64 concurrent streams (engine direct):
+#   4. cuDNN's LSTM (PyTorch on that machine) at the same batches, for the
+#      "no slower than cuDNN" comparison;
+#   5. two pipelines on one GPU under 64 concurrent streams (engine direct):
 #      token on / off alternated, against one pipeline, RTTMs compared; and
-#      the server's GetInfo with --pipelines_per_device=2;
-#   5. cuDNN's LSTM (PyTorch on that machine) at the same batches, for the
-#      "no slower than cuDNN" comparison.
+#      the server's GetInfo with --pipelines_per_device=2.
 # Output: $OUT/round.log (everything), $OUT/summary.txt,
 # $OUT/qualification.json, $OUT/logs.tar.gz (every step's own log).
-# PARTS="tests sanitizer qualify pipelines cudnn" selects steps.
+# PARTS="tests sanitizer qualify cudnn pipelines" selects steps; BUDGET_S
+# (default 450) and SAN_BUDGET_S (200) bound them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUTDIR=${OUT:-$(pwd)/gpu-round}
@@ -30,7 +31,7 @@ mkdir -p "$OUTDIR"
 exec > >(tee "$OUTDIR/round.log") 2>&1
 START=$(date +%s)
 BUDGET_S=${BUDGET_S:-450}
-PARTS=${PARTS:-tests sanitizer qualify pipelines cudnn}
+PARTS=${PARTS:-tests sanitizer qualify cudnn pipelines}
 WORK=$(mktemp -d)
 LOGS="$WORK/logs"
 mkdir -p "$LOGS"
@@ -92,10 +93,16 @@ SAN_RESULTS="$WORK/sanitizer.txt"
 [[ -z "$SAN" ]] && note "compute-sanitizer NOT FOUND: no tuple can qualify"
 if want sanitizer 120 && [[ -n "$SAN" ]]; then
   echo "== 2. compute-sanitizer on qualify_main --small"
+  SAN_END=$(( $(elapsed) + ${SAN_BUDGET_S:-200} ))
   for tool in memcheck racecheck initcheck synccheck; do
     # Our kernels alone (no cuDNN); then the fbank stage (through the
     # embedding model, so cuBLAS runs too).
     for set in "lstm,sinc,epilogues" "fbank"; do
+      if (( $(elapsed) > SAN_END )); then
+        note "SKIPPED sanitizer $tool [$set] (budget)"
+        for g in ${set//,/ }; do echo "$g $tool SKIPPED" >>"$SAN_RESULTS"; done
+        continue
+      fi
       log="$LOGS/sanitizer_${tool}_${set//,/_}.log"
       extra=()
       [[ $tool == memcheck ]] && extra=(--leak-check no)
@@ -116,7 +123,8 @@ fi
 # ---- 3. qualification harness ---------------------------------------------------
 if want qualify 150; then
   echo "== 3. qualification harness"
-  timeout 240 "$B/qualify_main" --out "$OUTDIR/qualification.json" \
+  qt=$(( BUDGET_S + 40 - $(elapsed) )); (( qt > 240 )) && qt=240
+  timeout $qt "$B/qualify_main" --out "$OUTDIR/qualification.json" \
     --sanitizer_results "$SAN_RESULTS" --driver "$DRIVER" \
     --git_commit "$(cat "$WORK/commit")" >"$LOGS/qualify.log" 2>&1
   rc=$?
@@ -126,14 +134,38 @@ if want qualify 150; then
   [[ -s "$OUTDIR/qualification.json" ]] && note "wrote qualification.json ($(wc -c <"$OUTDIR/qualification.json") bytes)"
 fi
 
-# ---- 4. two pipelines on one GPU --------------------------------------------------
+# ---- 4. cuDNN LSTM for comparison -------------------------------------------------
+if want cudnn 40; then
+  echo "== 4. cuDNN LSTM (PyTorch), one bidirectional layer, 589 steps, fp32"
+  timeout 60 python3 - <<'PY' 2>&1 | tee "$LOGS/cudnn.log" | tee -a "$SUMMARY"
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())
+lstm = torch.nn.LSTM(256, 128, num_layers=1, bidirectional=True, batch_first=True).cuda()
+for b in (1, 2, 4, 8, 32, 256):
+    x = torch.randn(b, 589, 256, device="cuda")
+    with torch.no_grad():
+        for _ in range(3): lstm(x)
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(5):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record(); lstm(x); e.record(); torch.cuda.synchronize()
+            ts.append(s.elapsed_time(e) * 1000)
+    ts.sort()
+    print(f"cuDNN LSTM layer (input GEMM + recurrence) batch {b:3d}: median {ts[2]:.1f} us")
+PY
+fi
+# ---- 5. two pipelines on one GPU --------------------------------------------------
 if want pipelines 100; then
-  echo "== 4. pipelines per device under 64 concurrent streams (engine direct)"
+  echo "== 5. pipelines per device under 64 concurrent streams (engine direct)"
   "$B/make_random_models" --out "$WORK/models" --plda_from "$WORK/plda" >"$LOGS/make_models.log" 2>&1 ||
     note "make_random_models FAILED"
   S="$WORK/data/sample.wav"
   run_ed() {  # name, then engine_direct flags
     local name=$1; shift
+    if (( $(elapsed) > BUDGET_S )); then note "SKIPPED $name (budget)"; return; fi
     timeout 90 "$B/engine_direct_cuda" --models "$WORK/models" --device cuda:0 \
       --audio "$S" --repeat_audio 2 --mode stream --requests 64 --concurrency 64 \
       --warmup 2 --rttm_out "$WORK/$name.rttm" "$@" >"$LOGS/ed_$name.json" 2>"$LOGS/ed_$name.err"
@@ -191,27 +223,4 @@ for d in i.get('devices',[]): print('GetInfo device', json.dumps(d))
   grep -E "LSTM|device" "$LOGS/server.log" | head -6
 fi
 
-# ---- 5. cuDNN LSTM for comparison -------------------------------------------------
-if want cudnn 40; then
-  echo "== 5. cuDNN LSTM (PyTorch), one bidirectional layer, 589 steps, fp32"
-  timeout 60 python3 - <<'PY' 2>&1 | tee "$LOGS/cudnn.log" | tee -a "$SUMMARY"
-import torch
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
-print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())
-lstm = torch.nn.LSTM(256, 128, num_layers=1, bidirectional=True, batch_first=True).cuda()
-for b in (1, 2, 4, 8, 32, 256):
-    x = torch.randn(b, 589, 256, device="cuda")
-    with torch.no_grad():
-        for _ in range(3): lstm(x)
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record(); lstm(x); e.record(); torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e) * 1000)
-    ts.sort()
-    print(f"cuDNN LSTM layer (input GEMM + recurrence) batch {b:3d}: median {ts[2]:.1f} us")
-PY
-fi
 note "round finished in $(elapsed) s"

@@ -1045,55 +1045,65 @@ int Main() {
     }
     arena = std::move(*arena_or);
   }
+  // The record, rewritten after each group so that a run stopped by its
+  // time limit still leaves what it measured ("complete": false).
+  auto write_record = [&](bool complete) {
+    json sources = json::object();
+    for (const auto& [name, hash] : kernels::KernelSourceHashes())
+      sources[name] = hash;
+    json san = json::object();
+    for (const auto& [g, tools] : h.sanitizer) san[g] = tools;
+    char when[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    json record = {
+        {"complete", complete},
+        {"schema", 1},
+        {"created_utc", when},
+        {"git_commit", absl::GetFlag(FLAGS_git_commit)},
+        {"device",
+         {{"name", prop.name},
+          {"compute_capability", absl::StrCat(prop.major, ".", prop.minor)},
+          {"multiprocessors", prop.multiProcessorCount}}},
+        {"driver", absl::GetFlag(FLAGS_driver)},
+        {"cuda_driver_api", driver},
+        {"cuda_runtime", runtime_version},
+        {"cudnn", cudnnGetVersion()},
+        {"rule",
+         absl::StrCat(
+             "qualified = parity within tolerance vs float64 && bitwise "
+             "deterministic over 3 runs (output NaN-poisoned before each) "
+             "&& compute-sanitizer memcheck/racecheck/initcheck/synccheck "
+             "clean && (no alternative || median time <= (1 + ",
+             absl::GetFlag(FLAGS_slowdown_tolerance),
+             ") x baseline median, A/B/A/B)")},
+        {"sources", sources},
+        {"sanitizer", san},
+        {"tuples", h.tuples},
+        {"end_to_end", h.end_to_end},
+    };
+    if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
+      std::ofstream f(out);
+      f << record.dump(1) << "\n";
+      if (complete)
+        std::printf("wrote %s (%zu tuples)\n", out.c_str(), h.tuples.size());
+    }
+  };
   if (groups.count("lstm")) RunLstm(h, stream);
+  write_record(false);
   if (groups.count("sinc")) RunSinc(h, arena.get(), stream);
   if (groups.count("epilogues")) {
     RunStatsPool(h, stream);
     RunNnOps(h, stream);
     RunWindowGather(h, stream);
   }
+  write_record(false);
   if (groups.count("fbank")) RunFbank(h, arena, tmp);
+  write_record(false);
   if (groups.count("segmentation")) RunSegmentation(h, arena, tmp);
   const bool ok = Check(cudaDeviceSynchronize(), "final sync");
+  write_record(true);
 
-  json sources = json::object();
-  for (const auto& [name, hash] : kernels::KernelSourceHashes())
-    sources[name] = hash;
-  json san = json::object();
-  for (const auto& [g, tools] : h.sanitizer) san[g] = tools;
-  char when[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  json record = {
-      {"schema", 1},
-      {"created_utc", when},
-      {"git_commit", absl::GetFlag(FLAGS_git_commit)},
-      {"device",
-       {{"name", prop.name},
-        {"compute_capability", absl::StrCat(prop.major, ".", prop.minor)},
-        {"multiprocessors", prop.multiProcessorCount}}},
-      {"driver", absl::GetFlag(FLAGS_driver)},
-      {"cuda_driver_api", driver},
-      {"cuda_runtime", runtime_version},
-      {"cudnn", cudnnGetVersion()},
-      {"rule",
-       absl::StrCat(
-           "qualified = parity within tolerance vs float64 && bitwise "
-           "deterministic over 3 runs (output NaN-poisoned before each) "
-           "&& compute-sanitizer memcheck/racecheck/initcheck/synccheck "
-           "clean && (no alternative || median time <= (1 + ",
-           absl::GetFlag(FLAGS_slowdown_tolerance),
-           ") x baseline median, A/B/A/B)")},
-      {"sources", sources},
-      {"sanitizer", san},
-      {"tuples", h.tuples},
-      {"end_to_end", h.end_to_end},
-  };
-  if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
-    std::ofstream f(out);
-    f << record.dump(1) << "\n";
-    std::printf("wrote %s (%zu tuples)\n", out.c_str(), h.tuples.size());
-  }
   int qualified = 0;
   for (const auto& t : h.tuples) qualified += t["qualified"].get<bool>();
   std::printf(
