@@ -96,8 +96,9 @@ void DiarizeFileReactor::DecodeAndSubmit() {
         max_backlog_s,
         " s on their own; split the recording or stream it with Diarize")));
   }
-  absl::StatusOr<std::unique_ptr<runtime::Job>> job = engine->StartJob(
-      ToJobOptions(config_, ClientDeadline(context_)),
+  // Admission (engine Reserve) and the recording moved into the engine.
+  absl::StatusOr<std::unique_ptr<runtime::Job>> job = engine->Submit(
+      ToJobOptions(config_, ClientDeadline(context_)), std::move(wave->samples),
       runtime::JobCallbacks{.on_complete =
                                 [this](absl::StatusOr<runtime::JobResult> r) {
                                   OnJobComplete(std::move(r));
@@ -113,16 +114,7 @@ void DiarizeFileReactor::DecodeAndSubmit() {
     cancel = cancelled_;
   }
   // From here on only the job's completion finishes the call.
-  if (cancel) return handle->Cancel();
-  absl::Status s = handle->Append(wave->samples);
-  if (s.ok()) s = handle->Finish();
-  if (!s.ok()) {
-    {
-      absl::MutexLock lock(&mu_);
-      feed_error_ = s;
-    }
-    handle->Cancel();
-  }
+  if (cancel) handle->Cancel();
 }
 
 void DiarizeFileReactor::OnJobComplete(

@@ -13,7 +13,7 @@ namespace {
 std::shared_ptr<JobState> MakeJob(uint64_t id) {
   return std::make_shared<JobState>(id, JobOptions{}, JobCallbacks{},
                                     /*streaming=*/false, /*device=*/0,
-                                    /*backlog_samples=*/0, /*pool=*/nullptr);
+                                    /*ticket=*/0, /*callback_pool=*/nullptr);
 }
 
 TEST(BatchQueueTest, BatchesTakeJobsInTurnAndKeepEachJobsOrder) {

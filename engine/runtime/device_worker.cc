@@ -11,6 +11,10 @@ namespace diarization::runtime::internal {
 namespace {
 
 constexpr absl::Duration kRtfxWindow = absl::Seconds(30);
+// With the stages on two threads, segmentation waits while this many full
+// embedding batches are queued: enough to keep the embedding thread busy,
+// and a bound on the windows held between the stages.
+constexpr int kMaxEmbeddingBatchesBehind = 2;
 
 std::string PrecisionOr(const std::string& given, const std::string& model) {
   return given.empty() ? model : given;
@@ -100,6 +104,11 @@ bool DeviceWorker::ReadyLocked(const BatchQueue& queue, int batch_size,
          now - queue.oldest() >= options_.max_batch_wait;
 }
 
+bool DeviceWorker::EmbeddingBehindLocked() const {
+  return static_cast<int>(emb_queue_.size()) >=
+         kMaxEmbeddingBatchesBehind * options_.embedding_batch_size;
+}
+
 DeviceStatus DeviceWorker::Status() {
   DeviceStatus s;
   s.name = device_.name;
@@ -169,17 +178,23 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
       while (true) {
         if (stop_) break;
         const absl::Time now = absl::Now();
+        // Segmentation holds back while the embedding stage is behind (only
+        // when the stages run on their own threads: one thread alternating
+        // the stages never lets it fall behind, see take_emb).
+        const bool seg_held = do_seg && !do_emb && EmbeddingBehindLocked();
         const bool seg_ready =
-            do_seg &&
+            do_seg && !seg_held &&
             ReadyLocked(seg_queue_, options_.segmentation_batch_size, now);
         const bool emb_ready =
             do_emb &&
             ReadyLocked(emb_queue_, options_.embedding_batch_size, now);
         if (seg_ready || emb_ready) {
-          // Oldest window first: neither stage starves the other.
-          const bool take_emb =
-              emb_ready &&
-              (!seg_ready || emb_queue_.oldest() <= seg_queue_.oldest());
+          // A ready embedding batch goes first: the windows it holds are
+          // halfway through and finish jobs; segmentation only refills the
+          // embedding queue, so it waits at most the embeddings of one of
+          // its own batches. (Oldest-window-first starved the embedding
+          // stage behind a long job's windows, all queued at one instant.)
+          const bool take_emb = emb_ready;
           kind = take_emb ? QueueKind::kEmbedding : QueueKind::kSegmentation;
           BatchQueue& queue = take_emb ? emb_queue_ : seg_queue_;
           batch = queue.PopBatch(take_emb ? options_.embedding_batch_size
@@ -189,11 +204,13 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
                                        absl::ToDoubleSeconds(now - t.enqueued));
           }
           PublishDepthsLocked();
+          // A held segmentation thread may go on now.
+          if (take_emb && device_.concurrent_stages) cv_.SignalAll();
           if (!batch.empty()) break;
           continue;
         }
         absl::Time wake = absl::InfiniteFuture();
-        if (do_seg && !seg_queue_.empty()) {
+        if (do_seg && !seg_held && !seg_queue_.empty()) {
           wake = std::min(wake, seg_queue_.oldest() + options_.max_batch_wait);
         }
         if (do_emb && !emb_queue_.empty()) {

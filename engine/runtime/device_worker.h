@@ -3,8 +3,11 @@
 // The worker is the only caller of its Device's models. It forms batches
 // across all jobs assigned to the device (round-robin over jobs, see
 // batch_queue.h): a batch starts when it is full or its oldest window has
-// waited EngineOptions::max_batch_wait; when both queues are ready, the one
-// with the older window goes first. After a
+// waited EngineOptions::max_batch_wait; when both queues are ready, the
+// embedding batch goes first, so the embedding stage is never more than one
+// batch behind (with the stages on two threads, segmentation waits while two
+// full embedding batches are queued). docs/architecture.md, "Engine
+// scheduling", gives the whole policy. After a
 // segmentation batch, each window's powerset output is turned into its
 // multilabel segmentation and embedding masks right here (microseconds per
 // window) and the window joins the embedding queue; after an embedding batch
@@ -85,6 +88,8 @@ class DeviceWorker {
   void Loop(std::optional<QueueKind> only);
   bool ReadyLocked(const BatchQueue& queue, int batch_size,
                    absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The embedding queue holds kMaxEmbeddingBatchesBehind full batches.
+  bool EmbeddingBehindLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunSegmentation(std::vector<Task> batch);
   void RunEmbedding(std::vector<Task> batch);
   // Adds each window's share of the batch time to its job.

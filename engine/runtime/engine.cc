@@ -1,24 +1,34 @@
-// The engine: admission, dispatch, job life cycle, host clustering, drain.
-// Batching lives in device_worker.cc, job data in job_state.h.
+// The engine: the job life cycle (accept, feed, finish, complete, deliver)
+// and drain. Each other concern is a class that owns its state:
+//   AdmissionLedger (admission_ledger.h)  backlog, peers, bytes, drain rate
+//   DeviceWorker    (device_worker.h)     batching and the networks
+//   HostTasks       (host_tasks.h)        final and partial clustering
+//   DeadlineTimer   (deadline_timer.h)    job deadlines, the gauge tick
+// Job data lives in job_state.h.
 //
-// Locks, in the only order they nest: JobState::mu → DeviceWorker::mu_;
-// Engine mu_ and timer_mu_ are leaves: nothing is acquired while holding
-// them (absl's deadlock detector checks this in debug builds).
+// Locks, in the only order they nest: JobState::mu → DeviceWorker::mu_ and
+// JobState::mu → AdmissionLedger::mu_; Engine mu_ is a leaf (nothing is
+// acquired while holding it) and so are the timer's, the host tasks' and the
+// ledger's (absl's deadlock detector checks this in debug builds). No user
+// callback runs under any of them: callbacks run on the job's Strand.
 #include "engine/runtime/engine.h"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
-#include <thread>
 #include <utility>
 
-#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "engine/common/status_macros.h"
+#include "engine/runtime/admission_ledger.h"
+#include "engine/runtime/deadline_timer.h"
 #include "engine/runtime/device_worker.h"
+#include "engine/runtime/host_tasks.h"
 #include "engine/runtime/job_state.h"
 #include "engine/runtime/thread_pool.h"
 
@@ -32,6 +42,25 @@ std::optional<double> RetryAfter(const absl::Status& status) {
   return seconds;
 }
 
+absl::StatusOr<std::unique_ptr<Job>> Engine::Submit(
+    const JobOptions& options, std::vector<float>&& samples,
+    JobCallbacks callbacks) {
+  ASSIGN_OR_RETURN(
+      Reservation r,
+      Reserve(AdmissionRequest{
+          .audio_s = static_cast<double>(samples.size()) / kSampleRateHz,
+          .peer = options.peer}));
+  return Submit(options, std::move(samples), std::move(callbacks),
+                std::move(r));
+}
+
+absl::StatusOr<std::unique_ptr<Job>> Engine::StartJob(const JobOptions& options,
+                                                      JobCallbacks callbacks) {
+  ASSIGN_OR_RETURN(Reservation r, Reserve(AdmissionRequest{
+                                      .audio_s = 0.0, .peer = options.peer}));
+  return StartJob(options, std::move(callbacks), std::move(r));
+}
+
 namespace internal {
 namespace {
 
@@ -39,6 +68,34 @@ constexpr absl::Duration kMetricsTick = absl::Seconds(1);
 
 double Seconds(int64_t samples) {
   return static_cast<double>(samples) / kSampleRateHz;
+}
+
+absl::Status ValidateJobOptions(const JobOptions& options,
+                                const JobCallbacks& callbacks) {
+  if (!callbacks.on_complete) {
+    return absl::InvalidArgumentError("JobCallbacks::on_complete is required");
+  }
+  if (options.config.step_samples <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PipelineConfig::step_samples must be > 0, got ",
+                     options.config.step_samples));
+  }
+  const pipeline::SpeakerHints& h = options.hints;
+  if (h.num_speakers < 0 || h.min_speakers < 0 || h.max_speakers < 0 ||
+      (h.max_speakers > 0 && h.min_speakers > h.max_speakers)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "speaker hints must be >= 0 with min <= max, got num ", h.num_speakers,
+        ", min ", h.min_speakers, ", max ", h.max_speakers));
+  }
+  if (!(options.partial_interval_s >= 0.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "partial_interval_s must be >= 0, got ", options.partial_interval_s));
+  }
+  if (options.deadline <= absl::Now()) {
+    return absl::DeadlineExceededError(
+        "the job's deadline had already passed when it was submitted");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -51,7 +108,13 @@ class EngineImpl : public WorkerListener,
              std::shared_ptr<Metrics> metrics)
       : options_(std::move(options)),
         plda_(std::move(plda)),
-        metrics_(std::move(metrics)) {
+        metrics_(std::move(metrics)),
+        timer_([this](std::shared_ptr<JobState> job) { Expire(job); },
+               [this] {
+                 for (auto& w : workers_) w->Status();  // memory + rtfx
+                 PublishBacklog();  // also after reservations ended
+               },
+               kMetricsTick) {
     if (!options_.cluster_function) {
       options_.cluster_function =
           [plda = plda_](std::span<const float> segmentations,
@@ -67,13 +130,19 @@ class EngineImpl : public WorkerListener,
   ~EngineImpl() override { Drain(absl::Now()).IgnoreError(); }
 
   absl::Status Init(std::vector<Device> devices) {
-    pool_ = std::make_unique<ThreadPool>(options_.host_threads);
+    callbacks_pool_ = std::make_unique<ThreadPool>(options_.callback_threads);
+    host_ = std::make_unique<HostTasks>(
+        options_.host_threads, options_.cluster_function, metrics_.get());
     for (Device& d : devices) {
       workers_.push_back(std::make_unique<DeviceWorker>(std::move(d), options_,
                                                         metrics_.get(), this));
     }
-    device_backlog_.assign(workers_.size(), 0);
-    device_jobs_.assign(workers_.size(), 0);
+    ledger_ = std::make_shared<AdmissionLedger>(
+        options_, static_cast<int>(workers_.size()), [this] {
+          double rtfx = 0.0;
+          for (auto& w : workers_) rtfx += w->Rtfx();
+          return rtfx;
+        });
     for (auto& w : workers_) {
       absl::Status s = w->Start();
       if (!s.ok()) {
@@ -85,19 +154,42 @@ class EngineImpl : public WorkerListener,
     }
     metrics_->SetActiveStreams(0);
     metrics_->SetBacklogAudioSeconds(0);
-    timer_ = std::thread([this] { TimerLoop(); });
+    timer_.Start();
     return absl::OkStatus();
   }
 
-  absl::Status Submit(const JobOptions& options, std::vector<float> samples,
-                      JobCallbacks callbacks) {
+  absl::StatusOr<Reservation> Reserve(const AdmissionRequest& request) {
+    if (!std::isfinite(request.audio_s) || request.audio_s < 0.0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AdmissionRequest::audio_s must be finite and >= 0, got ",
+          request.audio_s));
+    }
+    RETURN_IF_ERROR(CheckServing());
+    const int64_t samples =
+        static_cast<int64_t>(std::ceil(request.audio_s * kSampleRateHz));
+    ASSIGN_OR_RETURN(Reservation r, ledger_->Reserve(samples, request.peer));
+    PublishBacklog();
+    return r;
+  }
+
+  absl::StatusOr<std::shared_ptr<JobState>> Submit(const JobOptions& options,
+                                                   std::vector<float>& samples,
+                                                   JobCallbacks callbacks,
+                                                   Reservation reservation) {
+    RETURN_IF_ERROR(ValidateJobOptions(options, callbacks));
     if (samples.empty()) {
       return absl::InvalidArgumentError("Submit: no audio samples");
     }
+    if (!reservation.valid()) {
+      return absl::InvalidArgumentError(
+          "Submit: the reservation is empty (default-constructed or already "
+          "used); get one from Engine::Reserve");
+    }
     const int64_t n = static_cast<int64_t>(samples.size());
-    ASSIGN_OR_RETURN(
-        std::shared_ptr<JobState> job,
-        Accept(options, std::move(callbacks), /*streaming=*/false, n));
+    RETURN_IF_ERROR(ledger_->Resize(reservation.ticket_, n));
+    ASSIGN_OR_RETURN(std::shared_ptr<JobState> job,
+                     Accept(options, std::move(callbacks), /*streaming=*/false,
+                            std::move(reservation)));
     const pipeline::ChunkLayout layout =
         pipeline::ComputeChunks(n, job->options.config);
     std::vector<int> chunks;
@@ -113,59 +205,54 @@ class EngineImpl : public WorkerListener,
         job->num_chunks = layout.num_chunks;
         workers_[job->device]->EnqueueSegmentation(job, chunks);
       }
+      UpdateBytesLocked(*job);
     }
     if (!error.ok()) Complete(job, error);
-    return absl::OkStatus();
+    return job;
   }
 
   absl::StatusOr<std::shared_ptr<JobState>> StartJob(const JobOptions& options,
-                                                     JobCallbacks callbacks) {
-    return Accept(options, std::move(callbacks), /*streaming=*/true, 0);
+                                                     JobCallbacks callbacks,
+                                                     Reservation reservation) {
+    RETURN_IF_ERROR(ValidateJobOptions(options, callbacks));
+    if (!reservation.valid()) {
+      return absl::InvalidArgumentError(
+          "StartJob: the reservation is empty (default-constructed or already "
+          "used); get one from Engine::Reserve");
+    }
+    // A stream's audio is counted as it arrives.
+    RETURN_IF_ERROR(ledger_->Resize(reservation.ticket_, 0));
+    return Accept(options, std::move(callbacks), /*streaming=*/true,
+                  std::move(reservation));
   }
 
   absl::Status Append(const std::shared_ptr<JobState>& job,
                       std::span<const float> samples) {
-    absl::Status rejected;
+    absl::Status error;
     {
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return TerminalStatusLocked(*job);
       if (job->finished) {
-        return absl::FailedPreconditionError("Append after Finish");
+        return absl::FailedPreconditionError(
+            "Append after the end of the job's audio (Finish, or a job from "
+            "Submit)");
       }
       if (samples.empty()) return absl::OkStatus();
       const int64_t n = static_cast<int64_t>(samples.size());
-      double backlog_s = 0.0;
-      {
-        absl::MutexLock engine_lock(&mu_);
-        if (backlog_samples_ + n > MaxBacklogSamples()) {
-          backlog_s = Seconds(backlog_samples_);
-        } else {
-          backlog_samples_ += n;
-          device_backlog_[job->device] += n;
-          backlog_s = -1.0;
-        }
-      }
-      if (backlog_s >= 0.0) {
-        rejected = Exhausted(backlog_s, Seconds(n));
-      } else {
-        job->backlog_samples += n;
-        job->audio.insert(job->audio.end(), samples.begin(), samples.end());
-        job->num_samples += n;
-        std::vector<int> chunks;
-        const int full =
-            FullWindows(job->num_samples, job->options.config.step_samples);
-        absl::Status s = AddChunksLocked(*job, full, &chunks);
-        if (s.ok()) {
-          workers_[job->device]->EnqueueSegmentation(job, chunks);
-        } else {
-          rejected = s;
-        }
-      }
+      ledger_->Add(job->ticket, n);
+      job->audio.insert(job->audio.end(), samples.begin(), samples.end());
+      job->num_samples += n;
+      std::vector<int> chunks;
+      const int full =
+          FullWindows(job->num_samples, job->options.config.step_samples);
+      error = AddChunksLocked(*job, full, &chunks);
+      if (error.ok()) workers_[job->device]->EnqueueSegmentation(job, chunks);
+      UpdateBytesLocked(*job);
     }
     PublishBacklog();
-    if (!rejected.ok()) {
-      Complete(job, rejected);
-      return rejected;
+    if (!error.ok()) {
+      Complete(job, error);
+      return error;
     }
     return absl::OkStatus();
   }
@@ -176,7 +263,9 @@ class EngineImpl : public WorkerListener,
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return TerminalStatusLocked(*job);
       if (job->finished) {
-        return absl::FailedPreconditionError("Finish called twice");
+        return absl::FailedPreconditionError(
+            "Finish called twice (or on a job from Submit, whose audio ended "
+            "at Submit)");
       }
       job->finished = true;
       job->finish_time = absl::Now();
@@ -191,6 +280,7 @@ class EngineImpl : public WorkerListener,
         if (error.ok()) {
           job->num_chunks = layout.num_chunks;
           workers_[job->device]->EnqueueSegmentation(job, chunks);
+          UpdateBytesLocked(*job);
           MaybeStartClusteringLocked(job);
         }
       }
@@ -206,13 +296,47 @@ class EngineImpl : public WorkerListener,
     Complete(job, absl::CancelledError("job cancelled by the caller"));
   }
 
+  double JobBacklog(const JobState& job) const {
+    return Seconds(ledger_->backlog_samples(job.ticket));
+  }
+
+  void NotifyWhenBacklogAtMost(const std::shared_ptr<JobState>& job,
+                               double seconds, std::function<void()> resume) {
+    if (!resume) return;
+    const int64_t at = static_cast<int64_t>(
+        std::floor(std::max(0.0, seconds) * kSampleRateHz));
+    absl::MutexLock lock(&job->mu);
+    if (job->delivering) {
+      job->strand.Post(std::move(resume));
+      return;
+    }
+    job->resume = nullptr;  // a later call replaces a pending one
+    if (!job->terminal.load() && ledger_->backlog_samples(job->ticket) > at) {
+      job->resume = std::move(resume);
+      job->resume_at_samples = at;
+      return;
+    }
+    // Terminal (not yet delivered): the delivery calls it before
+    // on_complete; under the threshold: now.
+    if (job->terminal.load()) {
+      job->resume = std::move(resume);
+    } else {
+      job->strand.Post(std::move(resume));
+    }
+  }
+
+  int64_t JobBytes(JobState& job) const {
+    absl::MutexLock lock(&job.mu);
+    return job.terminal.load() ? 0 : job.HeldBytesLocked();
+  }
+
   const std::string& DeviceName(int device) const {
     return workers_[device]->name();
   }
 
   // --- WorkerListener ---
   void OnChunkDone(const std::shared_ptr<JobState>& job, int chunk) override {
-    int64_t released = 0;
+    bool released = false;
     {
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return;
@@ -235,23 +359,21 @@ class EngineImpl : public WorkerListener,
         processed = job->num_samples;
       }
       if (processed > job->processed_samples) {
-        released =
-            std::min(job->backlog_samples, processed - job->processed_samples);
+        const int64_t left =
+            ledger_->Release(job->ticket, processed - job->processed_samples);
         job->processed_samples = processed;
-        job->backlog_samples -= released;
+        released = true;
+        if (job->resume && left <= job->resume_at_samples) {
+          job->strand.Post(std::move(job->resume));
+          job->resume = nullptr;
+        }
       }
       TrimAudioLocked(*job);
+      UpdateBytesLocked(*job);
       MaybeStartClusteringLocked(job);
       MaybeStartPartialLocked(job);
     }
-    if (released > 0) {
-      {
-        absl::MutexLock lock(&mu_);
-        backlog_samples_ -= released;
-        device_backlog_[job->device] -= released;
-      }
-      PublishBacklog();
-    }
+    if (released) PublishBacklog();
   }
 
   void OnJobFailed(const std::shared_ptr<JobState>& job,
@@ -288,13 +410,9 @@ class EngineImpl : public WorkerListener,
       state_ = EngineState::kStopped;
     }
     for (auto& w : workers_) w->Stop();
-    {
-      absl::MutexLock lock(&timer_mu_);
-      timer_stop_ = true;
-      timer_cv_.Signal();
-    }
-    if (timer_.joinable()) timer_.join();
-    if (pool_) pool_->Shutdown();
+    timer_.Stop();
+    if (host_) host_->Shutdown();
+    if (callbacks_pool_) callbacks_pool_->Shutdown();
     drained_ = true;
     if (!in_time) {
       return absl::DeadlineExceededError(
@@ -312,17 +430,16 @@ class EngineImpl : public WorkerListener,
   std::vector<DeviceStatus> Devices() const {
     std::vector<DeviceStatus> out;
     for (const auto& w : workers_) out.push_back(w->Status());
-    absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < out.size(); ++i) {
-      out[i].active_jobs = device_jobs_[i];
-      out[i].backlog_audio_s = Seconds(device_backlog_[i]);
+      out[i].active_jobs = ledger_->device_jobs(static_cast<int>(i));
+      out[i].backlog_audio_s =
+          Seconds(ledger_->device_backlog_samples(static_cast<int>(i)));
     }
     return out;
   }
 
   double backlog_audio_s() const {
-    absl::MutexLock lock(&mu_);
-    return Seconds(backlog_samples_);
+    return Seconds(ledger_->total_backlog_samples());
   }
 
   int active_jobs() const {
@@ -330,50 +447,29 @@ class EngineImpl : public WorkerListener,
     return active_jobs_;
   }
 
+  int64_t job_memory_bytes() const { return ledger_->total_bytes(); }
+  double drain_rate() const { return ledger_->drain_rate(); }
+
   const EngineOptions& options() const { return options_; }
   Metrics& metrics() { return *metrics_; }
 
  private:
-  int64_t MaxBacklogSamples() const {
-    return static_cast<int64_t>(options_.max_backlog_audio_s * kSampleRateHz);
+  absl::Status CheckServing() const {
+    absl::MutexLock lock(&mu_);
+    if (state_ != EngineState::kServing) {
+      return absl::UnavailableError(
+          "the engine is draining and accepts no new jobs; retry on another "
+          "replica");
+    }
+    return absl::OkStatus();
   }
 
+  // Turns an admitted reservation into a live job on a device.
   absl::StatusOr<std::shared_ptr<JobState>> Accept(const JobOptions& options,
                                                    JobCallbacks callbacks,
                                                    bool streaming,
-                                                   int64_t samples) {
-    if (!callbacks.on_complete) {
-      return absl::InvalidArgumentError(
-          "JobCallbacks::on_complete is required");
-    }
-    if (options.config.step_samples <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("PipelineConfig::step_samples must be > 0, got ",
-                       options.config.step_samples));
-    }
-    const pipeline::SpeakerHints& h = options.hints;
-    if (h.num_speakers < 0 || h.min_speakers < 0 || h.max_speakers < 0 ||
-        (h.max_speakers > 0 && h.min_speakers > h.max_speakers)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "speaker hints must be >= 0 with min <= max, got num ",
-          h.num_speakers, ", min ", h.min_speakers, ", max ", h.max_speakers));
-    }
-    if (options.partial_interval_s < 0.0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "partial_interval_s must be >= 0, got ", options.partial_interval_s));
-    }
-    if (options.deadline <= absl::Now()) {
-      return absl::DeadlineExceededError(
-          "the job's deadline had already passed when it was submitted");
-    }
-    if (samples > MaxBacklogSamples()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%.1f s of audio exceed the engine backlog limit of %.1f s on their "
-          "own; split the recording",
-          Seconds(samples), options_.max_backlog_audio_s));
-    }
+                                                   Reservation reservation) {
     std::shared_ptr<JobState> job;
-    double backlog_s = -1.0;
     {
       absl::MutexLock lock(&mu_);
       if (state_ != EngineState::kServing) {
@@ -381,59 +477,23 @@ class EngineImpl : public WorkerListener,
             "the engine is draining and accepts no new jobs; retry on another "
             "replica");
       }
-      const bool full = streaming
-                            ? backlog_samples_ >= MaxBacklogSamples()
-                            : backlog_samples_ + samples > MaxBacklogSamples();
-      if (full) {
-        backlog_s = Seconds(backlog_samples_);
-      } else {
-        // Least loaded: least backlog, then fewest active jobs, then index.
-        int best = 0;
-        for (int i = 1; i < static_cast<int>(workers_.size()); ++i) {
-          if (std::make_pair(device_backlog_[i], device_jobs_[i]) <
-              std::make_pair(device_backlog_[best], device_jobs_[best])) {
-            best = i;
-          }
-        }
-        job = std::make_shared<JobState>(next_id_++, options,
-                                         std::move(callbacks), streaming, best,
-                                         samples, pool_.get());
-        backlog_samples_ += samples;
-        device_backlog_[best] += samples;
-        ++device_jobs_[best];
-        ++active_jobs_;
-        if (streaming) ++active_streams_;
-        live_[job->id] = job;
-      }
-    }
-    if (backlog_s >= 0.0) {
-      return Exhausted(backlog_s, Seconds(samples));
+      const uint64_t ticket = reservation.Consume();
+      const int device = ledger_->Assign(ticket);
+      JobOptions job_options = options;
+      job_options.peer = reservation.peer();
+      job = std::make_shared<JobState>(next_id_++, std::move(job_options),
+                                       std::move(callbacks), streaming, device,
+                                       ticket, callbacks_pool_.get());
+      ++active_jobs_;
+      if (streaming) ++active_streams_;
+      live_[job->id] = job;
     }
     PublishBacklog();
     PublishJobs(job->device);
     if (options.deadline != absl::InfiniteFuture()) {
-      absl::MutexLock lock(&timer_mu_);
-      deadlines_.emplace(options.deadline, job);
-      timer_cv_.Signal();
+      timer_.Add(options.deadline, job);
     }
     return job;
-  }
-
-  // RESOURCE_EXHAUSTED with the retry hint.
-  absl::Status Exhausted(double backlog_s, double request_s) {
-    double throughput = 0.0;
-    for (auto& w : workers_) throughput += w->Rtfx();
-    if (throughput <= 0.0) throughput = 1.0;  // no recent work: real time
-    const double excess =
-        std::max(0.0, backlog_s + request_s - options_.max_backlog_audio_s);
-    const double retry_s = std::max(1.0, excess / throughput);
-    absl::Status status = absl::ResourceExhaustedError(absl::StrFormat(
-        "engine backlog is %.1f s of audio (limit %.1f s) and this request "
-        "adds %.1f s; retry after about %.1f s",
-        backlog_s, options_.max_backlog_audio_s, request_s, retry_s));
-    status.SetPayload(kRetryAfterPayloadUrl,
-                      absl::Cord(absl::StrFormat("%.3f", retry_s)));
-    return status;
   }
 
   absl::Status TerminalStatusLocked(const JobState& job) {
@@ -459,9 +519,10 @@ class EngineImpl : public WorkerListener,
   }
 
   // Drops audio that no pending window needs (windows before contiguous_done
-  // are done). Only when the dropped part is at least a window and at least
-  // what stays, so the moves of a long recording add up to O(its length)
-  // while a live stream keeps only a few windows of audio.
+  // are done) and gives its memory back. Only when the dropped part is at
+  // least a window and at least what stays, so the copies of a long
+  // recording add up to O(its length) while a live stream keeps only a few
+  // windows of audio.
   void TrimAudioLocked(JobState& job) {
     const int64_t keep_from =
         job.options.config.step_samples * job.contiguous_done;
@@ -469,9 +530,19 @@ class EngineImpl : public WorkerListener,
         std::min(keep_from, job.num_samples) - job.audio_offset;
     const int64_t stays = job.num_samples - job.audio_offset - drop;
     if (drop >= kWindowSamples && drop >= stays) {
-      job.audio.erase(job.audio.begin(), job.audio.begin() + drop);
+      // A fresh vector: erase() would keep the whole capacity.
+      std::vector<float> rest;
+      rest.reserve(static_cast<size_t>(stays) + (job.finished ? 0 : stays));
+      rest.assign(job.audio.begin() + drop, job.audio.end());
+      job.audio = std::move(rest);
       job.audio_offset += drop;
     }
+  }
+
+  void UpdateBytesLocked(JobState& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu) {
+    const int64_t bytes = job.HeldBytesLocked();
+    job.peak_bytes = std::max(job.peak_bytes, bytes);
+    ledger_->SetBytes(job.ticket, bytes);
   }
 
   void MaybeStartPartialLocked(const std::shared_ptr<JobState>& job) {
@@ -485,7 +556,49 @@ class EngineImpl : public WorkerListener,
     job->partial_in_flight = true;
     job->next_partial_s = processed_s + job->options.partial_interval_s;
     const int k = job->contiguous_done;
-    job->strand.Post([this, job, k] { RunPartial(job, k); });
+    ClusterInput input = GatherLocked(*job, k);
+    job->cluster_bytes += input.bytes();
+    UpdateBytesLocked(*job);
+    PartialResult partial;
+    partial.request_id = job->options.request_id;
+    partial.audio_received_s = Seconds(job->num_samples);
+    partial.audio_processed_s = Seconds(std::min<int64_t>(
+        job->num_samples,
+        job->options.config.step_samples * (k - 1) + kWindowSamples));
+    host_->Cluster(
+        HostTasks::Kind::kPartial, std::move(input),
+        [this, job, partial = std::move(partial)](ClusterOutcome out) mutable {
+          OnPartialClustered(job, std::move(partial), std::move(out));
+        });
+  }
+
+  void OnPartialClustered(const std::shared_ptr<JobState>& job,
+                          PartialResult partial, ClusterOutcome out) {
+    {
+      absl::MutexLock lock(&job->mu);
+      job->partial_in_flight = false;
+      job->cluster_bytes -= out.input.bytes();
+      if (job->terminal.load()) return;
+      UpdateBytesLocked(*job);
+    }
+    if (!out.output.ok()) {
+      // Provisional only: the final clustering reports real errors.
+      std::fprintf(stderr, "engine: partial clustering of job %s failed: %s\n",
+                   job->options.request_id.c_str(),
+                   std::string(out.output.status().message()).c_str());
+      return;
+    }
+    partial.segments = std::move(out.output->segments);
+    partial.exclusive_segments = std::move(out.output->exclusive_segments);
+    // The strand orders it before a completion posted later; one posted
+    // earlier has set `delivering`, and the partial is dropped.
+    job->strand.Post([job, partial = std::move(partial)]() mutable {
+      {
+        absl::MutexLock lock(&job->mu);
+        if (job->delivering) return;
+      }
+      job->callbacks.on_partial(std::move(partial));
+    });
   }
 
   void MaybeStartClusteringLocked(const std::shared_ptr<JobState>& job) {
@@ -494,126 +607,77 @@ class EngineImpl : public WorkerListener,
       return;
     }
     job->clustering_scheduled = true;
-    job->strand.Post([this, job] { RunClustering(job); });
+    ClusterInput input = GatherLocked(*job, job->num_chunks);
+    // The outputs are in `input` now; the windows and audio are not needed.
+    job->chunks.clear();
+    job->chunks.shrink_to_fit();
+    job->chunk_done.clear();
+    job->chunk_done.shrink_to_fit();
+    job->audio.clear();
+    job->audio.shrink_to_fit();
+    job->cluster_bytes += input.bytes();
+    UpdateBytesLocked(*job);
+    host_->Cluster(
+        HostTasks::Kind::kFinal, std::move(input),
+        [this, job](ClusterOutcome out) { OnClustered(job, std::move(out)); });
   }
 
-  // Copies the network outputs of windows [0, k) (all done).
-  static void GatherLocked(const JobState& job, int k,
-                           std::vector<float>* segmentations,
-                           std::vector<float>* embeddings) {
-    segmentations->resize(static_cast<size_t>(k) * kFrames * kSpeakers);
-    embeddings->resize(static_cast<size_t>(k) * kSpeakers * kDim);
-    for (int c = 0; c < k; ++c) {
-      const ChunkData& d = *job.chunks[c];
-      std::copy(d.segmentation.begin(), d.segmentation.end(),
-                segmentations->begin() + size_t{c} * d.segmentation.size());
-      std::copy(d.embeddings.begin(), d.embeddings.end(),
-                embeddings->begin() + size_t{c} * d.embeddings.size());
-    }
-  }
-
-  void RunPartial(const std::shared_ptr<JobState>& job, int k) {
-    std::vector<float> seg, emb;
-    PartialResult partial;
-    {
-      absl::MutexLock lock(&job->mu);
-      if (job->terminal.load()) {
-        job->partial_in_flight = false;
-        return;
-      }
-      GatherLocked(*job, k, &seg, &emb);
-      partial.request_id = job->options.request_id;
-      partial.audio_received_s = Seconds(job->num_samples);
-      partial.audio_processed_s = Seconds(std::min<int64_t>(
-          job->num_samples,
-          job->options.config.step_samples * (k - 1) + kWindowSamples));
-    }
-    const absl::Time start = absl::Now();
-    absl::StatusOr<pipeline::DiarizationOutput> out = options_.cluster_function(
-        seg, emb, k, job->options.config, job->options.hints);
-    metrics_->ObserveStageSeconds(Stage::kPartialClustering,
-                                  absl::ToDoubleSeconds(absl::Now() - start));
-    {
-      absl::MutexLock lock(&job->mu);
-      job->partial_in_flight = false;
-      // A completion posted meanwhile runs after this task on the strand,
-      // so checking here keeps partials strictly before the completion.
-      if (job->terminal.load()) return;
-    }
-    if (!out.ok()) {
-      // Provisional only: the final clustering reports real errors.
-      std::fprintf(stderr, "engine: partial clustering of job %s failed: %s\n",
-                   job->options.request_id.c_str(),
-                   std::string(out.status().message()).c_str());
+  void OnClustered(const std::shared_ptr<JobState>& job, ClusterOutcome out) {
+    if (!out.output.ok()) {
+      Complete(job, out.output.status());
       return;
     }
-    partial.segments = std::move(out->segments);
-    partial.exclusive_segments = std::move(out->exclusive_segments);
-    job->callbacks.on_partial(std::move(partial));
-  }
-
-  void RunClustering(const std::shared_ptr<JobState>& job) {
-    std::vector<float> seg, emb;
     JobResult result;
-    int num_chunks = 0;
     {
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return;
-      num_chunks = job->num_chunks;
-      GatherLocked(*job, num_chunks, &seg, &emb);
       result.request_id = job->options.request_id;
-      result.num_chunks = num_chunks;
+      result.num_chunks = job->num_chunks;
       result.audio_s = Seconds(job->num_samples);
       result.device = DeviceName(job->device);
       result.first_window_wait_s = job->first_window_wait_s;
-      job->audio.clear();
-      job->audio.shrink_to_fit();
-    }
-    const absl::Time start = absl::Now();
-    absl::StatusOr<pipeline::DiarizationOutput> out = options_.cluster_function(
-        seg, emb, num_chunks, job->options.config, job->options.hints);
-    const absl::Time end = absl::Now();
-    metrics_->ObserveStageSeconds(Stage::kClustering,
-                                  absl::ToDoubleSeconds(end - start));
-    if (!out.ok()) {
-      Complete(job, out.status());
-      return;
-    }
-    result.output = *std::move(out);
-    {
-      absl::MutexLock lock(&job->mu);
       result.processing_s = job->device_seconds_before_finish +
-                            absl::ToDoubleSeconds(end - job->finish_time);
+                            absl::ToDoubleSeconds(out.end - job->finish_time);
+      result.peak_memory_bytes = job->peak_bytes;
     }
+    result.output = *std::move(out.output);
     result.rtfx =
         result.processing_s > 0.0 ? result.audio_s / result.processing_s : 0.0;
     if (job->options.return_intermediates) {
-      result.segmentations = std::move(seg);
-      result.embeddings = std::move(emb);
+      result.segmentations = std::move(out.input.segmentations);
+      result.embeddings = std::move(out.input.embeddings);
     }
     Complete(job, std::move(result));
+  }
+
+  void Expire(const std::shared_ptr<JobState>& job) {
+    int done = 0, total = 0;
+    {
+      absl::MutexLock lock(&job->mu);
+      done = job->chunks_done;
+      total = static_cast<int>(job->chunk_done.size());
+    }
+    Complete(job, absl::DeadlineExceededError(absl::StrCat(
+                      "job deadline passed with ", done, " of ", total,
+                      " scheduled windows through the networks")));
   }
 
   // The one place a job ends. Returns false when it had already ended.
   bool Complete(const std::shared_ptr<JobState>& job,
                 absl::StatusOr<JobResult> result) {
-    int64_t released = 0;
     {
       absl::MutexLock lock(&job->mu);
       if (job->terminal.exchange(true)) return false;
       job->final_status = result.status();
-      released = job->backlog_samples;
-      job->backlog_samples = 0;
       job->audio.clear();
       job->audio.shrink_to_fit();
+      // (The windows' outputs stay: a batch in flight may still write them.)
+      // The backlog, bytes, peer call and device job go back at once.
+      ledger_->Close(job->ticket);
     }
     workers_[job->device]->DropJob(job->id);
-    {
-      absl::MutexLock lock(&mu_);
-      backlog_samples_ -= released;
-      device_backlog_[job->device] -= released;
-    }
     PublishBacklog();
+    PublishJobs(job->device);
     auto shared =
         std::make_shared<absl::StatusOr<JobResult>>(std::move(result));
     job->strand.Post([this, job, shared] { Deliver(job, std::move(*shared)); });
@@ -622,6 +686,16 @@ class EngineImpl : public WorkerListener,
 
   void Deliver(const std::shared_ptr<JobState>& job,
                absl::StatusOr<JobResult> result) {
+    std::function<void()> resume;
+    int64_t peak = 0;
+    {
+      absl::MutexLock lock(&job->mu);
+      job->delivering = true;
+      resume = std::move(job->resume);
+      job->resume = nullptr;
+      peak = job->peak_bytes;
+    }
+    if (resume) resume();
     const absl::StatusCode code = result.status().code();
     if (result.ok()) {
       metrics_->AddAudioSeconds(result->device, result->audio_s);
@@ -629,106 +703,48 @@ class EngineImpl : public WorkerListener,
     }
     metrics_->RecordJobCompleted(code);
     job->callbacks.on_complete(std::move(result));
+    if (options_.trim_after_job_bytes > 0 &&
+        peak >= options_.trim_after_job_bytes) {
+      // Give the freed heap of a large job back to the OS.
+      host_->Maintain([] { malloc_trim(0); });
+    }
     {
       absl::MutexLock lock(&mu_);
       --active_jobs_;
-      --device_jobs_[job->device];
       if (job->streaming) --active_streams_;
       live_.erase(job->id);
     }
     PublishJobs(job->device);
   }
 
-  void PublishBacklog() {
-    double backlog_s;
-    {
-      absl::MutexLock lock(&mu_);
-      backlog_s = Seconds(backlog_samples_);
-    }
-    metrics_->SetBacklogAudioSeconds(backlog_s);
-  }
+  void PublishBacklog() { metrics_->SetBacklogAudioSeconds(backlog_audio_s()); }
 
   void PublishJobs(int device) {
-    int jobs, streams;
+    int streams;
     {
       absl::MutexLock lock(&mu_);
-      jobs = device_jobs_[device];
       streams = active_streams_;
     }
-    metrics_->SetActiveJobs(workers_[device]->name(), jobs);
+    metrics_->SetActiveJobs(workers_[device]->name(),
+                            ledger_->device_jobs(device));
     metrics_->SetActiveStreams(streams);
-  }
-
-  // Fails jobs whose deadline passed; refreshes device gauges each second.
-  void TimerLoop() {
-    absl::Time next_tick = absl::Now();
-    while (true) {
-      std::vector<std::shared_ptr<JobState>> expired;
-      bool tick = false;
-      {
-        absl::MutexLock lock(&timer_mu_);
-        absl::Time wake = next_tick;
-        if (!deadlines_.empty())
-          wake = std::min(wake, deadlines_.begin()->first);
-        while (!timer_stop_ && absl::Now() < wake) {
-          timer_cv_.WaitWithDeadline(&timer_mu_, wake);
-          wake = next_tick;
-          if (!deadlines_.empty()) {
-            wake = std::min(wake, deadlines_.begin()->first);
-          }
-        }
-        if (timer_stop_) return;
-        const absl::Time now = absl::Now();
-        while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-          if (auto job = deadlines_.begin()->second.lock()) {
-            expired.push_back(std::move(job));
-          }
-          deadlines_.erase(deadlines_.begin());
-        }
-        if (now >= next_tick) {
-          tick = true;
-          next_tick = now + kMetricsTick;
-        }
-      }
-      for (auto& job : expired) {
-        int done = 0, total = 0;
-        {
-          absl::MutexLock lock(&job->mu);
-          done = job->chunks_done;
-          total = static_cast<int>(job->chunk_done.size());
-        }
-        Complete(job, absl::DeadlineExceededError(absl::StrCat(
-                          "job deadline passed with ", done, " of ", total,
-                          " scheduled windows through the networks")));
-      }
-      if (tick) {
-        for (auto& w : workers_) w->Status();  // memory + rtfx gauges
-      }
-    }
   }
 
   EngineOptions options_;
   const std::shared_ptr<const pipeline::PldaModel> plda_;
   const std::shared_ptr<Metrics> metrics_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<AdmissionLedger> ledger_;
+  std::unique_ptr<HostTasks> host_;
+  std::unique_ptr<ThreadPool> callbacks_pool_;
+  DeadlineTimer timer_;
 
   mutable absl::Mutex mu_;
   EngineState state_ ABSL_GUARDED_BY(mu_) = EngineState::kServing;
-  int64_t backlog_samples_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<int64_t> device_backlog_ ABSL_GUARDED_BY(mu_);
-  std::vector<int> device_jobs_ ABSL_GUARDED_BY(mu_);
   int active_jobs_ ABSL_GUARDED_BY(mu_) = 0;
   int active_streams_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::shared_ptr<JobState>> live_ ABSL_GUARDED_BY(mu_);
-
-  absl::Mutex timer_mu_;
-  absl::CondVar timer_cv_;
-  bool timer_stop_ ABSL_GUARDED_BY(timer_mu_) = false;
-  std::multimap<absl::Time, std::weak_ptr<JobState>> deadlines_
-      ABSL_GUARDED_BY(timer_mu_);
-  std::thread timer_;
 
   absl::Mutex drain_mu_;
   bool drained_ ABSL_GUARDED_BY(drain_mu_) = false;
@@ -738,10 +754,12 @@ namespace {
 
 class JobHandle : public Job {
  public:
-  JobHandle(std::shared_ptr<EngineImpl> engine, std::shared_ptr<JobState> job)
+  JobHandle(std::shared_ptr<EngineImpl> engine, std::shared_ptr<JobState> job,
+            bool finished)
       : engine_(std::move(engine)),
         job_(std::move(job)),
-        device_(engine_->DeviceName(job_->device)) {}
+        device_(engine_->DeviceName(job_->device)),
+        finished_(finished) {}
 
   ~JobHandle() override {
     if (!finished_.load()) engine_->Cancel(job_);
@@ -768,11 +786,20 @@ class JobHandle : public Job {
     return Seconds(job_->num_samples);
   }
 
+  double backlog_audio_s() const override { return engine_->JobBacklog(*job_); }
+
+  void NotifyWhenBacklogAtMost(double seconds,
+                               std::function<void()> resume) override {
+    engine_->NotifyWhenBacklogAtMost(job_, seconds, std::move(resume));
+  }
+
+  int64_t memory_bytes() const override { return engine_->JobBytes(*job_); }
+
  private:
   std::shared_ptr<EngineImpl> engine_;
   std::shared_ptr<JobState> job_;
   const std::string device_;
-  std::atomic<bool> finished_{false};
+  std::atomic<bool> finished_;
 };
 
 class EngineFacade : public Engine {
@@ -781,15 +808,30 @@ class EngineFacade : public Engine {
       : impl_(std::move(impl)) {}
   ~EngineFacade() override { impl_->Drain(absl::Now()).IgnoreError(); }
 
-  absl::Status Submit(const JobOptions& options, std::vector<float> samples,
-                      JobCallbacks callbacks) override {
-    return impl_->Submit(options, std::move(samples), std::move(callbacks));
+  using Engine::StartJob;
+  using Engine::Submit;
+
+  absl::StatusOr<Reservation> Reserve(
+      const AdmissionRequest& request) override {
+    return impl_->Reserve(request);
+  }
+  absl::StatusOr<std::unique_ptr<Job>> Submit(
+      const JobOptions& options, std::vector<float>&& samples,
+      JobCallbacks callbacks, Reservation reservation) override {
+    ASSIGN_OR_RETURN(std::shared_ptr<JobState> job,
+                     impl_->Submit(options, samples, std::move(callbacks),
+                                   std::move(reservation)));
+    return std::unique_ptr<Job>(
+        new JobHandle(impl_, std::move(job), /*finished=*/true));
   }
   absl::StatusOr<std::unique_ptr<Job>> StartJob(
-      const JobOptions& options, JobCallbacks callbacks) override {
-    ASSIGN_OR_RETURN(std::shared_ptr<JobState> job,
-                     impl_->StartJob(options, std::move(callbacks)));
-    return std::unique_ptr<Job>(new JobHandle(impl_, std::move(job)));
+      const JobOptions& options, JobCallbacks callbacks,
+      Reservation reservation) override {
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<JobState> job,
+        impl_->StartJob(options, std::move(callbacks), std::move(reservation)));
+    return std::unique_ptr<Job>(
+        new JobHandle(impl_, std::move(job), /*finished=*/false));
   }
   absl::Status Drain(absl::Time deadline) override {
     return impl_->Drain(deadline);
@@ -800,6 +842,10 @@ class EngineFacade : public Engine {
   }
   double backlog_audio_s() const override { return impl_->backlog_audio_s(); }
   int active_jobs() const override { return impl_->active_jobs(); }
+  int64_t job_memory_bytes() const override {
+    return impl_->job_memory_bytes();
+  }
+  double drain_rate() const override { return impl_->drain_rate(); }
   const EngineOptions& options() const override { return impl_->options(); }
   Metrics& metrics() override { return impl_->metrics(); }
 
@@ -851,10 +897,25 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
         absl::StrCat("Engine::Create: max_backlog_audio_s must be > 0, got ",
                      options.max_backlog_audio_s));
   }
-  if (options.host_threads < 1) {
+  if (!(options.max_request_backlog_share > 0.0 &&
+        options.max_request_backlog_share <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Engine::Create: max_request_backlog_share must be in (0, 1], got ",
+        options.max_request_backlog_share));
+  }
+  if (options.max_calls_per_peer < 0 ||
+      !(options.max_peer_backlog_audio_s >= 0.0) ||
+      options.max_job_memory_bytes < 0 || options.max_process_rss_bytes < 0 ||
+      options.trim_after_job_bytes < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Engine::Create: host_threads must be >= 1, got ",
-                     options.host_threads));
+        "Engine::Create: max_calls_per_peer, max_peer_backlog_audio_s, "
+        "max_job_memory_bytes, max_process_rss_bytes and trim_after_job_bytes "
+        "must be >= 0 (0 = none)");
+  }
+  if (options.host_threads < 1 || options.callback_threads < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Engine::Create: host_threads and callback_threads must be >= 1, got ",
+        options.host_threads, " and ", options.callback_threads));
   }
   if (plda == nullptr && !options.cluster_function) {
     return absl::InvalidArgumentError(

@@ -1,6 +1,6 @@
 // The queued diarization engine: jobs, one worker per device, batching across
-// jobs, host clustering on a thread pool, admission control, deadlines,
-// cancellation and a graceful drain. It knows nothing about gRPC.
+// jobs, host clustering on a thread pool, admission control, backpressure,
+// deadlines, cancellation and a graceful drain. It knows nothing about gRPC.
 //
 // Usage:
 //
@@ -8,44 +8,75 @@
 //   ASSIGN_OR_RETURN(auto engine, runtime::Engine::Create(
 //       runtime::EngineOptions{}, std::move(devices), plda, metrics));
 //
-//   // Whole recording (16 kHz mono float):
-//   RETURN_IF_ERROR(engine->Submit(job_options, std::move(samples),
-//       {.on_complete = [](absl::StatusOr<runtime::JobResult> r) { ... }}));
+//   // Whole recording (16 kHz mono float). Admit it before decoding, from
+//   // the duration its header declares, then hand over the samples:
+//   ASSIGN_OR_RETURN(runtime::Reservation r, engine->Reserve(
+//       {.audio_s = header_duration_s, .peer = peer}));
+//   ... decode ...
+//   ASSIGN_OR_RETURN(std::unique_ptr<runtime::Job> job, engine->Submit(
+//       job_options, std::move(samples),
+//       {.on_complete = [](absl::StatusOr<runtime::JobResult> r) { ... }},
+//       std::move(r)));
+//   // job->Cancel() if the caller goes away; dropping `job` does not cancel.
 //
 //   // Incremental stream:
 //   ASSIGN_OR_RETURN(std::unique_ptr<runtime::Job> job,
 //                    engine->StartJob(job_options, callbacks));
 //   RETURN_IF_ERROR(job->Append(chunk));   // as audio arrives
+//   if (job->backlog_audio_s() > high_water_s) {
+//     // Hold the next read; resume it from the callback.
+//     job->NotifyWhenBacklogAtMost(low_water_s, [] { /* start next read */ });
+//   }
 //   RETURN_IF_ERROR(job->Finish());        // end of audio
 //
 // How a job flows. Audio is cut into pyannote's 10 s windows: window c covers
 // samples [c·step, c·step + 160000) (step from the job's PipelineConfig). A
 // full window is scheduled the moment the audio reaches its end; the
 // zero-padded last window (pipeline::ComputeChunks) only at Finish. The job's
-// device worker batches windows of all its jobs, taking them round-robin
-// across jobs (a long file does not hold back streams; with
-// Device::concurrent_stages the two stages run on two threads): segmentation
-// batches (up to segmentation_batch_size windows), then, per window,
-// PowersetToMultilabel + EmbeddingMasks on the worker, then embedding
-// batches (up to embedding_batch_size windows, 3 masks each). A batch starts when it is full
-// or its oldest window has waited max_batch_wait. When the stream has ended
-// and every window has its embeddings, pipeline::Diarize runs on the host
-// thread pool (never on a device worker) and the completion is delivered.
+// device worker batches windows of all its jobs: segmentation batches (up to
+// segmentation_batch_size windows), then, per window, PowersetToMultilabel +
+// EmbeddingMasks on the worker, then embedding batches (up to
+// embedding_batch_size windows, 3 masks each). A batch starts when it is
+// full or its oldest window has waited max_batch_wait. When the stream has
+// ended and every window has its embeddings, pipeline::Diarize runs on the
+// host thread pool (never on a device worker) and the completion is
+// delivered.
+//
+// Scheduling (docs/architecture.md, "Engine scheduling"): every batch takes
+// windows round-robin across the jobs that have some queued (one window per
+// job in turn), so each job gets an equal share of every batch however many
+// windows it has queued; a ready embedding batch runs before the next
+// segmentation batch, so the embedding stage is never more than one batch
+// behind and a short job behind a long one completes within a few batches;
+// final clusterings run before provisional ones, smallest job first.
+//
+// Admission and backpressure. The backlog is the audio accepted and not yet
+// through both networks. A new call is admitted (Reserve, StartJob) only
+// while the engine is under its limits: the engine backlog, one recording's
+// share of it, the caller's (peer's) concurrent calls and backlog, and the
+// memory high-water marks (EngineOptions). Refusals are RESOURCE_EXHAUSTED
+// with a retry hint (RetryAfter) computed from the measured drain rate.
+// Once accepted, a job is never failed for load: Job::Append always takes
+// the audio, and a caller that sends faster than the devices work slows
+// itself down by waiting for Job::NotifyWhenBacklogAtMost.
 //
 // Completion contract: every accepted job (Submit or StartJob returned OK)
 // gets exactly one call of JobCallbacks::on_complete — a JobResult, or a
-// status (CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE,
-// INVALID_ARGUMENT, INTERNAL). Never zero, never two. A job that was not
-// accepted (an error from Submit/StartJob) gets no callback, and its audio
-// stays with the caller.
+// status (CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE, INVALID_ARGUMENT,
+// INTERNAL). Never zero, never two. A job that was not accepted (an error
+// from Submit/StartJob) gets no callback, and its audio stays with the
+// caller (Submit's samples are not moved from).
 //
-// Callback threading: callbacks run on engine threads, never inside the
-// caller's Submit/StartJob/Append/Finish/Cancel call and never while the
-// engine holds a lock, so a callback may call back into the engine or the
-// Job. Callbacks of one job never run concurrently, and no on_partial call
-// follows that job's on_complete. Callbacks should be quick (post work
-// elsewhere, e.g. start a gRPC write); they run on the clustering pool, so
-// they must not call Engine::Drain or destroy the Engine.
+// Callback threading: callbacks (on_complete, on_partial, and the resume of
+// NotifyWhenBacklogAtMost) run on engine threads, never inside the caller's
+// Submit/StartJob/Append/Finish/Cancel/NotifyWhenBacklogAtMost call and
+// never while the engine holds a lock, so a callback may call back into the
+// engine or the Job. Callbacks of one job never run concurrently, and
+// nothing of that job runs after its on_complete (a pending resume is called
+// just before it). Callbacks should be quick (post work elsewhere, e.g.
+// start a gRPC write); they run on the engine's callback threads, shared by
+// all jobs, so they must not block, call Engine::Drain or destroy the
+// Engine.
 #ifndef DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 #define DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 
@@ -69,6 +100,11 @@ namespace diarization::runtime {
 
 inline constexpr int kSampleRateHz = 16000;
 
+namespace internal {
+class AdmissionLedger;
+class EngineImpl;
+}  // namespace internal
+
 // The host stages after the networks; pipeline::Diarize with the engine's
 // PLDA by default. Tests may replace it to observe exactly what the engine
 // feeds the host pipeline. segmentations: (C × 589 × 3) 0/1;
@@ -87,21 +123,95 @@ struct EngineOptions {
   // A partial batch starts once its oldest window has waited this long.
   absl::Duration max_batch_wait = absl::Milliseconds(5);
 
-  // Admission control: audio seconds accepted and not yet through both
-  // networks, over all jobs. Past it, Submit/StartJob/Append fail with
-  // RESOURCE_EXHAUSTED and a retry hint (RetryAfter()).
+  // --- Admission (checked for a new call only; never for an accepted
+  // job's Append). Refusals are RESOURCE_EXHAUSTED with RetryAfter. ---
+  // Audio seconds accepted and not yet through both networks, over all
+  // jobs. A recording is admitted when it fits under the limit; a stream
+  // while the backlog is below it (a stream then grows the backlog as its
+  // audio arrives, paced by NotifyWhenBacklogAtMost).
   double max_backlog_audio_s = 3600.0;
+  // One recording (Reserve with audio_s > 0) may hold at most this share of
+  // max_backlog_audio_s; a longer one is INVALID_ARGUMENT (stream it
+  // instead). In (0, 1]. The default 1 caps nothing; a server sets its
+  // policy (e.g. 0.25, so one small file that decodes to an hour cannot take
+  // the whole backlog).
+  double max_request_backlog_share = 1.0;
+  // Per peer (AdmissionRequest::peer, JobOptions::peer; calls with an empty
+  // peer are not counted): calls admitted and not yet completed, and their
+  // backlog seconds. 0 = no limit.
+  int max_calls_per_peer = 0;
+  double max_peer_backlog_audio_s = 0.0;
+  // Memory high-water marks; 0 = none. While the bytes held by jobs
+  // (Engine::job_memory_bytes) or the process's resident set exceed them,
+  // new calls are refused.
+  int64_t max_job_memory_bytes = 0;
+  int64_t max_process_rss_bytes = 0;
+  // How the engine reads the process's resident set, bytes. Unset: from
+  // /proc/self/statm. Tests inject one. Must be thread-safe.
+  std::function<int64_t()> process_rss_bytes;
+  // After a job that held at least this many bytes completes, the engine
+  // returns free heap memory to the OS (glibc malloc_trim) on a host thread.
+  // 0 = never.
+  int64_t trim_after_job_bytes = int64_t{64} << 20;
 
-  // Threads of the host pool (clustering, partial clustering, callbacks).
+  // Threads of the host pool (final and partial clustering).
   int host_threads = 2;
+  // Threads that run the jobs' callbacks (kept apart from clustering, so a
+  // long clustering never delays another job's resume or result).
+  int callback_threads = 2;
 
   // Optional replacement for pipeline::Diarize (see ClusterFunction).
   ClusterFunction cluster_function;
 };
 
+// What a new call asks of admission control (Engine::Reserve).
+struct AdmissionRequest {
+  // Seconds of audio the call brings at once: a recording's duration (from
+  // its header, before decoding). 0 for a stream, whose audio is counted as
+  // it arrives.
+  double audio_s = 0.0;
+  // Who is asking (an authenticated principal, else the peer address); the
+  // key of the per-peer limits. Empty: not subject to per-peer limits.
+  std::string peer;
+};
+
+// Admitted capacity for one call, held until a job consumes it (Submit,
+// StartJob) or it is destroyed unused (which gives it back). Move-only;
+// thread-compatible. May outlive the Engine (then it releases nothing).
+class Reservation {
+ public:
+  Reservation() = default;
+  Reservation(Reservation&& other) noexcept;
+  Reservation& operator=(Reservation&& other) noexcept;
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+  ~Reservation();
+
+  // False for a default-constructed or consumed reservation.
+  bool valid() const { return ledger_ != nullptr; }
+  double audio_s() const { return audio_s_; }
+  const std::string& peer() const { return peer_; }
+
+ private:
+  friend class internal::AdmissionLedger;
+  friend class internal::EngineImpl;
+  Reservation(std::shared_ptr<internal::AdmissionLedger> ledger,
+              uint64_t ticket, double audio_s, std::string peer);
+  // Hands the ticket to a job; the reservation becomes invalid.
+  uint64_t Consume();
+
+  std::shared_ptr<internal::AdmissionLedger> ledger_;
+  uint64_t ticket_ = 0;
+  double audio_s_ = 0.0;
+  std::string peer_;
+};
+
 struct JobOptions {
   // Echoed in JobResult / PartialResult; the engine does not interpret it.
   std::string request_id;
+  // The caller, for per-peer limits (see AdmissionRequest::peer). Used by
+  // StartJob without a reservation; Submit takes the reservation's.
+  std::string peer;
   // Accurate() (community-1) or Fast(); step_samples must be > 0.
   pipeline::PipelineConfig config = pipeline::PipelineConfig::Accurate();
   pipeline::SpeakerHints hints;
@@ -137,6 +247,8 @@ struct JobResult {
   // Seconds from acceptance to the first window's batch start (queue wait
   // of the job's first window).
   double first_window_wait_s = 0.0;
+  // Most bytes the job held at once (see Job::memory_bytes).
+  int64_t peak_memory_bytes = 0;
   // Only with JobOptions::return_intermediates: (C × 589 × 3) binarized
   // segmentations and (C × 3 × 256) embeddings, chunk-major.
   std::vector<float> segmentations;
@@ -162,19 +274,21 @@ struct JobCallbacks {
   std::function<void(PartialResult)> on_partial;
 };
 
-// The caller's handle on an incremental (streaming) job. Thread-safe.
-// Destroying the handle before Finish() cancels the job; after Finish() the
-// job runs to completion without it.
+// The caller's handle on a job. Thread-safe.
+// A streaming job's handle (StartJob) cancels the job when destroyed before
+// Finish(); after Finish() the job runs to completion without it. A
+// recording's handle (Submit) is finished from the start: destroying it
+// never cancels.
 class Job {
  public:
   virtual ~Job() = default;
 
   // Appends 16 kHz mono float samples. Windows that become complete are
-  // scheduled at once. Errors: FAILED_PRECONDITION after Finish;
-  // RESOURCE_EXHAUSTED when the samples would push the engine backlog past
-  // its limit — the job then completes with that status (with RetryAfter);
-  // after the job has completed (cancelled, deadline, error), its final
-  // status. An error return never means a second completion.
+  // scheduled at once. Never fails for load: the audio is always taken (pace
+  // the sender with NotifyWhenBacklogAtMost). Errors: FAILED_PRECONDITION
+  // after Finish (always for a Submit job); after the job has completed
+  // (cancelled, deadline, error), its final status. An error return never
+  // means a second completion.
   virtual absl::Status Append(std::span<const float> samples) = 0;
 
   // End of audio: schedules the remaining (zero-padded) window; clustering
@@ -191,6 +305,22 @@ class Job {
   virtual const std::string& device() const = 0;
   // Seconds of audio appended so far.
   virtual double audio_received_s() const = 0;
+  // This job's audio accepted and not yet through both networks, seconds;
+  // 0 once the job has completed.
+  virtual double backlog_audio_s() const = 0;
+  // Calls `resume` exactly once, on an engine callback thread (never inside
+  // this call, never under an engine lock), as soon as backlog_audio_s() <=
+  // seconds — posted at once if it already is — or when the job completes
+  // (then just before on_complete). A later call replaces a pending one: the
+  // replaced `resume` is dropped without being called. Called after
+  // on_complete was delivered, it posts `resume` at once (which then runs
+  // after on_complete; the caller knows the job ended).
+  virtual void NotifyWhenBacklogAtMost(double seconds,
+                                       std::function<void()> resume) = 0;
+  // Bytes of host memory the job holds now: its audio not yet needed by any
+  // window, the network outputs of its windows, and its clustering inputs.
+  // docs/architecture.md ("Engine memory") gives the bytes per audio hour.
+  virtual int64_t memory_bytes() const = 0;
 };
 
 enum class EngineState { kServing, kDraining, kStopped };
@@ -231,22 +361,44 @@ class Engine {
   // threads; every outstanding completion is delivered before it returns.
   virtual ~Engine() = default;
 
-  // A whole recording. Never blocks on device work. On OK the engine owns
-  // the job and will call on_complete exactly once; on error nothing was
-  // accepted. Errors: RESOURCE_EXHAUSTED (backlog full; see RetryAfter),
-  // UNAVAILABLE (draining or stopped), INVALID_ARGUMENT (no samples, bad
-  // config or speaker hints, or longer than max_backlog_audio_s on its own),
-  // DEADLINE_EXCEEDED (deadline already past).
-  virtual absl::Status Submit(const JobOptions& options,
-                              std::vector<float> samples,
-                              JobCallbacks callbacks) = 0;
+  // Admission for a new call, before any of its audio is decoded. Holds
+  // request.audio_s seconds of backlog and one of the peer's calls until the
+  // reservation is consumed or destroyed. Errors: UNAVAILABLE (draining or
+  // stopped); INVALID_ARGUMENT (audio_s negative or not finite, or above
+  // the per-request share max_request_backlog_share · max_backlog_audio_s:
+  // never admissible, stream it instead); RESOURCE_EXHAUSTED with RetryAfter
+  // (the backlog, the peer's calls or backlog, or memory over a high-water
+  // mark).
+  virtual absl::StatusOr<Reservation> Reserve(
+      const AdmissionRequest& request) = 0;
+
+  // A whole recording, admitted by `reservation` (Reserve). Never blocks on
+  // device work. On OK the engine owns the job and the samples (moved from)
+  // and will call on_complete exactly once; the returned handle can Cancel
+  // it (dropping the handle does not). On error nothing was accepted,
+  // `samples` is untouched and the reservation is released. More samples
+  // than reserved are admitted for the difference (RESOURCE_EXHAUSTED if
+  // they do not fit); fewer give the rest back. Errors: as Reserve, plus
+  // INVALID_ARGUMENT (no samples, bad config or speaker hints, invalid
+  // reservation), DEADLINE_EXCEEDED (deadline already past).
+  virtual absl::StatusOr<std::unique_ptr<Job>> Submit(
+      const JobOptions& options, std::vector<float>&& samples,
+      JobCallbacks callbacks, Reservation reservation) = 0;
+  // Reserve({samples' duration, options.peer}) and Submit.
+  absl::StatusOr<std::unique_ptr<Job>> Submit(const JobOptions& options,
+                                              std::vector<float>&& samples,
+                                              JobCallbacks callbacks);
 
   // An incremental job; audio follows through Job::Append. The job goes to
-  // the least-loaded device (least backlog, then fewest active jobs).
-  // Errors as Submit (RESOURCE_EXHAUSTED when the backlog is already at its
-  // limit).
+  // the least-loaded device (least backlog, then fewest active jobs). A
+  // reservation with audio_s 0 (Reserve({0, peer})) admits it; the overload
+  // without one reserves with options.peer. Errors as Submit
+  // (RESOURCE_EXHAUSTED when the backlog is already at its limit).
   virtual absl::StatusOr<std::unique_ptr<Job>> StartJob(
-      const JobOptions& options, JobCallbacks callbacks) = 0;
+      const JobOptions& options, JobCallbacks callbacks,
+      Reservation reservation) = 0;
+  absl::StatusOr<std::unique_ptr<Job>> StartJob(const JobOptions& options,
+                                                JobCallbacks callbacks);
 
   // Graceful drain: stop accepting (new jobs get UNAVAILABLE), let accepted
   // jobs finish, then stop the workers. Jobs still running at `deadline`
@@ -257,18 +409,25 @@ class Engine {
 
   virtual EngineState state() const = 0;
   virtual std::vector<DeviceStatus> Devices() const = 0;
-  // Current admission backlog over all devices, audio seconds.
+  // Current admission backlog over all devices, audio seconds (accepted
+  // jobs and unconsumed reservations).
   virtual double backlog_audio_s() const = 0;
   // Jobs accepted and not yet completed.
   virtual int active_jobs() const = 0;
+  // Bytes held by all jobs now (the sum of Job::memory_bytes).
+  virtual int64_t job_memory_bytes() const = 0;
+  // Audio seconds per wall second that left the backlog recently, measured
+  // over the time the backlog was not empty; 0 before any was measured.
+  virtual double drain_rate() const = 0;
   virtual const EngineOptions& options() const = 0;
   virtual Metrics& metrics() = 0;
 };
 
 // The retry hint carried by RESOURCE_EXHAUSTED statuses from the engine:
-// an estimate of the seconds until the backlog has room for the request
-// (backlog excess / recent device throughput, at least 1 s). nullopt for
-// statuses without it. The server maps it to gRPC (e.g. a
+// an estimate of the seconds until the request would be admitted (the
+// backlog excess over its limit / the measured drain rate of the backlog,
+// the caller's fair share of it for per-peer limits; at least 1 s). nullopt
+// for statuses without it. The server maps it to gRPC (e.g. a
 // "retry-after-s" trailing metadata entry or google.rpc.RetryInfo).
 std::optional<double> RetryAfter(const absl::Status& status);
 // The absl::Status payload URL that holds it (decimal seconds as text).

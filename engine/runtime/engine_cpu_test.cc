@@ -108,7 +108,7 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
   absl::Notification done_a, done_b;
   absl::StatusOr<JobResult> result_a, result_b;
   ASSERT_TRUE((*engine)
-                  ->Submit(job, a,
+                  ->Submit(job, std::vector<float>(a),
                            {.on_complete =
                                 [&](absl::StatusOr<JobResult> r) {
                                   result_a = std::move(r);

@@ -340,7 +340,9 @@ TEST(EngineTest, WholeAudioMatchesConstructionForEveryLength) {
       job.request_id = "len-" + std::to_string(n);
       std::vector<float> audio = RandomAudio(n);
       Outcome out;
-      ASSERT_TRUE(rig.engine->Submit(job, audio, out.Callbacks()).ok());
+      ASSERT_TRUE(
+          rig.engine->Submit(job, std::vector<float>(audio), out.Callbacks())
+              .ok());
       ASSERT_TRUE(out.Wait());
       absl::StatusOr<JobResult> r = out.result();
       ASSERT_TRUE(r.ok()) << r.status();
@@ -369,7 +371,9 @@ TEST(EngineTest, StreamingEqualsWholeAudioWithTheRealPipeline) {
   job.return_intermediates = true;
 
   Outcome whole;
-  ASSERT_TRUE(rig.engine->Submit(job, audio, whole.Callbacks()).ok());
+  ASSERT_TRUE(
+      rig.engine->Submit(job, std::vector<float>(audio), whole.Callbacks())
+          .ok());
   ASSERT_TRUE(whole.Wait());
   absl::StatusOr<JobResult> w = whole.result();
   ASSERT_TRUE(w.ok()) << w.status();
@@ -421,10 +425,10 @@ TEST(EngineTest, BatchesMixWindowsOfSeveralJobs) {
   for (int i = 0; i < 16; ++i) {
     audios.push_back(RandomAudio(kWin + 32000));
     outs.push_back(std::make_unique<Outcome>());
-    ASSERT_TRUE(
-        rig.engine
-            ->Submit(JobOptions{}, audios.back(), outs.back()->Callbacks())
-            .ok());
+    ASSERT_TRUE(rig.engine
+                    ->Submit(JobOptions{}, std::vector<float>(audios.back()),
+                             outs.back()->Callbacks())
+                    .ok());
   }
   control.SetGate(true);
   for (int i = 0; i < 16; ++i) {
@@ -471,7 +475,10 @@ TEST(EngineTest, ALongFileDoesNotHoldBackOtherJobs) {
   constexpr float kMarker = 0.123456f;
   std::vector<float> marked = RandomAudio(kWin);
   marked[0] = kMarker;
-  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, marked, small.Callbacks()).ok());
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(marked), small.Callbacks())
+          .ok());
   control.SetGate(true);
   for (Outcome* o : {&blocker, &big, &small}) ASSERT_TRUE(o->Wait());
   ASSERT_TRUE(small.result().ok());
@@ -488,6 +495,136 @@ TEST(EngineTest, ALongFileDoesNotHoldBackOtherJobs) {
   EXPECT_EQ(marker_batch, 1);
 }
 
+// Index of the first batch in `log` (of the given stage) holding a window
+// whose first sample is `marker`; -1 if none.
+int BatchWithMarker(const std::vector<FakeControl::Batch>& log,
+                    bool segmentation, float marker) {
+  for (size_t b = 0; b < log.size(); ++b) {
+    if (log[b].segmentation != segmentation) continue;
+    for (float x : log[b].first_samples) {
+      if (x == marker) return static_cast<int>(b);
+    }
+  }
+  return -1;
+}
+
+int SegmentationBatchesBefore(const std::vector<FakeControl::Batch>& log,
+                              int index) {
+  int n = 0;
+  for (int b = 0; b < index; ++b) n += log[b].segmentation;
+  return n;
+}
+
+// Issue 13: a long job's windows, all queued at one instant, used to keep
+// the device on segmentation until every one of them was segmented, so no
+// other job's embeddings (and no result) came before. The short job behind
+// it must now finish within a few batches, and before the long job.
+TEST(EngineTest, AShortJobBehindALongOneCompletesWithinAFewBatches) {
+  for (bool streamed : {false, true}) {
+    SCOPED_TRACE(streamed ? "short job streamed" : "short job submitted");
+    EngineOptions options;
+    options.segmentation_batch_size = 8;
+    options.embedding_batch_size = 8;
+    Rig rig = MakeRig(options);
+    FakeControl& control = *rig.controls[0];
+    control.SetDelay(absl::Milliseconds(2));
+    control.SetGate(false);
+    Outcome blocker, big, small;
+    // Completion order of the two jobs.
+    std::atomic<int> order{0};
+    std::atomic<int> small_place{-1}, big_place{-1};
+    auto ordered = [&order](JobCallbacks cb, std::atomic<int>* place) {
+      cb.on_complete = [&order, place,
+                        inner = cb.on_complete](absl::StatusOr<JobResult> r) {
+        *place = order++;
+        inner(std::move(r));
+      };
+      return cb;
+    };
+    ASSERT_TRUE(
+        rig.engine->Submit(JobOptions{}, RandomAudio(kWin), blocker.Callbacks())
+            .ok());
+    control.WaitEntered(1);
+    // 200 windows queued at once, then a 5 s job marked by its first sample.
+    ASSERT_TRUE(rig.engine
+                    ->Submit(JobOptions{}, RandomAudio(kWin + 16000 * 199),
+                             ordered(big.Callbacks(), &big_place))
+                    .ok());
+    constexpr float kMarker = 0.123456f;
+    std::vector<float> marked = RandomAudio(16000 * 5);
+    marked[0] = kMarker;
+    const JobCallbacks small_cb = ordered(small.Callbacks(), &small_place);
+    std::unique_ptr<Job> stream;
+    if (streamed) {
+      auto handle = rig.engine->StartJob(JobOptions{}, small_cb);
+      ASSERT_TRUE(handle.ok());
+      stream = *std::move(handle);
+      ASSERT_TRUE(stream->Append(marked).ok());
+      ASSERT_TRUE(stream->Finish().ok());
+    } else {
+      ASSERT_TRUE(
+          rig.engine->Submit(JobOptions{}, std::vector<float>(marked), small_cb)
+              .ok());
+    }
+    control.SetGate(true);
+    for (Outcome* o : {&blocker, &big, &small}) ASSERT_TRUE(o->Wait());
+    ASSERT_TRUE(small.result().ok());
+    ExpectMatches(*small.result(), Compute(marked, 16000), "small job");
+    ASSERT_TRUE(big.result().ok());
+
+    const auto log = control.batch_log();
+    const int seg = BatchWithMarker(log, /*segmentation=*/true, kMarker);
+    const int emb = BatchWithMarker(log, /*segmentation=*/false, kMarker);
+    ASSERT_GE(seg, 0);
+    ASSERT_GE(emb, 0);
+    // Segmented in the batch after the blocker's (round-robin) ...
+    EXPECT_EQ(SegmentationBatchesBefore(log, seg), 1);
+    // ... and embedded right after it: before the next segmentation batch
+    // or the one after (with the stages on two threads, segmentation runs
+    // on until two embedding batches are queued) — not after the long
+    // job's 25 segmentation batches.
+    EXPECT_LE(SegmentationBatchesBefore(log, emb), kConcurrentStages ? 5 : 3);
+    EXPECT_LT(small_place.load(), big_place.load());
+  }
+}
+
+// The embedding stage stays within one batch (two with the stages on their
+// own threads) of the segmentation stage for a long job.
+TEST(EngineTest, TheEmbeddingStageIsNotStarved) {
+  EngineOptions options;
+  options.segmentation_batch_size = 8;
+  options.embedding_batch_size = 8;
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  control.SetDelay(absl::Milliseconds(1));
+  Outcome long_job;
+  const std::vector<float> audio = RandomAudio(kWin + 16000 * 199);
+  ASSERT_TRUE(rig.engine
+                  ->Submit(JobOptions{}, std::vector<float>(audio),
+                           long_job.Callbacks())
+                  .ok());
+  ASSERT_TRUE(long_job.Wait());
+  ASSERT_TRUE(long_job.result().ok());
+  ExpectMatches(*long_job.result(), Compute(audio, 16000), "long job");
+  // Windows segmented and not yet embedded, when each segmentation batch
+  // starts.
+  const int bound = kConcurrentStages ? 3 * options.embedding_batch_size
+                                      : options.embedding_batch_size;
+  int segmented = 0, embedded = 0, worst = 0;
+  for (const FakeControl::Batch& b : control.batch_log()) {
+    const int n = static_cast<int>(b.first_samples.size());
+    if (b.segmentation) {
+      worst = std::max(worst, segmented - embedded);
+      segmented += n;
+    } else {
+      embedded += n;
+    }
+  }
+  EXPECT_EQ(segmented, 200);
+  EXPECT_EQ(embedded, 200);
+  EXPECT_LE(worst, bound);
+}
+
 TEST(EngineTest, ConcurrentStagesOverlapSegmentationWithEmbedding) {
   Rig rig = MakeRig(EngineOptions{});
   FakeControl& control = *rig.controls[0];
@@ -495,9 +632,15 @@ TEST(EngineTest, ConcurrentStagesOverlapSegmentationWithEmbedding) {
   Outcome a, b;
   const std::vector<float> audio_a = RandomAudio(kWin);
   const std::vector<float> audio_b = RandomAudio(kWin + 7);
-  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, audio_a, a.Callbacks()).ok());
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio_a), a.Callbacks())
+          .ok());
   control.WaitEntered(2);  // a's segmentation done, a's embedding held
-  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, audio_b, b.Callbacks()).ok());
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio_b), b.Callbacks())
+          .ok());
   // b's segmentation runs while a's embedding batch is still inside the
   // model only when the stages have their own threads.
   EXPECT_EQ(control.WaitEnteredFor(3, absl::Seconds(1)), kConcurrentStages);
@@ -564,7 +707,10 @@ TEST(EngineTest, CancelDropsQueuedWindowsAtOnce) {
   control.SetGate(false);
   Outcome running;
   const std::vector<float> a = RandomAudio(kWin);
-  ASSERT_TRUE(rig.engine->Submit(JobOptions{}, a, running.Callbacks()).ok());
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(a), running.Callbacks())
+          .ok());
   control.WaitEntered(1);  // window 0 of `running` is inside the model
 
   Outcome cancelled;
@@ -612,9 +758,10 @@ TEST(EngineTest, DeadlinesFreeQueuedWork) {
   JobOptions past;
   past.deadline = absl::Now() - absl::Seconds(1);
   Outcome never;
-  EXPECT_EQ(
-      rig.engine->Submit(past, RandomAudio(100), never.Callbacks()).code(),
-      absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(rig.engine->Submit(past, RandomAudio(100), never.Callbacks())
+                .status()
+                .code(),
+            absl::StatusCode::kDeadlineExceeded);
 
   control.SetGate(false);
   Outcome blocker;
@@ -645,6 +792,7 @@ TEST(EngineTest, DeadlinesFreeQueuedWork) {
 TEST(EngineTest, FullBacklogIsResourceExhaustedWithRetryHint) {
   EngineOptions options;
   options.max_backlog_audio_s = 60.0;
+  options.max_request_backlog_share = 1.0;  // one file may take it all
   Rig rig = MakeRig(options);
   FakeControl& control = *rig.controls[0];
   control.SetGate(false);
@@ -654,8 +802,10 @@ TEST(EngineTest, FullBacklogIsResourceExhaustedWithRetryHint) {
           ->Submit(JobOptions{}, RandomAudio(16000 * 50), first.Callbacks())
           .ok());
   Outcome rejected;
-  absl::Status s = rig.engine->Submit(JobOptions{}, RandomAudio(16000 * 20),
-                                      rejected.Callbacks());
+  absl::Status s =
+      rig.engine
+          ->Submit(JobOptions{}, RandomAudio(16000 * 20), rejected.Callbacks())
+          .status();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
   ASSERT_TRUE(RetryAfter(s).has_value());
   EXPECT_GE(*RetryAfter(s), 1.0);
@@ -664,21 +814,28 @@ TEST(EngineTest, FullBacklogIsResourceExhaustedWithRetryHint) {
   EXPECT_EQ(
       rig.engine
           ->Submit(JobOptions{}, RandomAudio(16000 * 61), rejected.Callbacks())
+          .status()
           .code(),
       absl::StatusCode::kInvalidArgument);
-  // A stream that would push past the limit ends with the same status.
+  // An accepted stream is never failed for load (issue 13): audio past the
+  // limit is taken, and the backlog goes over it.
   Outcome streamed;
   auto handle = rig.engine->StartJob(JobOptions{}, streamed.Callbacks());
   ASSERT_TRUE(handle.ok());
   ASSERT_TRUE((*handle)->Append(RandomAudio(16000 * 9)).ok());
-  absl::Status append = (*handle)->Append(RandomAudio(16000 * 2));
-  EXPECT_EQ(append.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_TRUE(RetryAfter(append).has_value());
+  EXPECT_TRUE((*handle)->Append(RandomAudio(16000 * 2)).ok());
+  EXPECT_NEAR(rig.engine->backlog_audio_s(), 61.0, 1e-9);
+  EXPECT_NEAR((*handle)->backlog_audio_s(), 11.0, 1e-9);
+  // At the limit, a new stream is refused with the hint.
+  Outcome refused_stream;
+  auto refused = rig.engine->StartJob(JobOptions{}, refused_stream.Callbacks());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(RetryAfter(refused.status()).has_value());
+  (*handle)->Cancel();
   ASSERT_TRUE(streamed.Wait());
-  EXPECT_EQ(streamed.result().status().code(),
-            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(streamed.result().status().code(), absl::StatusCode::kCancelled);
   EXPECT_NEAR(rig.engine->backlog_audio_s(), 50.0, 1e-9);
-  // 50 s < 60 s: a new stream may still start.
+  // 50 s < 60 s: a new stream may start again.
   Outcome streamed2;
   auto stream2 = rig.engine->StartJob(JobOptions{}, streamed2.Callbacks());
   EXPECT_TRUE(stream2.ok());
@@ -686,6 +843,320 @@ TEST(EngineTest, FullBacklogIsResourceExhaustedWithRetryHint) {
   ASSERT_TRUE(first.Wait());
   EXPECT_TRUE(first.result().ok());
   EXPECT_EQ(rejected.completions(), 0);
+  EXPECT_EQ(refused_stream.completions(), 0);
+}
+
+// Issue 13: a stream fed faster than the device works is slowed down, not
+// failed. The feeder holds back while the job's backlog is above a
+// high-water mark and resumes on the engine's callback; the engine backlog
+// limit is far below the stream's length.
+TEST(EngineTest, AStreamFedFasterThanTheDeviceIsPacedNotFailed) {
+  EngineOptions options;
+  options.max_backlog_audio_s = 10.0;  // below the stream's high-water mark
+  options.segmentation_batch_size = 4;
+  options.embedding_batch_size = 4;
+  Rig rig = MakeRig(options);
+  rig.controls[0]->SetDelay(absl::Milliseconds(3));
+  Outcome out;
+  auto handle = rig.engine->StartJob(JobOptions{}, out.Callbacks());
+  ASSERT_TRUE(handle.ok());
+  Job& job = **handle;
+  const std::vector<float> audio = RandomAudio(16000 * 150 + 777);
+  constexpr double kHigh = 20.0, kLow = 12.0;
+  int waits = 0;
+  double worst = 0.0;
+  for (size_t pos = 0; pos < audio.size(); pos += 16000) {
+    const size_t n = std::min<size_t>(16000, audio.size() - pos);
+    ASSERT_TRUE(job.Append(std::span<const float>(&audio[pos], n)).ok());
+    worst = std::max(worst, job.backlog_audio_s());
+    if (job.backlog_audio_s() > kHigh) {
+      absl::Notification resumed;
+      std::atomic<int> calls{0};
+      job.NotifyWhenBacklogAtMost(kLow, [&] {
+        ++calls;
+        resumed.Notify();
+      });
+      ASSERT_TRUE(resumed.WaitForNotificationWithTimeout(absl::Seconds(30)));
+      EXPECT_LE(job.backlog_audio_s(), kLow + 1e-9);
+      EXPECT_EQ(calls.load(), 1);
+      ++waits;
+    }
+  }
+  ASSERT_TRUE(job.Finish().ok());
+  ASSERT_TRUE(out.Wait());
+  ASSERT_TRUE(out.result().ok()) << out.result().status();
+  ExpectMatches(*out.result(), Compute(audio, 16000), "paced stream");
+  EXPECT_GT(waits, 3);  // it really was faster than the device
+  EXPECT_LE(worst, kHigh + 1.0 + 1e-9);
+  EXPECT_EQ(out.completions(), 1);
+}
+
+// The resume of NotifyWhenBacklogAtMost: exactly once, never inside the
+// call, and at the completion (before on_complete) if the backlog never got
+// there; a later call replaces a pending one.
+TEST(EngineTest, NotifyWhenBacklogAtMostFiresExactlyOnce) {
+  Rig rig = MakeRig(EngineOptions{});
+  FakeControl& control = *rig.controls[0];
+  control.SetGate(false);
+
+  // Already below: posted, not run inside the call.
+  {
+    Outcome out;
+    auto handle = rig.engine->StartJob(JobOptions{}, out.Callbacks());
+    ASSERT_TRUE(handle.ok());
+    ASSERT_TRUE((*handle)->Append(RandomAudio(16000 * 3)).ok());
+    EXPECT_NEAR((*handle)->backlog_audio_s(), 3.0, 1e-9);
+    const std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> calls{0};
+    std::atomic<bool> ran_inside{false};
+    absl::Notification done;
+    (*handle)->NotifyWhenBacklogAtMost(5.0, [&] {
+      ran_inside = std::this_thread::get_id() == caller;
+      // Calling back into the job must not deadlock (no engine lock held).
+      EXPECT_NEAR((*handle)->backlog_audio_s(), 3.0, 1e-9);
+      ++calls;
+      done.Notify();
+    });
+    ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_FALSE(ran_inside.load());
+    (*handle)->Cancel();
+    ASSERT_TRUE(out.Wait());
+    absl::SleepFor(absl::Milliseconds(20));
+    EXPECT_EQ(calls.load(), 1);
+  }
+
+  // Pending, replaced, then the job is cancelled: the replaced one never
+  // runs, the latest runs once, just before on_complete.
+  {
+    std::vector<std::string> events;
+    absl::Mutex events_mu;
+    auto record = [&](std::string e) {
+      absl::MutexLock lock(&events_mu);
+      events.push_back(std::move(e));
+    };
+    absl::Notification completed;
+    JobCallbacks cb;
+    cb.on_complete = [&](absl::StatusOr<JobResult> r) {
+      record("complete:" +
+             std::string(absl::StatusCodeToString(r.status().code())));
+      completed.Notify();
+    };
+    auto handle = rig.engine->StartJob(JobOptions{}, cb);
+    ASSERT_TRUE(handle.ok());
+    ASSERT_TRUE((*handle)->Append(RandomAudio(kWin + 16000 * 10)).ok());
+    (*handle)->NotifyWhenBacklogAtMost(1.0, [&] { record("first"); });
+    (*handle)->NotifyWhenBacklogAtMost(2.0, [&] { record("second"); });
+    absl::SleepFor(absl::Milliseconds(20));
+    {
+      absl::MutexLock lock(&events_mu);
+      EXPECT_TRUE(events.empty());  // the device holds everything
+    }
+    (*handle)->Cancel();
+    ASSERT_TRUE(completed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    absl::SleepFor(absl::Milliseconds(20));
+    absl::MutexLock lock(&events_mu);
+    EXPECT_EQ(events,
+              (std::vector<std::string>{"second", "complete:CANCELLED"}));
+    // After the completion: still exactly once, posted at once.
+    absl::Notification late;
+    (*handle)->NotifyWhenBacklogAtMost(0.0, [&] { late.Notify(); });
+    EXPECT_TRUE(late.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
+
+  // Pending, then the windows drain: fires once when the backlog gets there.
+  {
+    Outcome out;
+    auto handle = rig.engine->StartJob(JobOptions{}, out.Callbacks());
+    ASSERT_TRUE(handle.ok());
+    ASSERT_TRUE((*handle)->Append(RandomAudio(kWin + 16000 * 20)).ok());
+    std::atomic<int> calls{0};
+    std::atomic<double> backlog_at_resume{-1.0};
+    absl::Notification resumed;
+    (*handle)->NotifyWhenBacklogAtMost(15.0, [&] {
+      backlog_at_resume = (*handle)->backlog_audio_s();
+      ++calls;
+      resumed.Notify();
+    });
+    EXPECT_FALSE(resumed.HasBeenNotified());
+    control.SetGate(true);
+    ASSERT_TRUE(resumed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_LE(backlog_at_resume.load(), 15.0);
+    ASSERT_TRUE((*handle)->Finish().ok());
+    ASSERT_TRUE(out.Wait());
+    EXPECT_TRUE(out.result().ok());
+    absl::SleepFor(absl::Milliseconds(20));
+    EXPECT_EQ(calls.load(), 1);
+    EXPECT_EQ((*handle)->backlog_audio_s(), 0.0);
+  }
+}
+
+TEST(EngineTest, ReservationsAdmitByShareAndPeer) {
+  EngineOptions options;
+  options.max_backlog_audio_s = 100.0;
+  options.max_request_backlog_share = 0.25;
+  options.max_calls_per_peer = 2;
+  options.max_peer_backlog_audio_s = 30.0;
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  control.SetGate(false);
+  Engine& engine = *rig.engine;
+
+  // One recording may take at most 25 s of the 100 s: never admissible.
+  EXPECT_EQ(engine.Reserve({.audio_s = 26.0, .peer = "a"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(engine.Reserve({.audio_s = -1.0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(engine.backlog_audio_s(), 0.0);
+
+  // Held until used or dropped.
+  {
+    auto r = engine.Reserve({.audio_s = 20.0, .peer = "a"});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->valid());
+    EXPECT_NEAR(engine.backlog_audio_s(), 20.0, 1e-9);
+    // Peer a: 20 + 20 > 30 s of backlog.
+    auto over = engine.Reserve({.audio_s = 20.0, .peer = "a"});
+    EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_TRUE(RetryAfter(over.status()).has_value());
+    // Another peer is not held back by a.
+    auto other = engine.Reserve({.audio_s = 20.0, .peer = "b"});
+    EXPECT_TRUE(other.ok()) << other.status();
+    EXPECT_NEAR(engine.backlog_audio_s(), 40.0, 1e-9);
+  }
+  EXPECT_EQ(engine.backlog_audio_s(), 0.0);
+
+  // Submit consumes it; more samples than reserved are admitted for the
+  // difference, fewer give the rest back.
+  auto r = engine.Reserve({.audio_s = 10.0, .peer = "a"});
+  ASSERT_TRUE(r.ok());
+  Outcome first;
+  std::vector<float> samples = RandomAudio(16000 * 12);
+  auto job = engine.Submit(JobOptions{}, std::move(samples), first.Callbacks(),
+                           *std::move(r));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(samples.empty());  // moved, not copied
+  EXPECT_FALSE(r->valid());
+  EXPECT_NEAR(engine.backlog_audio_s(), 12.0, 1e-9);
+  EXPECT_NEAR((*job)->backlog_audio_s(), 12.0, 1e-9);
+  // An empty reservation admits nothing.
+  Outcome bad;
+  std::vector<float> kept = RandomAudio(100);
+  EXPECT_EQ(
+      engine
+          .Submit(JobOptions{}, std::move(kept), bad.Callbacks(), Reservation())
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(kept.size(), 100u);  // not accepted: the audio stays
+  // Peer a: a stream is its second call; a third call is refused.
+  Outcome second;
+  JobOptions peer_a;
+  peer_a.peer = "a";
+  auto stream = engine.StartJob(peer_a, second.Callbacks());
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  auto third = engine.StartJob(peer_a, bad.Callbacks());
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(third.status().message().find("2 calls"), std::string::npos)
+      << third.status();
+  EXPECT_TRUE(RetryAfter(third.status()).has_value());
+  // A recording's handle cancels; dropping it would not.
+  (*job)->Cancel();
+  ASSERT_TRUE(first.Wait());
+  EXPECT_EQ(first.result().status().code(), absl::StatusCode::kCancelled);
+  // One call ended: room for peer a again.
+  auto again = engine.Reserve({.audio_s = 1.0, .peer = "a"});
+  EXPECT_TRUE(again.ok()) << again.status();
+  (*stream)->Cancel();
+  ASSERT_TRUE(second.Wait());
+  EXPECT_EQ(bad.completions(), 0);
+  control.SetGate(true);
+}
+
+// The retry hint is the backlog excess over the measured drain rate, not a
+// constant.
+TEST(EngineTest, RetryHintFollowsTheMeasuredDrainRate) {
+  EngineOptions options;
+  options.max_backlog_audio_s = 200.0;
+  options.segmentation_batch_size = 4;
+  options.embedding_batch_size = 4;
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  EXPECT_EQ(rig.engine->drain_rate(), 0.0);
+  // Measure: 11 s of audio (2 windows) in 2 batches of 200 ms.
+  control.SetDelay(absl::Milliseconds(200));
+  Outcome warm;
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, RandomAudio(kWin + 16000), warm.Callbacks())
+          .ok());
+  ASSERT_TRUE(warm.Wait());
+  const double measured = rig.engine->drain_rate();
+  EXPECT_GT(measured, 1.0);   // faster than real time; set by the fake
+  EXPECT_LT(measured, 40.0);  // so that the hint below is above 1 s
+  // Fill the backlog and ask for more.
+  control.SetGate(false);
+  Outcome held;
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, RandomAudio(16000 * 190), held.Callbacks())
+          .ok());
+  const double before = rig.engine->drain_rate();
+  auto refused = rig.engine->Reserve({.audio_s = 50.0});
+  const double after = rig.engine->drain_rate();
+  control.SetDelay(absl::ZeroDuration());
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  const std::optional<double> hint = RetryAfter(refused.status());
+  ASSERT_TRUE(hint.has_value());
+  // Excess 190 + 50 - 200 = 40 s at the measured rate.
+  EXPECT_GE(*hint, 40.0 / before * 0.999);
+  EXPECT_LE(*hint, 40.0 / after * 1.001);
+  control.SetGate(true);
+  ASSERT_TRUE(held.Wait());
+}
+
+// Memory: what a job holds is exposed, counted in the engine total, given
+// back at completion, and admission sheds new work above a high-water mark.
+TEST(EngineTest, MemoryHighWaterMarksShedNewWork) {
+  std::atomic<int64_t> rss{100 << 20};
+  EngineOptions options;
+  options.max_process_rss_bytes = 200 << 20;
+  options.process_rss_bytes = [&rss] { return rss.load(); };
+  options.max_job_memory_bytes = 8 << 20;
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  control.SetGate(false);
+  Engine& engine = *rig.engine;
+  EXPECT_EQ(engine.job_memory_bytes(), 0);
+
+  // The process is over its resident-set mark: refused, with a hint.
+  rss = 300 << 20;
+  auto refused = engine.Reserve({.audio_s = 1.0});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("memory"), std::string::npos);
+  EXPECT_TRUE(RetryAfter(refused.status()).has_value());
+  rss = 100 << 20;
+
+  // A 3-minute recording holds its audio (11.5 MB) while it waits.
+  Outcome big;
+  const int64_t n = 16000 * 180;
+  auto job = engine.Submit(JobOptions{}, RandomAudio(n), big.Callbacks());
+  ASSERT_TRUE(job.ok()) << job.status();
+  const int64_t held = (*job)->memory_bytes();
+  EXPECT_GE(held, n * static_cast<int64_t>(sizeof(float)));
+  EXPECT_EQ(engine.job_memory_bytes(), held);
+  // Above the engine's own mark: new calls are refused.
+  Outcome other;
+  auto stream = engine.StartJob(JobOptions{}, other.Callbacks());
+  EXPECT_EQ(stream.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(stream.status().message().find("memory"), std::string::npos);
+  control.SetGate(true);
+  ASSERT_TRUE(big.Wait());
+  ASSERT_TRUE(big.result().ok());
+  EXPECT_GE(big.result()->peak_memory_bytes, held);
+  EXPECT_EQ((*job)->memory_bytes(), 0);
+  EXPECT_TRUE(Eventually([&] { return engine.job_memory_bytes() == 0; }));
+  auto admitted = engine.StartJob(JobOptions{}, other.Callbacks());
+  EXPECT_TRUE(admitted.ok()) << admitted.status();
 }
 
 TEST(EngineTest, DrainFinishesAcceptedJobsAndRejectsNewOnes) {
@@ -696,10 +1167,10 @@ TEST(EngineTest, DrainFinishesAcceptedJobsAndRejectsNewOnes) {
   for (int i = 0; i < 6; ++i) {
     audios.push_back(RandomAudio(kWin + 16000 * 40));
     outs.push_back(std::make_unique<Outcome>());
-    ASSERT_TRUE(
-        rig.engine
-            ->Submit(JobOptions{}, audios.back(), outs.back()->Callbacks())
-            .ok());
+    ASSERT_TRUE(rig.engine
+                    ->Submit(JobOptions{}, std::vector<float>(audios.back()),
+                             outs.back()->Callbacks())
+                    .ok());
   }
   // A stream that finishes during the drain.
   Outcome stream_out;
@@ -717,6 +1188,7 @@ TEST(EngineTest, DrainFinishesAcceptedJobsAndRejectsNewOnes) {
   Outcome refused;
   EXPECT_EQ(
       rig.engine->Submit(JobOptions{}, RandomAudio(100), refused.Callbacks())
+          .status()
           .code(),
       absl::StatusCode::kUnavailable);
   EXPECT_EQ(
@@ -972,17 +1444,21 @@ TEST(EngineTest, BadJobOptionsAreRejectedUpFront) {
   JobOptions hints;
   hints.hints.min_speakers = 4;
   hints.hints.max_speakers = 2;
-  EXPECT_EQ(rig.engine->Submit(hints, RandomAudio(100), out.Callbacks()).code(),
+  EXPECT_EQ(rig.engine->Submit(hints, RandomAudio(100), out.Callbacks())
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
   JobOptions step;
   step.config.step_samples = 0;
   EXPECT_EQ(rig.engine->StartJob(step, out.Callbacks()).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(rig.engine->Submit(JobOptions{}, {}, out.Callbacks()).code(),
-            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
-      rig.engine->Submit(JobOptions{}, RandomAudio(10), JobCallbacks{}).code(),
+      rig.engine->Submit(JobOptions{}, {}, out.Callbacks()).status().code(),
       absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(rig.engine->Submit(JobOptions{}, RandomAudio(10), JobCallbacks{})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
   // A stream that ends without audio completes with INVALID_ARGUMENT.
   auto empty = rig.engine->StartJob(JobOptions{}, out.Callbacks());
   ASSERT_TRUE(empty.ok());

@@ -106,6 +106,11 @@ std::vector<std::vector<float>> FakeControl::segmentation_first_samples() {
   return seg_first_samples_;
 }
 
+std::vector<FakeControl::Batch> FakeControl::batch_log() {
+  absl::MutexLock lock(&mu_);
+  return log_;
+}
+
 absl::Status FakeControl::Enter(bool segmentation, int batch,
                                 std::vector<float> first_samples) {
   absl::Duration delay;
@@ -113,6 +118,7 @@ absl::Status FakeControl::Enter(bool segmentation, int batch,
     absl::MutexLock lock(&mu_);
     ++entered_;
     (segmentation ? seg_batches_ : emb_batches_).push_back(batch);
+    log_.push_back(Batch{segmentation, first_samples});
     if (segmentation) seg_first_samples_.push_back(std::move(first_samples));
     mu_.Await(absl::Condition(segmentation ? &seg_open_ : &emb_open_));
     delay = delay_;
@@ -158,7 +164,13 @@ absl::Status FakeEmbeddingModel::Run(std::span<const float> windows, int batch,
                      ": windows ", windows.size(), ", masks ", masks.size(),
                      ", embeddings ", embeddings.size()));
   }
-  if (absl::Status s = control_->Enter(false, batch); !s.ok()) return s;
+  std::vector<float> first(batch);
+  for (int b = 0; b < batch; ++b)
+    first[b] = windows[size_t{kWindowSamples} * b];
+  if (absl::Status s = control_->Enter(false, batch, std::move(first));
+      !s.ok()) {
+    return s;
+  }
   for (int b = 0; b < batch; ++b) {
     for (size_t s = 0; s < m; ++s) {
       FakeEmbedding(windows.data() + size_t{kWindowSamples} * b,

@@ -57,6 +57,13 @@ class FakeControl {
   std::vector<std::vector<float>> segmentation_first_samples();
   std::vector<int> embedding_batches();
   int windows_seen();
+  // Every batch of both models in the order they entered, with the first
+  // sample of each window (a window's marker value identifies its job).
+  struct Batch {
+    bool segmentation = true;
+    std::vector<float> first_samples;
+  };
+  std::vector<Batch> batch_log();
 
   // Called by the fakes.
   absl::Status Enter(bool segmentation, int batch,
@@ -72,6 +79,7 @@ class FakeControl {
   std::vector<int> seg_batches_ ABSL_GUARDED_BY(mu_);
   std::vector<int> emb_batches_ ABSL_GUARDED_BY(mu_);
   std::vector<std::vector<float>> seg_first_samples_ ABSL_GUARDED_BY(mu_);
+  std::vector<Batch> log_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeSegmentationModel : public models::SegmentationModel {

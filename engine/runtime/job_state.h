@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -43,16 +44,16 @@ inline int FullWindows(int64_t num_samples, int64_t step_samples) {
 
 struct JobState {
   JobState(uint64_t id_in, JobOptions options_in, JobCallbacks callbacks_in,
-           bool streaming_in, int device_in, int64_t backlog_samples_in,
-           ThreadPool* pool)
+           bool streaming_in, int device_in, uint64_t ticket_in,
+           ThreadPool* callback_pool)
       : id(id_in),
         options(std::move(options_in)),
         callbacks(std::move(callbacks_in)),
         streaming(streaming_in),
         device(device_in),
+        ticket(ticket_in),
         accepted_time(absl::Now()),
-        strand(pool),
-        backlog_samples(backlog_samples_in),
+        strand(callback_pool),
         next_partial_s(options.partial_interval_s) {}
 
   const uint64_t id;
@@ -60,8 +61,10 @@ struct JobState {
   const JobCallbacks callbacks;
   const bool streaming;
   const int device;  // index into the engine's workers
+  // The job's entry in the AdmissionLedger (backlog, bytes, peer, device).
+  const uint64_t ticket;
   const absl::Time accepted_time;
-  // Runs this job's host tasks and callbacks one at a time, in order.
+  // Runs this job's callbacks one at a time, in order.
   Strand strand;
 
   // Set once, by the completion (result or error). Read without the mutex
@@ -84,9 +87,6 @@ struct JobState {
   int chunks_done ABSL_GUARDED_BY(mu) = 0;
   // Windows 0..contiguous_done-1 are all done.
   int contiguous_done ABSL_GUARDED_BY(mu) = 0;
-  // Samples counted in the engine backlog for this job (accepted, not yet
-  // covered by done windows).
-  int64_t backlog_samples ABSL_GUARDED_BY(mu) = 0;
   // Samples counted as processed (end of the done prefix's coverage).
   int64_t processed_samples ABSL_GUARDED_BY(mu) = 0;
   // This job's share of device batch time, total and before Finish.
@@ -97,6 +97,24 @@ struct JobState {
   bool clustering_scheduled ABSL_GUARDED_BY(mu) = false;
   bool partial_in_flight ABSL_GUARDED_BY(mu) = false;
   double next_partial_s ABSL_GUARDED_BY(mu) = 0.0;
+  // Bytes of clustering inputs gathered for host tasks now running.
+  int64_t cluster_bytes ABSL_GUARDED_BY(mu) = 0;
+  int64_t peak_bytes ABSL_GUARDED_BY(mu) = 0;
+  // NotifyWhenBacklogAtMost: the pending resume and its threshold.
+  std::function<void()> resume ABSL_GUARDED_BY(mu);
+  int64_t resume_at_samples ABSL_GUARDED_BY(mu) = 0;
+  // The completion is being delivered (on the strand); nothing of the job
+  // is posted before it from then on.
+  bool delivering ABSL_GUARDED_BY(mu) = false;
+
+  // Bytes of host memory the job holds (Job::memory_bytes).
+  int64_t HeldBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return static_cast<int64_t>(audio.capacity() * sizeof(float) +
+                                chunks.size() * sizeof(ChunkData) +
+                                chunks.capacity() * sizeof(chunks[0]) +
+                                chunk_done.capacity()) +
+           cluster_bytes;
+  }
 };
 
 }  // namespace diarization::runtime::internal

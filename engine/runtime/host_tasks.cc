@@ -1,0 +1,96 @@
+#include "engine/runtime/host_tasks.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace diarization::runtime::internal {
+
+ClusterInput GatherLocked(const JobState& job, int k) {
+  ClusterInput in;
+  in.num_chunks = k;
+  in.config = job.options.config;
+  in.hints = job.options.hints;
+  in.segmentations.resize(static_cast<size_t>(k) * kFrames * kSpeakers);
+  in.embeddings.resize(static_cast<size_t>(k) * kSpeakers * kDim);
+  for (int c = 0; c < k; ++c) {
+    const ChunkData& d = *job.chunks[c];
+    std::copy(d.segmentation.begin(), d.segmentation.end(),
+              in.segmentations.begin() +
+                  static_cast<size_t>(c) * d.segmentation.size());
+    std::copy(
+        d.embeddings.begin(), d.embeddings.end(),
+        in.embeddings.begin() + static_cast<size_t>(c) * d.embeddings.size());
+  }
+  return in;
+}
+
+HostTasks::HostTasks(int threads, ClusterFunction cluster, Metrics* metrics)
+    : cluster_(std::move(cluster)), metrics_(metrics) {
+  threads = std::max(1, threads);
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+HostTasks::~HostTasks() { Shutdown(); }
+
+void HostTasks::Cluster(Kind kind, ClusterInput input,
+                        std::function<void(ClusterOutcome)> done) {
+  const int windows = input.num_chunks;
+  auto task = [this, kind, input = std::move(input),
+               done = std::move(done)]() mutable {
+    const absl::Time start = absl::Now();
+    ClusterOutcome out{cluster_(input.segmentations, input.embeddings,
+                                input.num_chunks, input.config, input.hints),
+                       {},
+                       absl::Now()};
+    metrics_->ObserveStageSeconds(
+        kind == Kind::kFinal ? Stage::kClustering : Stage::kPartialClustering,
+        absl::ToDoubleSeconds(out.end - start));
+    out.input = std::move(input);
+    done(std::move(out));
+  };
+  absl::MutexLock lock(&mu_);
+  queue_.emplace(Key{static_cast<int>(kind), windows, arrivals_++},
+                 std::move(task));
+}
+
+void HostTasks::Maintain(std::function<void()> task) {
+  absl::MutexLock lock(&mu_);
+  queue_.emplace(Key{static_cast<int>(Kind::kMaintenance), 0, arrivals_++},
+                 std::move(task));
+}
+
+void HostTasks::Shutdown() {
+  absl::MutexLock join_lock(&join_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void HostTasks::Loop() {
+  while (true) {
+    std::function<void()> task;
+    {
+      absl::MutexLock lock(&mu_);
+      // Exit only when stopping and nothing is queued or running (a running
+      // task may still post follow-up work).
+      mu_.Await(absl::Condition(
+          +[](HostTasks* h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(h->mu_) {
+            return !h->queue_.empty() || (h->stopping_ && h->busy_ == 0);
+          },
+          this));
+      if (queue_.empty()) return;
+      task = std::move(queue_.begin()->second);
+      queue_.erase(queue_.begin());
+      ++busy_;
+    }
+    task();
+    absl::MutexLock lock(&mu_);
+    --busy_;
+  }
+}
+
+}  // namespace diarization::runtime::internal

@@ -1,0 +1,99 @@
+// Internal: the host side of the engine — clustering (final and
+// provisional) and memory maintenance on a fixed set of host threads.
+//
+// Tasks take their inputs by value and hand their results to a
+// continuation (on the host thread that ran them); they never touch job
+// state themselves, so the engine alone decides what a result means for
+// its job. Order: final clusterings first, then provisional ones, then
+// maintenance; within a kind the task of fewer windows first (shortest job
+// first: a short job's result is not queued behind a long job's
+// clustering), then arrival order.
+#ifndef DIARIZATION_ENGINE_RUNTIME_HOST_TASKS_H_
+#define DIARIZATION_ENGINE_RUNTIME_HOST_TASKS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/pipeline/diarization.h"
+#include "engine/runtime/engine.h"
+#include "engine/runtime/job_state.h"
+#include "engine/runtime/metrics.h"
+
+namespace diarization::runtime::internal {
+
+// What a clustering needs: the network outputs of windows [0, num_chunks).
+struct ClusterInput {
+  std::vector<float> segmentations;  // (C × 589 × 3)
+  std::vector<float> embeddings;     // (C × 3 × 256)
+  int num_chunks = 0;
+  pipeline::PipelineConfig config;
+  pipeline::SpeakerHints hints;
+
+  int64_t bytes() const {
+    return static_cast<int64_t>(
+        (segmentations.capacity() + embeddings.capacity()) * sizeof(float));
+  }
+};
+
+// Copies the network outputs of the job's windows [0, k) (all done).
+ClusterInput GatherLocked(const JobState& job, int k)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+
+struct ClusterOutcome {
+  absl::StatusOr<pipeline::DiarizationOutput> output;
+  // The input, handed back (JobOptions::return_intermediates).
+  ClusterInput input;
+  absl::Time end;
+};
+
+// Thread-safe.
+class HostTasks {
+ public:
+  enum class Kind { kFinal = 0, kPartial = 1, kMaintenance = 2 };
+
+  HostTasks(int threads, ClusterFunction cluster, Metrics* metrics);
+  // Shutdown().
+  ~HostTasks();
+
+  HostTasks(const HostTasks&) = delete;
+  HostTasks& operator=(const HostTasks&) = delete;
+
+  // Runs the cluster function on `input` (kFinal or kPartial), records the
+  // stage time, and passes the outcome to `done` on the same host thread.
+  void Cluster(Kind kind, ClusterInput input,
+               std::function<void(ClusterOutcome)> done);
+  // Runs `task` after every queued clustering (kMaintenance).
+  void Maintain(std::function<void()> task);
+
+  // Runs everything queued (including what tasks post), then joins.
+  // Idempotent; not from a host thread.
+  void Shutdown();
+
+ private:
+  // (kind, windows, arrival): the smallest runs first.
+  using Key = std::tuple<int, int, uint64_t>;
+  void Loop();
+
+  const ClusterFunction cluster_;
+  Metrics* const metrics_;
+
+  absl::Mutex mu_;
+  std::map<Key, std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  uint64_t arrivals_ ABSL_GUARDED_BY(mu_) = 0;
+  int busy_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+  absl::Mutex join_mu_;
+};
+
+}  // namespace diarization::runtime::internal
+
+#endif  // DIARIZATION_ENGINE_RUNTIME_HOST_TASKS_H_
