@@ -556,30 +556,41 @@ class EngineImpl : public WorkerListener,
     job->partial_in_flight = true;
     job->next_partial_s = processed_s + job->options.partial_interval_s;
     const int k = job->contiguous_done;
-    ClusterInput input = GatherLocked(*job, k);
-    job->cluster_bytes += input.bytes();
-    UpdateBytesLocked(*job);
-    PartialResult partial;
-    partial.request_id = job->options.request_id;
-    partial.audio_received_s = Seconds(job->num_samples);
-    partial.audio_processed_s = Seconds(std::min<int64_t>(
-        job->num_samples,
-        job->options.config.step_samples * (k - 1) + kWindowSamples));
     host_->Cluster(
-        HostTasks::Kind::kPartial, std::move(input),
-        [this, job, partial = std::move(partial)](ClusterOutcome out) mutable {
-          OnPartialClustered(job, std::move(partial), std::move(out));
+        HostTasks::Kind::kPartial, k,
+        [this, job, k]() -> std::optional<ClusterInput> {
+          absl::MutexLock lock(&job->mu);
+          // Once the final clustering is scheduled (it may already have
+          // taken the windows' outputs) a provisional one has no point.
+          if (job->terminal.load() || job->clustering_scheduled) {
+            job->partial_in_flight = false;
+            return std::nullopt;
+          }
+          ClusterInput input = GatherLocked(*job, k);
+          job->cluster_bytes += input.bytes();
+          UpdateBytesLocked(*job);
+          return input;
+        },
+        [this, job](ClusterOutcome out) {
+          OnPartialClustered(job, std::move(out));
         });
   }
 
   void OnPartialClustered(const std::shared_ptr<JobState>& job,
-                          PartialResult partial, ClusterOutcome out) {
+                          ClusterOutcome out) {
+    PartialResult partial;
     {
       absl::MutexLock lock(&job->mu);
       job->partial_in_flight = false;
       job->cluster_bytes -= out.input.bytes();
       if (job->terminal.load()) return;
       UpdateBytesLocked(*job);
+      const int k = out.input.num_chunks;
+      partial.request_id = job->options.request_id;
+      partial.audio_received_s = Seconds(job->num_samples);
+      partial.audio_processed_s = Seconds(std::min<int64_t>(
+          job->num_samples,
+          job->options.config.step_samples * (k - 1) + kWindowSamples));
     }
     if (!out.output.ok()) {
       // Provisional only: the final clustering reports real errors.
@@ -607,18 +618,24 @@ class EngineImpl : public WorkerListener,
       return;
     }
     job->clustering_scheduled = true;
-    ClusterInput input = GatherLocked(*job, job->num_chunks);
-    // The outputs are in `input` now; the windows and audio are not needed.
-    job->chunks.clear();
-    job->chunks.shrink_to_fit();
-    job->chunk_done.clear();
-    job->chunk_done.shrink_to_fit();
-    job->audio.clear();
-    job->audio.shrink_to_fit();
-    job->cluster_bytes += input.bytes();
-    UpdateBytesLocked(*job);
     host_->Cluster(
-        HostTasks::Kind::kFinal, std::move(input),
+        HostTasks::Kind::kFinal, job->num_chunks,
+        [this, job]() -> std::optional<ClusterInput> {
+          absl::MutexLock lock(&job->mu);
+          if (job->terminal.load()) return std::nullopt;
+          ClusterInput input = GatherLocked(*job, job->num_chunks);
+          // The outputs are in `input` now (every window is done, so no
+          // batch refers to them); the windows and audio are not needed.
+          job->chunks.clear();
+          job->chunks.shrink_to_fit();
+          job->chunk_done.clear();
+          job->chunk_done.shrink_to_fit();
+          job->audio.clear();
+          job->audio.shrink_to_fit();
+          job->cluster_bytes += input.bytes();
+          UpdateBytesLocked(*job);
+          return input;
+        },
         [this, job](ClusterOutcome out) { OnClustered(job, std::move(out)); });
   }
 

@@ -32,20 +32,21 @@ HostTasks::HostTasks(int threads, ClusterFunction cluster, Metrics* metrics)
 
 HostTasks::~HostTasks() { Shutdown(); }
 
-void HostTasks::Cluster(Kind kind, ClusterInput input,
+void HostTasks::Cluster(Kind kind, int windows,
+                        std::function<std::optional<ClusterInput>()> gather,
                         std::function<void(ClusterOutcome)> done) {
-  const int windows = input.num_chunks;
-  auto task = [this, kind, input = std::move(input),
-               done = std::move(done)]() mutable {
+  auto task = [this, kind, gather = std::move(gather), done = std::move(done)] {
+    std::optional<ClusterInput> input = gather();
+    if (!input.has_value()) return;
     const absl::Time start = absl::Now();
-    ClusterOutcome out{cluster_(input.segmentations, input.embeddings,
-                                input.num_chunks, input.config, input.hints),
+    ClusterOutcome out{cluster_(input->segmentations, input->embeddings,
+                                input->num_chunks, input->config, input->hints),
                        {},
                        absl::Now()};
     metrics_->ObserveStageSeconds(
         kind == Kind::kFinal ? Stage::kClustering : Stage::kPartialClustering,
         absl::ToDoubleSeconds(out.end - start));
-    out.input = std::move(input);
+    out.input = *std::move(input);
     done(std::move(out));
   };
   absl::MutexLock lock(&mu_);

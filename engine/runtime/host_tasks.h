@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -66,9 +67,13 @@ class HostTasks {
   HostTasks(const HostTasks&) = delete;
   HostTasks& operator=(const HostTasks&) = delete;
 
-  // Runs the cluster function on `input` (kFinal or kPartial), records the
-  // stage time, and passes the outcome to `done` on the same host thread.
-  void Cluster(Kind kind, ClusterInput input,
+  // On a host thread: `gather` collects the input (nullopt: nothing to do
+  // any more, e.g. the job ended), the cluster function runs on it (kFinal
+  // or kPartial, `windows` orders the queue), the stage time is recorded,
+  // and `done` gets the outcome. Gathering here, not in the caller, keeps
+  // the copy of a long job's outputs off the device worker threads.
+  void Cluster(Kind kind, int windows,
+               std::function<std::optional<ClusterInput>()> gather,
                std::function<void(ClusterOutcome)> done);
   // Runs `task` after every queued clustering (kMaintenance).
   void Maintain(std::function<void()> task);
