@@ -19,10 +19,12 @@
 #      "no slower than cuDNN" comparison;
 #   5. two pipelines on one GPU under 64 concurrent streams (engine direct):
 #      token on / off alternated, against one pipeline, RTTMs compared; and
-#      the server's GetInfo with --pipelines_per_device=2.
+#      the server's GetInfo with --pipelines_per_device=2;
+#   6. the real server and clients under 64 concurrent gRPC streams
+#      (bench/service_overhead/grpc_streams.sh), 1 and 2 pipelines.
 # Output: $OUT/round.log (everything), $OUT/summary.txt,
 # $OUT/qualification.json, $OUT/logs.tar.gz (every step's own log).
-# PARTS="tests sanitizer qualify cudnn pipelines" selects steps; BUDGET_S
+# PARTS="tests sanitizer qualify cudnn pipelines grpc" selects steps; BUDGET_S
 # (default 450) and SAN_BUDGET_S (200) bound them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,7 +33,7 @@ mkdir -p "$OUTDIR"
 exec > >(tee "$OUTDIR/round.log") 2>&1
 START=$(date +%s)
 BUDGET_S=${BUDGET_S:-450}
-PARTS=${PARTS:-tests sanitizer qualify cudnn pipelines}
+PARTS=${PARTS:-tests sanitizer qualify cudnn pipelines grpc}
 WORK=$(mktemp -d)
 LOGS="$WORK/logs"
 mkdir -p "$LOGS"
@@ -223,4 +225,17 @@ for d in i.get('devices',[]): print('GetInfo device', json.dumps(d))
   grep -E "LSTM|device" "$LOGS/server.log" | head -6
 fi
 
+# ---- 6. the real server under 64 concurrent gRPC streams ---------------------------
+if want grpc 90; then
+  echo "== 6. server + clients, 64 concurrent streams of 1 min (grpc_streams.sh), 1 vs 2 pipelines"
+  for p in 1 2; do
+    if (( $(elapsed) > BUDGET_S )); then note "SKIPPED grpc p$p (budget)"; continue; fi
+    OUT="$LOGS/grpc_p$p" PAYLOAD_DIR="$WORK" DEVICES=cuda:0 MINUTES=1 SKIP_LIVE=1 \
+      SERVER_FLAGS="--pipelines_per_device=$p --lstm_kernel=cluster --max_backlog_audio_s=40000 --host_threads=8" \
+      timeout 120 bash bench/service_overhead/grpc_streams.sh >"$LOGS/grpc_p$p.log" 2>&1
+    rc=$?
+    note "grpc_streams pipelines=$p rc=$rc"
+    grep -E "streams x|failed|server exit|did not start|not serving" "$LOGS/grpc_p$p.log" | head -8 | tee -a "$SUMMARY"
+  done
+fi
 note "round finished in $(elapsed) s"

@@ -35,6 +35,8 @@ mkdir -p "$STAGE/data" "$STAGE/plda"
 source tools/device/stage_binaries.sh
 stage_binaries "$BIN" "$STAGE" "${TARGETS[@]}"
 cp "$DATA/pyannote-audio/sample/sample.wav" "$STAGE/data/sample.wav"
+# bench/service_overhead/grpc_streams.sh (step "grpc") tiles this one.
+cp "$DATA/findit-dia-parity/05_four_speaker/clip_16k.wav" "$STAGE/data/four_speaker.wav"
 cp "$PLDA/xvec_transform.npz" "$PLDA/plda.npz" "$STAGE/plda/"
 git rev-parse HEAD >"$STAGE/commit" 2>/dev/null || echo unknown >"$STAGE/commit"
 git status --porcelain --untracked-files=no | head -20 >"$STAGE/dirty" || true
