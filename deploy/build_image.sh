@@ -128,9 +128,14 @@ stop() {
     podman --runtime runc logs "$NAME" >"$WORK/server.log" 2>&1 || true
     podman --runtime runc rm -f "$NAME" >/dev/null 2>&1 || true
   elif [[ -n "${CHROOT_PID:-}" ]]; then
-    kill -TERM "$CHROOT_PID" 2>/dev/null || true
+    # unshare does not pass SIGTERM on: signal its child, the server (pid 1
+    # of the new namespace, which handles SIGTERM), and wait for both.
+    local server
+    server=$(cat /proc/"$CHROOT_PID"/task/*/children 2>/dev/null || true)
+    [[ -n "$server" ]] && kill -TERM $server 2>/dev/null || true
     wait "$CHROOT_PID" 2>/dev/null || true
     umount "$ROOTFS/models" 2>/dev/null || true
+    CHROOT_PID=""
   fi
 }
 trap stop EXIT
