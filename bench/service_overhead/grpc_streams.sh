@@ -24,10 +24,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 LOGS=${OUT:-$(pwd)/gpu-logs}/grpc_streams
 mkdir -p "$LOGS"
-WORK=$(mktemp -d)
+# Not under $TMPDIR: a caller's TMPDIR may be inside PAYLOAD_DIR.
+WORK=$(mktemp -d /tmp/grpc_streams.XXXXXX)
 if [[ -n "${PAYLOAD_DIR:-}" ]]; then
   # A staged payload (bin/ lib/ data/ plda/), e.g. a CPU rehearsal here.
-  cp -r "$PAYLOAD_DIR"/. "$WORK"/
+  cp -r "$PAYLOAD_DIR"/bin "$PAYLOAD_DIR"/data "$PAYLOAD_DIR"/plda "$WORK"/ || exit 2
+  [[ -d "$PAYLOAD_DIR/lib" ]] && cp -r "$PAYLOAD_DIR/lib" "$WORK"/
 else
   tar -C "$WORK" -xJf .device/service-overhead.tar.xz || { echo "no payload"; exit 2; }
 fi
@@ -51,8 +53,8 @@ with wave.open(dst, "wb") as o:
     o.setparams(params); o.writeframes(data)
 PY
 }
-tile $((MINUTES * 60)) "$WORK/long.wav"
-tile $((LIVE_MINUTES * 60)) "$WORK/live.wav"
+tile $((MINUTES * 60)) "$WORK/long.wav" || { echo "FAILED: could not make the recordings"; exit 1; }
+tile $((LIVE_MINUTES * 60)) "$WORK/live.wav" || { echo "FAILED: could not make the recordings"; exit 1; }
 rm -f "$WORK/ports"
 "$SERVER_BIN" --models "$WORK/models" --device="$DEVICES" \
   --listen 127.0.0.1:0 --port_file "$WORK/ports" --metrics_listen=127.0.0.1:0 \
