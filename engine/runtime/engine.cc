@@ -113,6 +113,9 @@ class EngineImpl : public WorkerListener,
                [this] {
                  for (auto& w : workers_) w->Status();  // memory + rtfx
                  PublishBacklog();  // also after reservations ended
+                 metrics_->SetJobMemoryBytes(
+                     static_cast<double>(ledger_->total_bytes()));
+                 metrics_->SetBacklogDrainRate(ledger_->drain_rate());
                },
                kMetricsTick) {
     if (!options_.cluster_function) {

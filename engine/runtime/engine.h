@@ -314,7 +314,10 @@ class Job {
   // (then just before on_complete). A later call replaces a pending one: the
   // replaced `resume` is dropped without being called. Called after
   // on_complete was delivered, it posts `resume` at once (which then runs
-  // after on_complete; the caller knows the job ended).
+  // after on_complete; the caller knows the job ended). Audio of a window
+  // that has not yet arrived in full (up to 10 s plus a step) stays in the
+  // backlog until more audio or Finish comes, so a threshold below about
+  // 11 s may only be met at the end: pace with a higher one.
   virtual void NotifyWhenBacklogAtMost(double seconds,
                                        std::function<void()> resume) = 0;
   // Bytes of host memory the job holds now: its audio not yet needed by any

@@ -1144,6 +1144,10 @@ TEST(EngineTest, MemoryHighWaterMarksShedNewWork) {
   const int64_t held = (*job)->memory_bytes();
   EXPECT_GE(held, n * static_cast<int64_t>(sizeof(float)));
   EXPECT_EQ(engine.job_memory_bytes(), held);
+  EXPECT_TRUE(Eventually([&] {  // the gauge, refreshed each second
+    return MetricValue(*rig.registry, "diarization_job_memory_bytes", {}) ==
+           static_cast<double>(held);
+  }));
   // Above the engine's own mark: new calls are refused.
   Outcome other;
   auto stream = engine.StartJob(JobOptions{}, other.Callbacks());
@@ -1155,8 +1159,39 @@ TEST(EngineTest, MemoryHighWaterMarksShedNewWork) {
   EXPECT_GE(big.result()->peak_memory_bytes, held);
   EXPECT_EQ((*job)->memory_bytes(), 0);
   EXPECT_TRUE(Eventually([&] { return engine.job_memory_bytes() == 0; }));
+  EXPECT_TRUE(Eventually([&] {
+    return MetricValue(*rig.registry, "diarization_job_memory_bytes", {}) ==
+               0.0 &&
+           MetricValue(*rig.registry, "diarization_backlog_drain_rate", {}) >
+               0.0;
+  }));
   auto admitted = engine.StartJob(JobOptions{}, other.Callbacks());
   EXPECT_TRUE(admitted.ok()) << admitted.status();
+}
+
+// A recording's audio goes back while its windows finish (not only at the
+// end), and nothing stays accounted after it.
+TEST(EngineTest, ARecordingGivesMemoryBackAsItsWindowsFinish) {
+  EngineOptions options;
+  options.segmentation_batch_size = 8;
+  options.embedding_batch_size = 8;
+  Rig rig = MakeRig(options);
+  rig.controls[0]->SetDelay(absl::Milliseconds(4));
+  Outcome out;
+  const int64_t n = 16000 * 180;
+  auto job = rig.engine->Submit(JobOptions{}, RandomAudio(n), out.Callbacks());
+  ASSERT_TRUE(job.ok());
+  const int64_t start = (*job)->memory_bytes();
+  EXPECT_GE(start, n * static_cast<int64_t>(sizeof(float)));
+  int64_t least_while_running = start;
+  while (!out.Wait(absl::Milliseconds(1))) {
+    const int64_t now = (*job)->memory_bytes();
+    if (now > 0) least_while_running = std::min(least_while_running, now);
+  }
+  ASSERT_TRUE(out.result().ok());
+  EXPECT_LT(least_while_running, start * 3 / 4);
+  EXPECT_EQ((*job)->memory_bytes(), 0);
+  EXPECT_TRUE(Eventually([&] { return rig.engine->job_memory_bytes() == 0; }));
 }
 
 TEST(EngineTest, DrainFinishesAcceptedJobsAndRejectsNewOnes) {

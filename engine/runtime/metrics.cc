@@ -128,6 +128,17 @@ absl::StatusOr<std::shared_ptr<Metrics>> Metrics::Create(
              .Name("diarization_backlog_audio_seconds")
              .Help("Audio seconds accepted, not yet through both networks.")
              .Register(r);
+    m->job_memory_bytes_ = &prometheus::BuildGauge()
+                                .Name("diarization_job_memory_bytes")
+                                .Help("Host bytes held by the engine's jobs.")
+                                .Register(r);
+    m->backlog_drain_rate_ =
+        &prometheus::BuildGauge()
+             .Name("diarization_backlog_drain_rate")
+             .Help(
+                 "Audio seconds per second leaving the backlog while it is "
+                 "not empty.")
+             .Register(r);
     m->device_memory_bytes_ =
         &prometheus::BuildGauge()
              .Name("diarization_device_memory_bytes")
@@ -145,6 +156,8 @@ absl::StatusOr<std::shared_ptr<Metrics>> Metrics::Create(
     // Label-free series exist from the start, so a scrape shows zeros.
     m->active_streams_->Add({});
     m->backlog_audio_seconds_->Add({});
+    m->job_memory_bytes_->Add({});
+    m->backlog_drain_rate_->Add({});
   } catch (const std::exception& e) {
     return absl::AlreadyExistsError(absl::StrCat(
         "cannot register the diarization metric families: ", e.what()));
@@ -214,6 +227,14 @@ void Metrics::SetActiveStreams(double streams) {
 
 void Metrics::SetBacklogAudioSeconds(double seconds) {
   backlog_audio_seconds_->Add({}).Set(seconds);
+}
+
+void Metrics::SetJobMemoryBytes(double bytes) {
+  job_memory_bytes_->Add({}).Set(bytes);
+}
+
+void Metrics::SetBacklogDrainRate(double audio_s_per_s) {
+  backlog_drain_rate_->Add({}).Set(audio_s_per_s);
 }
 
 void Metrics::SetDeviceMemory(std::string_view device,

@@ -51,6 +51,15 @@
 //       Admission-control backlog: audio seconds accepted whose windows have
 //       not yet finished both networks (EngineOptions::max_backlog_audio_s
 //       bounds it). Engine.
+//   diarization_job_memory_bytes              gauge
+//       Host bytes held by the jobs in the engine (their audio, window
+//       outputs and clustering inputs; Engine::job_memory_bytes), refreshed
+//       about once a second. EngineOptions::max_job_memory_bytes sheds new
+//       calls above it. Engine.
+//   diarization_backlog_drain_rate            gauge
+//       Audio seconds per second leaving the backlog, measured over the
+//       recent time the backlog was not empty (the rate behind retry hints;
+//       Engine::drain_rate), refreshed about once a second. Engine.
 //   diarization_device_info                   gauge    {device, description,
 //                                                     segmentation_precision,
 //                                                     embedding_precision}
@@ -136,6 +145,8 @@ class Metrics {
   void SetActiveJobs(std::string_view device, double jobs);
   void SetActiveStreams(double streams);
   void SetBacklogAudioSeconds(double seconds);
+  void SetJobMemoryBytes(double bytes);
+  void SetBacklogDrainRate(double audio_s_per_s);
   void SetDeviceMemory(std::string_view device, const DeviceMemoryStats& stats);
   void SetDeviceInfo(std::string_view device, std::string_view description,
                      std::string_view segmentation_precision,
@@ -158,6 +169,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* active_jobs_ = nullptr;
   prometheus::Family<prometheus::Gauge>* active_streams_ = nullptr;
   prometheus::Family<prometheus::Gauge>* backlog_audio_seconds_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* job_memory_bytes_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* backlog_drain_rate_ = nullptr;
   prometheus::Family<prometheus::Gauge>* device_memory_bytes_ = nullptr;
   prometheus::Family<prometheus::Gauge>* device_info_ = nullptr;
 };
