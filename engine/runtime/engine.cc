@@ -6,11 +6,13 @@
 //   DeadlineTimer   (deadline_timer.h)    job deadlines, the gauge tick
 // Job data lives in job_state.h.
 //
-// Locks, in the only order they nest: JobState::mu → DeviceWorker::mu_ and
-// JobState::mu → AdmissionLedger::mu_; Engine mu_ is a leaf (nothing is
-// acquired while holding it) and so are the timer's, the host tasks' and the
-// ledger's (absl's deadlock detector checks this in debug builds). No user
-// callback runs under any of them: callbacks run on the job's Strand.
+// Locks, in the only orders they nest: JobState::mu → DeviceWorker::mu_,
+// JobState::mu → AdmissionLedger::mu_ and Engine mu_ → AdmissionLedger::mu_
+// (Accept assigns the device while the engine state cannot change). The
+// ledger's, the timer's and the host tasks' mutexes are leaves: nothing is
+// acquired while holding them (absl's deadlock detector checks this in debug
+// builds). No user callback runs under any of them: callbacks run on the
+// job's Strand.
 #include "engine/runtime/engine.h"
 
 #include <malloc.h>
@@ -168,8 +170,10 @@ class EngineImpl : public WorkerListener,
           request.audio_s));
     }
     RETURN_IF_ERROR(CheckServing());
-    const int64_t samples =
-        static_cast<int64_t>(std::ceil(request.audio_s * kSampleRateHz));
+    // Clamped so that an absurd duration from an untrusted header cannot
+    // overflow; anything near the clamp is refused by the share check.
+    const int64_t samples = static_cast<int64_t>(
+        std::ceil(std::min(request.audio_s, 1e9) * kSampleRateHz));
     ASSIGN_OR_RETURN(Reservation r, ledger_->Reserve(samples, request.peer));
     PublishBacklog();
     return r;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -1006,6 +1007,13 @@ TEST(EngineTest, ReservationsAdmitByShareAndPeer) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(engine.Reserve({.audio_s = -1.0}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Untrusted header durations: huge, infinite, NaN.
+  for (double s : {1e30, std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN()}) {
+    EXPECT_EQ(engine.Reserve({.audio_s = s}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << s;
+  }
   EXPECT_EQ(engine.backlog_audio_s(), 0.0);
 
   // Held until used or dropped.
