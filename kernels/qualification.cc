@@ -31,6 +31,14 @@ absl::StatusOr<QualificationRecord> ParseQualificationRecord(
       q.precision = t.at("precision").get<std::string>();
       q.qualified = t.at("qualified").get<bool>();
       if (t.contains("reason")) q.reason = t.at("reason").get<std::string>();
+      if (t.contains("group")) {
+        q.group = t.at("group").get<int>();
+        if (q.group < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("qualification record: tuple ", q.kernel, " batch ",
+                           q.batch, " has group ", q.group));
+        }
+      }
       r.tuples.push_back(std::move(q));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -80,8 +88,11 @@ KernelSelection SelectQualified(
     }
     return KernelSelection{
         .use_custom = true,
-        .reason = absl::StrCat(kernel, " qualified for batch ", batch, " ",
-                               precision, " on ", device_name)};
+        .reason = absl::StrCat(
+            kernel, " qualified for batch ", batch, " ", precision,
+            t.group > 0 ? absl::StrCat(" with group ", t.group) : "", " on ",
+            device_name),
+        .group = t.group};
   }
   return fallback(absl::StrCat("no qualification of ", kernel, " for batch ",
                                batch, " ", precision));

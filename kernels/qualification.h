@@ -7,9 +7,12 @@
 // not covered or not qualified) selects the fallback, with the reason.
 //
 // Today production asks this for the cluster LSTM ("lstm_cluster", per
-// batch; fallback the resident kernel). The other kernels have no
-// alternative path in production; their records exist so that the CI check
-// (qualification_test) catches an edit that was not re-qualified.
+// batch; fallback the resident kernel), and launches it with the tuple's
+// recorded group size (windows per cluster: the fastest that qualified on
+// the GPU; absent in a record older than schema 2, where the harness timed
+// only the kernel's default group and recorded that one). The other kernels
+// have no alternative path in production; their records exist so that the CI
+// check (qualification_test) catches an edit that was not re-qualified.
 #ifndef DIARIZATION_KERNELS_QUALIFICATION_H_
 #define DIARIZATION_KERNELS_QUALIFICATION_H_
 
@@ -30,6 +33,9 @@ struct QualificationTuple {
   std::string precision;
   bool qualified = false;
   std::string reason;  // why not, when not
+  // Optional: the launch configuration qualified (lstm_cluster: windows per
+  // cluster); 0 when the record has none.
+  int group = 0;
 };
 
 struct QualificationRecord {
@@ -47,6 +53,9 @@ absl::StatusOr<QualificationRecord> ParseQualificationRecord(
 struct KernelSelection {
   bool use_custom = false;
   std::string reason;  // one line: why this choice
+  // With use_custom: the qualified tuple's group (launch with it); 0 when
+  // the record has none (launch with the kernel's default).
+  int group = 0;
 };
 
 // `record` may be null (no record). `hashes` are the compiled-in sources.

@@ -51,6 +51,17 @@ TEST(QualificationTest, CommittedRecordMatchesTheKernels) {
       has_tuple = has_tuple || t.kernel == kernel;
     EXPECT_TRUE(has_tuple) << "no tuple for kernel " << kernel;
   }
+  // Production launches the cluster LSTM with the recorded group: it must
+  // be one the kernel has (kernels/lstm_cluster.h), and no larger than the
+  // batch rounded up to a power of two (the harness tries no other).
+  for (const QualificationTuple& t : r->tuples) {
+    if (t.kernel != "lstm_cluster" || t.group == 0) continue;
+    EXPECT_TRUE(t.group == 1 || t.group == 2 || t.group == 4 || t.group == 8 ||
+                t.group == 16)
+        << "batch " << t.batch << " group " << t.group;
+    EXPECT_TRUE(t.group == 1 || t.group / 2 < t.batch)
+        << "batch " << t.batch << " group " << t.group;
+  }
 }
 
 TEST(QualificationTest, HashesCoverEveryKernelAndLookLikeSha256) {
@@ -70,6 +81,13 @@ constexpr char kRecord[] = R"({
   "tuples": [
     {"kernel": "lstm_cluster", "layer": "all", "batch": 1, "precision": "fp32",
      "qualified": true},
+    {"kernel": "lstm_cluster", "layer": "all", "batch": 12,
+     "precision": "fp32", "qualified": true, "group": 2,
+     "groups": [{"group": 1, "timing": {"custom_median_us": 700}},
+                {"group": 2, "timing": {"custom_median_us": 650}}]},
+    {"kernel": "lstm_cluster", "layer": "all", "batch": 64,
+     "precision": "fp32", "qualified": false, "group": 4,
+     "reason": "slower than the baseline"},
     {"kernel": "lstm_cluster", "layer": "all", "batch": 256,
      "precision": "fp32", "qualified": false, "reason": "slower: 1.31x"}
   ]
@@ -87,6 +105,16 @@ TEST(QualificationTest, SelectionRule) {
     return SelectQualified(rec, hashes, "lstm_cluster", batch, "fp32", dev, cc);
   };
   EXPECT_TRUE(sel(&*r, same, 1, "NVIDIA H200", "9.0").use_custom);
+  // The recorded group comes with the selection; none recorded: 0 (the
+  // kernel's default).
+  EXPECT_EQ(sel(&*r, same, 1, "NVIDIA H200", "9.0").group, 0);
+  KernelSelection g = sel(&*r, same, 12, "NVIDIA H200", "9.0");
+  EXPECT_TRUE(g.use_custom);
+  EXPECT_EQ(g.group, 2);
+  EXPECT_NE(g.reason.find("group 2"), std::string::npos) << g.reason;
+  EXPECT_FALSE(sel(&*r, same, 64, "NVIDIA H200", "9.0").use_custom);
+  // Another device does not get this device's group either.
+  EXPECT_FALSE(sel(&*r, same, 12, "NVIDIA H100 80GB HBM3", "9.0").use_custom);
   // Not qualified, not covered, other device, edited sources, no record.
   KernelSelection s = sel(&*r, same, 256, "NVIDIA H200", "9.0");
   EXPECT_FALSE(s.use_custom);
@@ -114,6 +142,19 @@ TEST(QualificationTest, RejectsMalformedRecords) {
                    R"({"device": {"name": "x", "compute_capability": "9.0"},
                        "sources": {}, "tuples": [{"kernel": 3}]})")
                    .ok());
+  constexpr char kTuple[] = R"({
+    "device": {"name": "x", "compute_capability": "9.0"}, "sources": {},
+    "tuples": [{"kernel": "lstm_cluster", "layer": "all", "batch": 4,
+                "precision": "fp32", "qualified": true, "group": %s}]})";
+  auto with_group = [&](const char* g) {
+    std::string s(kTuple);
+    s.replace(s.find("%s"), 2, g);
+    return ParseQualificationRecord(s);
+  };
+  ASSERT_TRUE(with_group("4").ok());
+  EXPECT_EQ(with_group("4")->tuples[0].group, 4);
+  EXPECT_FALSE(with_group("-1").ok());
+  EXPECT_FALSE(with_group("\"four\"").ok());
 }
 
 }  // namespace

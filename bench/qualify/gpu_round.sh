@@ -12,9 +12,10 @@
 #      and kernels_test (the resident kernel and the other kernels);
 #   2. compute-sanitizer memcheck, racecheck, initcheck, synccheck on the
 #      harness with small sizes (our kernels; then the fbank stage);
-#   3. the qualification harness: every tuple, A/B/A/B timing, the whole
-#      segmentation network cluster vs resident; writes
-#      $OUT/qualification.json (commit it as kernels/qualification.json);
+#   3. the qualification harness: every tuple, A/B/A/B timing (the cluster
+#      LSTM at every group size per batch), the whole segmentation network
+#      cluster vs resident; writes $OUT/qualification.json (commit it as
+#      kernels/qualification.json) and prints the per-batch LSTM table;
 #   4. cuDNN's LSTM (PyTorch on that machine) at the same batches, for the
 #      "no slower than cuDNN" comparison;
 #   5. two pipelines on one GPU under 64 concurrent streams (engine direct):
@@ -24,8 +25,9 @@
 #      (bench/service_overhead/grpc_streams.sh), 1 and 2 pipelines.
 # Output: $OUT/round.log (everything), $OUT/summary.txt,
 # $OUT/qualification.json, $OUT/logs.tar.gz (every step's own log).
-# PARTS="tests sanitizer qualify cudnn pipelines grpc" selects steps; BUDGET_S
-# (default 450) and SAN_BUDGET_S (200) bound them.
+# PARTS="tests sanitizer qualify cudnn pipelines grpc" selects steps (without
+# sanitizer nothing qualifies); BUDGET_S (default 450), SAN_BUDGET_S (200)
+# and QUALIFY_TIMEOUT_S (240) bound them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUTDIR=${OUT:-$(pwd)/gpu-round}
@@ -125,7 +127,7 @@ fi
 # ---- 3. qualification harness ---------------------------------------------------
 if want qualify 150; then
   echo "== 3. qualification harness"
-  qt=$(( BUDGET_S + 40 - $(elapsed) )); (( qt > 240 )) && qt=240
+  qt=$(( BUDGET_S + 40 - $(elapsed) )); (( qt > ${QUALIFY_TIMEOUT_S:-240} )) && qt=${QUALIFY_TIMEOUT_S:-240}
   timeout $qt "$B/qualify_main" --out "$OUTDIR/qualification.json" \
     --sanitizer_results "$SAN_RESULTS" --driver "$DRIVER" \
     --git_commit "$(cat "$WORK/commit")" >"$LOGS/qualify.log" 2>&1
@@ -134,6 +136,24 @@ if want qualify 150; then
   grep -E "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident) " "$LOGS/qualify.log" | grep -v "QUALIFIED" | head -40
   note "qualify_main rc=$rc: $(grep "QUALIFY SUMMARY" "$LOGS/qualify.log")"
   [[ -s "$OUTDIR/qualification.json" ]] && note "wrote qualification.json ($(wc -c <"$OUTDIR/qualification.json") bytes)"
+  [[ -s "$SAN_RESULTS" ]] || note "WARNING: no sanitizer results in this round (PARTS without sanitizer): no tuple qualified; do not commit this qualification.json"
+  # The per-batch LSTM choice: the fastest group that qualified.
+  python3 - "$OUTDIR/qualification.json" <<'PY' 2>&1 | tee -a "$SUMMARY"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("LSTM layer recurrence, 589 steps, medians (us); best = the group production launches")
+print(f"{'batch':>5} {'best group':>10} {'cluster us':>10} {'resident us':>11} {'speedup':>8} "
+      f"{'default group':>13} {'default us':>10}  qualified  all groups (us)")
+for t in r["tuples"]:
+    if t["kernel"] != "lstm_cluster" or "timing" not in t:
+        continue
+    tm = t["timing"]
+    groups = {g["group"]: g for g in t.get("groups", [])}
+    d = groups.get(t.get("default_group"), {}).get("timing", {}).get("custom_median_us", float("nan"))
+    every = " ".join(f"g{g}:{v['timing']['custom_median_us']:.0f}" for g, v in sorted(groups.items()) if "timing" in v)
+    print(f"{t['batch']:5d} {t['group']:10d} {tm['custom_median_us']:10.1f} {tm['baseline_median_us']:11.1f} "
+          f"{tm['speedup']:7.2f}x {t.get('default_group', 0):13d} {d:10.1f}  {str(t['qualified']):9s}  {every}")
+PY
 fi
 
 # ---- 4. cuDNN LSTM for comparison -------------------------------------------------

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace diarization::models {
 
@@ -50,6 +51,11 @@ struct CudaModelOptions {
   // (kernels/lstm.h) otherwise; "cluster" / "resident": that one for every
   // batch (tests, benchmarks, the qualification harness).
   std::string lstm_kernel = "qualified";
+  // With lstm_kernel = "cluster": at index n, the cluster kernel's windows
+  // per cluster for batches of n (0 or past the end: the kernel's default).
+  // The qualification harness passes the groups it just measured; with
+  // "qualified" the record's groups are used and this is ignored.
+  std::vector<int> lstm_cluster_groups;
   // Share of the device's co-resident clusters one cluster-LSTM launch may
   // take (kernels/lstm_cluster.h); the rest stays free for other work.
   double lstm_device_share = 0.5;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -66,8 +67,10 @@ struct CudaSegmentationModel::Impl {
   DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
   DeviceBuffer sinc_filters;  // (80, 251), for the direct kernel
   LstmLayer lstm[kLayers];
-  // Index n: batches of n windows run the cluster recurrence kernel.
+  // Index n: batches of n windows run the cluster recurrence kernel, with
+  // lstm_group[n] windows per cluster.
   std::vector<bool> lstm_cluster;
+  std::vector<int> lstm_group;
   std::string lstm_selection;  // one line, for the log and GetInfo
   std::unique_ptr<cuda::Linear> linear[2], classifier;
 
@@ -116,11 +119,14 @@ std::string Ranges(const std::vector<int>& v) {
 
 // Per batch size: the cluster kernel where the qualification record
 // qualifies it on this device (or where options force it), else the
-// resident kernel. A device that cannot host the cluster grid falls back
-// everywhere, and says so.
+// resident kernel; the cluster kernel's group size is the one the record
+// qualified (the fastest measured), or the kernel's default where the record
+// has none or options force the cluster kernel. A device that cannot host
+// the cluster grid falls back everywhere, and says so.
 absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
   const int max_batch = options.max_batch;
   lstm_cluster.assign(max_batch + 1, false);
+  lstm_group.assign(max_batch + 1, 0);
   const std::string& mode = options.lstm_kernel;
   if (mode == "resident") {
     lstm_selection = "LSTM recurrence: resident kernel (lstm_kernel=resident)";
@@ -150,36 +156,59 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
                              "cudaGetDeviceProperties"));
   const std::string cc = absl::StrCat(prop.major, ".", prop.minor);
   std::vector<int> cluster;
+  std::map<int, std::vector<int>> by_group;  // group → batch sizes
   std::string why_not;
   for (int n = 1; n <= max_batch; ++n) {
-    // Each batch size's plan now, outside any graph capture (the launcher
-    // caches the occupancy query per device and group size).
-    if (absl::StatusOr<kernels::LstmClusterPlan> pn = kernels::PlanLstmCluster(
-            {.batch = n,
-             .steps = kP2,
-             .device_share = options.lstm_device_share});
-        !pn.ok()) {
-      if (mode == "cluster") return pn.status();
-      if (why_not.empty()) why_not = std::string(pn.status().message());
-      continue;
-    }
-    if (mode == "cluster") {
-      lstm_cluster[n] = true;
-    } else {
+    // The kernel's default unless the record or the options name one.
+    int group = mode == "cluster" &&
+                        n < static_cast<int>(options.lstm_cluster_groups.size())
+                    ? options.lstm_cluster_groups[n]
+                    : 0;
+    if (mode == "qualified") {
       const kernels::KernelSelection s = kernels::SelectEmbeddedQualified(
           "lstm_cluster", n, "fp32", prop.name, cc);
-      lstm_cluster[n] = s.use_custom;
-      if (!s.use_custom && why_not.empty()) why_not = s.reason;
+      if (!s.use_custom) {
+        if (why_not.empty()) why_not = s.reason;
+        continue;
+      }
+      group = s.group;
     }
-    if (lstm_cluster[n]) cluster.push_back(n);
+    // Each batch size's plan now, outside any graph capture (the launcher
+    // caches the occupancy query per device and group size).
+    absl::StatusOr<kernels::LstmClusterPlan> pn =
+        kernels::PlanLstmCluster({.batch = n,
+                                  .steps = kP2,
+                                  .group = group,
+                                  .device_share = options.lstm_device_share});
+    if (!pn.ok()) {
+      if (mode == "cluster") return pn.status();
+      if (why_not.empty()) {
+        why_not = absl::StrCat("batch ", n, " group ", group, ": ",
+                               pn.status().message());
+      }
+      continue;
+    }
+    lstm_cluster[n] = true;
+    lstm_group[n] = pn->group;
+    cluster.push_back(n);
+    by_group[pn->group].push_back(n);
   }
   if (cluster.empty()) {
     lstm_selection =
         absl::StrCat("LSTM recurrence: resident kernel (", why_not, ")");
   } else {
+    std::string groups;
+    for (const auto& [g, batches] : by_group) {
+      absl::StrAppend(&groups, groups.empty() ? "" : ", ", g, " for ",
+                      Ranges(batches));
+    }
     lstm_selection = absl::StrCat(
-        "LSTM recurrence: cluster kernel for batch ", Ranges(cluster), " (max ",
-        plan->max_active_clusters, " co-resident clusters, share ",
+        "LSTM recurrence: cluster kernel for batch ", Ranges(cluster),
+        " (windows per cluster ", groups,
+        mode == "qualified"                   ? ", as qualified"
+        : options.lstm_cluster_groups.empty() ? ", default"
+                                              : ", as given",
+        "; max ", plan->max_active_clusters, " co-resident clusters, share ",
         options.lstm_device_share, ")",
         static_cast<int>(cluster.size()) == max_batch
             ? ""
@@ -291,6 +320,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
            .out = hout,
            .batch = n,
            .steps = kP2,
+           .group = lstm_group[n],
            .device_share = options.lstm_device_share},
           stream));
     } else {
