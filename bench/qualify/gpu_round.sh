@@ -143,7 +143,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 print("LSTM layer recurrence, 589 steps, medians (us); best = the group production launches")
 print(f"{'batch':>5} {'best group':>10} {'cluster us':>10} {'resident us':>11} {'speedup':>8} "
-      f"{'default group':>13} {'default us':>10}  qualified  all groups (us)")
+      f"{'default group':>13} {'default us':>10}  qualified  bits=default  all groups (us)")
 for t in r["tuples"]:
     if t["kernel"] != "lstm_cluster" or "timing" not in t:
         continue
@@ -151,8 +151,9 @@ for t in r["tuples"]:
     groups = {g["group"]: g for g in t.get("groups", [])}
     d = groups.get(t.get("default_group"), {}).get("timing", {}).get("custom_median_us", float("nan"))
     every = " ".join(f"g{g}:{v['timing']['custom_median_us']:.0f}" for g, v in sorted(groups.items()) if "timing" in v)
+    same = all(v.get("same_bits_as_default_group", True) for v in groups.values() if "error" not in v)
     print(f"{t['batch']:5d} {t['group']:10d} {tm['custom_median_us']:10.1f} {tm['baseline_median_us']:11.1f} "
-          f"{tm['speedup']:7.2f}x {t.get('default_group', 0):13d} {d:10.1f}  {str(t['qualified']):9s}  {every}")
+          f"{tm['speedup']:7.2f}x {t.get('default_group', 0):13d} {d:10.1f}  {str(t['qualified']):9s}  {str(same):12s}  {every}")
 PY
 fi
 
