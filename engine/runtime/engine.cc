@@ -201,9 +201,13 @@ class EngineImpl : public WorkerListener,
         pipeline::ComputeChunks(n, job->options.config);
     std::vector<int> chunks;
     absl::Status error;
+    // Taken in any case (accepted); freed here if the job already ended
+    // (a deadline, a drain) before its audio arrived.
+    std::vector<float> audio = std::move(samples);
     {
       absl::MutexLock lock(&job->mu);
-      job->audio = std::move(samples);
+      if (job->terminal.load()) return job;
+      job->audio = std::move(audio);
       job->num_samples = n;
       job->finished = true;
       job->finish_time = job->accepted_time;
@@ -310,8 +314,10 @@ class EngineImpl : public WorkerListener,
   void NotifyWhenBacklogAtMost(const std::shared_ptr<JobState>& job,
                                double seconds, std::function<void()> resume) {
     if (!resume) return;
+    // NaN counts as 0; +inf as "any backlog".
+    if (std::isnan(seconds)) seconds = 0.0;
     const int64_t at = static_cast<int64_t>(
-        std::floor(std::max(0.0, seconds) * kSampleRateHz));
+        std::floor(std::clamp(seconds, 0.0, 1e9) * kSampleRateHz));
     absl::MutexLock lock(&job->mu);
     if (job->delivering) {
       job->strand.Post(std::move(resume));

@@ -920,6 +920,11 @@ TEST(EngineTest, NotifyWhenBacklogAtMostFiresExactlyOnce) {
     });
     ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
     EXPECT_FALSE(ran_inside.load());
+    // Any backlog is at most +inf.
+    absl::Notification inf;
+    (*handle)->NotifyWhenBacklogAtMost(std::numeric_limits<double>::infinity(),
+                                       [&] { inf.Notify(); });
+    EXPECT_TRUE(inf.WaitForNotificationWithTimeout(absl::Seconds(10)));
     (*handle)->Cancel();
     ASSERT_TRUE(out.Wait());
     absl::SleepFor(absl::Milliseconds(20));
