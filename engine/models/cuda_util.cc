@@ -394,7 +394,8 @@ absl::Status Conv2d::SetShapes(int n, int h, int w) {
       "cudnnSetTensor4dDescriptor(y)");
 }
 
-absl::Status Conv2d::Forward(const void* x, int n, int h, int w, void* y) {
+absl::StatusOr<Conv2d::Algo> Conv2d::Prepare(int n, int h, int w,
+                                             const void* x, void* y) {
   RETURN_IF_ERROR(SetShapes(n, h, w));
   auto key = std::make_tuple(n, h, w);
   auto it = algos_.find(key);
@@ -402,11 +403,16 @@ absl::Status Conv2d::Forward(const void* x, int n, int h, int w, void* y) {
     ASSIGN_OR_RETURN(Algo a, ChooseAlgo(n, h, w, x, y));
     it = algos_.emplace(key, a).first;
   }
+  return it->second;
+}
+
+absl::Status Conv2d::Forward(const void* x, int n, int h, int w, void* y) {
+  ASSIGN_OR_RETURN(const Algo algo, Prepare(n, h, w, x, y));
   const float alpha = 1.0f, beta = 0.0f;
   return CudnnStatus(
       cudnnConvolutionForward(ctx_->cudnn(), &alpha, x_desc_, x, w_desc_,
-                              weights_.data(), conv_desc_, it->second.algo,
-                              ctx_->workspace(), it->second.workspace, &beta,
+                              weights_.data(), conv_desc_, algo.algo,
+                              ctx_->workspace(), algo.workspace, &beta,
                               y_desc_, y),
       absl::StrCat("cudnnConvolutionForward (", shape_.out_channels, "x",
                    shape_.in_channels, "x", shape_.kernel_h, "x",
@@ -438,21 +444,15 @@ absl::Status Conv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
                                      CUDNN_PROPAGATE_NAN, 0.0),
         "cudnnSetActivationDescriptor"));
   }
-  RETURN_IF_ERROR(SetShapes(n, h, w));
-  auto key = std::make_tuple(n, h, w);
-  auto it = algos_.find(key);
-  if (it == algos_.end()) {
-    ASSIGN_OR_RETURN(Algo a, ChooseAlgo(n, h, w, x, y));
-    it = algos_.emplace(key, a).first;
-  }
+  ASSIGN_OR_RETURN(const Algo algo, Prepare(n, h, w, x, y));
   // alpha2 = 0 without a residual: cuDNN then ignores z's values, and z may
   // be y (TensorFlow's fused convolution does the same).
   const float alpha1 = 1.0f, alpha2 = z != nullptr ? 1.0f : 0.0f;
   return CudnnStatus(
       cudnnConvolutionBiasActivationForward(
           ctx_->cudnn(), &alpha1, x_desc_, x, w_desc_, weights_.data(),
-          conv_desc_, it->second.algo, ctx_->workspace(),
-          it->second.workspace, &alpha2, y_desc_, z != nullptr ? z : y,
+          conv_desc_, algo.algo, ctx_->workspace(),
+          algo.workspace, &alpha2, y_desc_, z != nullptr ? z : y,
           bias_desc_, bias, relu_desc_, y_desc_, y),
       absl::StrCat("cudnnConvolutionBiasActivationForward (",
                    shape_.out_channels, "x", shape_.in_channels, "x",

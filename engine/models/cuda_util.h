@@ -187,6 +187,9 @@ class Conv2d {
   absl::StatusOr<Algo> ChooseAlgo(int n, int h, int w, const void* x,
                                   void* y);
   absl::Status SetShapes(int n, int h, int w);
+  // The descriptors set for (n, h, w) and that shape's algorithm (chosen on
+  // first use).
+  absl::StatusOr<Algo> Prepare(int n, int h, int w, const void* x, void* y);
 
   CudaContext* ctx_ = nullptr;
   Shape shape_{};
