@@ -49,8 +49,9 @@
 //       Engine.
 //   diarization_backlog_audio_seconds         gauge
 //       Admission-control backlog: audio seconds accepted whose windows have
-//       not yet finished both networks (EngineOptions::max_backlog_audio_s
-//       bounds it). Engine.
+//       not yet finished both networks (new calls are refused above
+//       EngineOptions::max_backlog_audio_s; accepted streams are paced).
+//       Engine.
 //   diarization_job_memory_bytes              gauge
 //       Host bytes held by the jobs in the engine (their audio, window
 //       outputs and clustering inputs; Engine::job_memory_bytes), refreshed
