@@ -19,6 +19,13 @@ or each model on its own:
                       the ONNX model), a `.safetensors`, or a model directory
   --plda DIR          folder with xvec_transform.npz and plda.npz
 
+A checkpoint file is taken for the trained pyannote model it is laid out as.
+If its weights are not trained (fresh random weights in pyannote's classes,
+say), pass --random-weights [ROLE ...] (segmentation, embedding; none = both):
+the manifest then records random_weights: true with a "random ..." name, the
+service's GetInfo reports random_weights and it logs a warning at start, as
+for tools/make_random_models directories.
+
 Checkpoints are read WITHOUT torch (a restricted unpickler over the zip
 archive, numpy only), so this runs with any Python 3.10+ that has numpy; the
 ONNX path needs the `onnx` package (tools/reference/setup.sh installs both).
@@ -487,6 +494,19 @@ def read_model_source(src: Path, role: str):
     return tensors, {"name": default_name, "random_weights": False, "source": source}
 
 
+RANDOM_NAMES = {
+    "segmentation": "random PyanNet (segmentation-3.0 architecture)",
+    "embedding": "random WeSpeakerResNet34 (wespeaker-voxceleb-resnet34-LM architecture)",
+}
+
+
+def mark_random(info, role: str) -> None:
+    """--random-weights: the names make_random_models gives random networks."""
+    info["random_weights"] = True
+    info["name"] = RANDOM_NAMES[role]
+    info["source"] += "; random weights (--random-weights), NOT a trained model"
+
+
 # --------------------------------------------------------------------------
 # Writing
 
@@ -558,6 +578,10 @@ def main(argv=None):
     parser.add_argument("--segmentation", type=Path)
     parser.add_argument("--embedding", type=Path)
     parser.add_argument("--plda", type=Path, help="folder with xvec_transform.npz, plda.npz")
+    parser.add_argument("--random-weights", dest="random_weights", nargs="*", default=None,
+                        choices=["segmentation", "embedding"], metavar="ROLE",
+                        help="mark these networks (segmentation, embedding; none given: both) "
+                             "as random weights, not a trained model")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"],
                         help="default embedding/segmentation precision in the manifest")
     args = parser.parse_args(argv)
@@ -582,6 +606,11 @@ def main(argv=None):
             seg_info["name"] = "pyannote/speaker-diarization-community-1 segmentation"
         if args.community and not args.embedding:
             emb_info["name"] = "pyannote/speaker-diarization-community-1 embedding"
+        if args.random_weights is not None:
+            roles = args.random_weights or ["segmentation", "embedding"]
+            for role, info in (("segmentation", seg_info), ("embedding", emb_info)):
+                if role in roles:
+                    mark_random(info, role)
         write_model_dir(args.out, seg, seg_info, emb, emb_info, plda, plda_source,
                         args.precision)
     except ConversionError as e:

@@ -152,6 +152,26 @@ class ConvertTest(unittest.TestCase):
         self.assertIn("community-1 segmentation", summary)
         self.assertNotIn("RANDOM WEIGHTS", summary)
 
+    def test_random_weights_flag(self):
+        # Without the flag a checkpoint is taken for the trained model; with
+        # it the manifest says random and the service's loader reports it.
+        for flag, want in [([], {"segmentation": False, "embedding": False}),
+                           (["--random-weights"], {"segmentation": True, "embedding": True}),
+                           (["--random-weights", "embedding"],
+                            {"segmentation": False, "embedding": True})]:
+            out = self.dir / f"out-random-{len(flag)}"
+            self.assertEqual(convert.main(["--community-1", str(self.community),
+                                           "--out", str(out)] + flag), 0)
+            manifest = json.loads((out / "manifest.json").read_text())
+            summary = self.check_with_service_loader(out)
+            for role, random in want.items():
+                self.assertEqual(manifest[role]["random_weights"], random, (flag, role))
+                self.assertEqual("random" in manifest[role]["name"], random, (flag, role))
+            self.assertEqual("RANDOM WEIGHTS" in summary, any(want.values()), (flag, summary))
+        with self.assertRaises(SystemExit):
+            convert.main(["--community-1", str(self.community), "--out", str(out),
+                          "--random-weights", "plda"])
+
     def test_same_bytes_as_the_cpp_writer(self):
         # Seed-1 weights through a pyannote checkpoint and back: the files
         # equal what make_random_models (C++) wrote, byte for byte.
