@@ -126,20 +126,27 @@ std::vector<double> WeightedCentroids(std::span<const float> train, int n,
 
 std::vector<double> MeanCentroids(std::span<const float> train, int n, int d,
                                   std::span<const int> labels, int k) {
-  std::vector<double> centroids(static_cast<size_t>(k) * d, 0.0);
+  // np.mean(train[labels == c], axis=0) on float32 rows: a float32 sum row
+  // after row, then a float32 division (the float64 quotient rounded once,
+  // the same value); scipy's cdist then reads the float32 centroid.
+  std::vector<float> sums(static_cast<size_t>(k) * d, 0.0f);
   std::vector<int> counts(k, 0);
   for (int i = 0; i < n; ++i) {
     const int c = labels[i];
     ++counts[c];
     for (int t = 0; t < d; ++t) {
-      centroids[static_cast<size_t>(c) * d + t] +=
+      sums[static_cast<size_t>(c) * d + t] +=
           train[static_cast<size_t>(i) * d + t];
     }
   }
+  std::vector<double> centroids(static_cast<size_t>(k) * d);
   for (int c = 0; c < k; ++c) {
     for (int t = 0; t < d; ++t) {
       // np.mean of an empty cluster is NaN.
-      centroids[static_cast<size_t>(c) * d + t] /= counts[c];
+      const float mean = static_cast<float>(
+          static_cast<double>(sums[static_cast<size_t>(c) * d + t]) /
+          counts[c]);
+      centroids[static_cast<size_t>(c) * d + t] = mean;
     }
   }
   return centroids;
