@@ -5,6 +5,7 @@
 //   bazel run //tools:diarize -- --audio FILE --models DIR --out OUT.rttm
 //       [--num-speakers N] [--min-speakers N] [--max-speakers N]
 //       [--threads N] [--batch N] [--uri NAME] [--fast]
+//       [--sweep-hints num_speakers=2,min_speakers=3,max_speakers=1]
 //
 // Dashes and underscores are both accepted in flag names.
 #include <algorithm>
@@ -20,6 +21,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
@@ -47,6 +50,11 @@ ABSL_FLAG(std::string, uri, "",
 ABSL_FLAG(bool, fast, false, "FAST mode: 2 s window step, 10 VBx iterations.");
 ABSL_FLAG(bool, exclusive, false,
           "Write the exclusive view (at most one speaker at a time).");
+ABSL_FLAG(std::vector<std::string>, sweep_hints, {},
+          "Also cluster the same network outputs with each of these hints "
+          "(comma-separated num_speakers=N, min_speakers=N, max_speakers=N) "
+          "and write both views of each beside --out: OUT.numN.rttm and "
+          "OUT.numN.exclusive.rttm (minN, maxN). The networks run once.");
 
 namespace {
 
@@ -56,6 +64,46 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+struct SweepHint {
+  diarization::pipeline::SpeakerHints hints;
+  std::string suffix;  // num2, min3, max1
+};
+
+absl::StatusOr<SweepHint> ParseSweepHint(const std::string& text) {
+  const size_t eq = text.find('=');
+  int value = 0;
+  if (eq == std::string::npos ||
+      !absl::SimpleAtoi(text.substr(eq + 1), &value) || value < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sweep_hints: '", text,
+                     "' is not num_speakers=N, min_speakers=N "
+                     "or max_speakers=N with N >= 1"));
+  }
+  const std::string key = text.substr(0, eq);
+  SweepHint h;
+  if (key == "num_speakers") {
+    h.hints.num_speakers = value;
+  } else if (key == "min_speakers") {
+    h.hints.min_speakers = value;
+  } else if (key == "max_speakers") {
+    h.hints.max_speakers = value;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sweep_hints: unknown hint '", key,
+                     "' (num_speakers, min_speakers, max_speakers)"));
+  }
+  h.suffix = absl::StrCat(key.substr(0, 3), value);
+  return h;
+}
+
+absl::Status WriteRttm(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
 }
 
 absl::Status Run() {
@@ -149,13 +197,25 @@ absl::Status Run() {
 
   std::string uri = absl::GetFlag(FLAGS_uri);
   if (uri.empty()) uri = fs::path(audio_path).stem().string();
-  std::ofstream out(out_path);
-  out << FormatRttm(absl::GetFlag(FLAGS_exclusive) ? result.exclusive_segments
-                                                   : result.segments,
-                    uri);
-  out.close();
-  if (!out)
-    return absl::UnavailableError(absl::StrCat("cannot write ", out_path));
+  RETURN_IF_ERROR(WriteRttm(out_path, FormatRttm(absl::GetFlag(FLAGS_exclusive)
+                                                     ? result.exclusive_segments
+                                                     : result.segments,
+                                                 uri)));
+  std::string stem = out_path;
+  if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".rttm") {
+    stem.resize(stem.size() - 5);
+  }
+  for (const std::string& text : absl::GetFlag(FLAGS_sweep_hints)) {
+    ASSIGN_OR_RETURN(const SweepHint sweep, ParseSweepHint(text));
+    ASSIGN_OR_RETURN(pipeline::DiarizationOutput r,
+                     pipeline::Diarize(segmentations, embeddings, num_chunks,
+                                       plda, config, sweep.hints));
+    const std::string base = absl::StrCat(stem, ".", sweep.suffix);
+    RETURN_IF_ERROR(
+        WriteRttm(absl::StrCat(base, ".rttm"), FormatRttm(r.segments, uri)));
+    RETURN_IF_ERROR(WriteRttm(absl::StrCat(base, ".exclusive.rttm"),
+                              FormatRttm(r.exclusive_segments, uri)));
+  }
 
   std::fprintf(
       stderr,

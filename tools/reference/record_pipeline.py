@@ -18,6 +18,18 @@ Writes, per clip `<clip>` (e.g. 02_pyannote_sample):
                            <clip>.embeddings F32 (chunks, 3, 256) as the hook
                            gets them (NaN for skipped speakers, as pyannote)
     info.json              versions, model hashes, clip hashes, configuration
+
+With --hints (e.g. `--hints num_speakers=1 min_speakers=3 max_speakers=1`)
+it records instead, per clip and hint, only the RTTMs of pyannote's pipeline
+called with that hint: <clip>.<hint>.rttm and <clip>.<hint>.exclusive.rttm
+(hint written `num2`, `min3`, `max1`), plus hints.json; arrays.safetensors
+and info.json are left as they are. With --stable-argsort as well, numpy's
+argsort is made stable for the run and the files are named
+<clip>.<hint>.stable_argsort[.exclusive].rttm: pyannote's to_diarization
+ranks speakers with np.argsort, whose default on x86 with AVX-512 (numpy
+2.x dispatches it to x86-simd-sort, as in the reference venv here) does not
+keep equal activations in index order; the service keeps the lower index
+first, as a stable sort does.
 """
 
 import argparse
@@ -56,7 +68,17 @@ def main() -> None:
                         default=Path(os.environ.get("DIARIZATION_TEST_DATA") or
                                      root.parent / "shared" / "data"))
     parser.add_argument("--clips", nargs="*", default=CLIPS)
+    parser.add_argument("--hints", nargs="*", default=None,
+                        help="num_speakers=N, min_speakers=N or max_speakers=N")
+    parser.add_argument("--stable-argsort", dest="stable_argsort", action="store_true",
+                        help="with --hints: np.argsort(kind='stable') for the run")
     args = parser.parse_args()
+    if args.stable_argsort:
+        if args.hints is None:
+            sys.exit("--stable-argsort goes with --hints")
+        argsort = np.argsort
+        np.argsort = lambda a, axis=-1, kind=None, order=None, **kw: argsort(
+            a, axis=axis, kind="stable", order=order, **kw)
 
     torch.manual_seed(0)
     torch.use_deterministic_algorithms(True)
@@ -73,6 +95,9 @@ def main() -> None:
     pipeline.instantiate(PARAMS)
 
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.hints is not None:
+        record_hints(pipeline, args)
+        return
     arrays, clips = {}, []
     for clip in args.clips:
         wav = args.data / "findit-dia-parity" / clip / "clip_16k.wav"
@@ -120,6 +145,65 @@ def main() -> None:
         "clips": clips,
     }
     (args.out / "info.json").write_text(json.dumps(info, indent=2) + "\n")
+
+
+HINT_NAMES = {"num_speakers": "num", "min_speakers": "min", "max_speakers": "max"}
+
+
+def hint_suffix(hint: str):
+    """`num_speakers=2` -> ("num_speakers", 2, "num2")."""
+    key, _, value = hint.partition("=")
+    if key not in HINT_NAMES or not value.isdigit() or int(value) < 1:
+        sys.exit(f"bad hint {hint!r}: want num_speakers=N, min_speakers=N or max_speakers=N")
+    return key, int(value), f"{HINT_NAMES[key]}{int(value)}"
+
+
+def record_hints(pipeline, args) -> None:
+    """Runs pyannote's pipeline once per clip and hint; the networks' outputs
+    are computed once per clip (get_segmentations and get_embeddings are
+    memoised, copies handed out) since hints only change the clustering."""
+    import copy
+    import functools
+    import pyannote.audio
+    import sklearn
+    for name in ("get_segmentations", "get_embeddings"):
+        original = getattr(pipeline, name)
+        cache = {}
+
+        def memoised(file, *rest, _original=original, _cache=cache, **kwargs):
+            key = file["uri"]
+            if key not in _cache:
+                _cache[key] = _original(file, *rest, **kwargs)
+            return copy.deepcopy(_cache[key])
+        setattr(pipeline, name, functools.wraps(original)(memoised))
+    recorded = []
+    for clip in args.clips:
+        wav = args.data / "findit-dia-parity" / clip / "clip_16k.wav"
+        audio, sr = sf.read(str(wav), dtype="float32", always_2d=True)
+        assert sr == 16000
+        waveform = torch.from_numpy(audio.T.copy())
+        for hint in args.hints:
+            key, value, suffix = hint_suffix(hint)
+            if args.stable_argsort:
+                suffix += ".stable_argsort"
+            with torch.inference_mode():
+                out = pipeline({"waveform": waveform, "sample_rate": 16000, "uri": clip},
+                               **{key: value})
+            with open(args.out / f"{clip}.{suffix}.rttm", "w") as f:
+                out.speaker_diarization.write_rttm(f)
+            with open(args.out / f"{clip}.{suffix}.exclusive.rttm", "w") as f:
+                out.exclusive_speaker_diarization.write_rttm(f)
+            recorded.append({"clip": clip, "hint": {key: value}, "files": f"{clip}.{suffix}[.exclusive].rttm",
+                             "speakers": len(out.speaker_diarization.labels())})
+            print(clip, hint, recorded[-1]["speakers"], "speakers", flush=True)
+    info = {"generator": "tools/reference/record_pipeline.py --hints",
+            "pyannote_audio": pyannote.audio.__version__, "torch": torch.__version__,
+            "numpy": np.__version__, "scikit_learn": sklearn.__version__,
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "hints": args.hints, "stable_argsort": args.stable_argsort,
+            "recorded": recorded}
+    name = "hints.stable_argsort.json" if args.stable_argsort else "hints.json"
+    (args.out / name).write_text(json.dumps(info, indent=2) + "\n")
 
 
 if __name__ == "__main__":
