@@ -172,8 +172,11 @@ class EngineImpl : public WorkerListener,
     RETURN_IF_ERROR(CheckServing());
     // Clamped so that an absurd duration from an untrusted header cannot
     // overflow; anything near the clamp is refused by the share check.
-    const int64_t samples = static_cast<int64_t>(
-        std::ceil(std::min(request.audio_s, 1e9) * kSampleRateHz));
+    // The small tolerance keeps a duration computed from a sample count
+    // (n / 16000, rounded) at n samples.
+    const int64_t samples = std::max<int64_t>(
+        0, static_cast<int64_t>(std::ceil(
+               std::min(request.audio_s, 1e9) * kSampleRateHz - 1e-6)));
     ASSIGN_OR_RETURN(Reservation r, ledger_->Reserve(samples, request.peer));
     PublishBacklog();
     return r;

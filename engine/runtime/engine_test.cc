@@ -1021,6 +1021,17 @@ TEST(EngineTest, ReservationsAdmitByShareAndPeer) {
   }
   EXPECT_EQ(engine.backlog_audio_s(), 0.0);
 
+  // Exactly at the share: admissible (the seconds of a sample count).
+  {
+    Outcome at_cap;
+    auto job = engine.Submit(JobOptions{}, RandomAudio(16000 * 25),
+                             at_cap.Callbacks());
+    EXPECT_TRUE(job.ok()) << job.status();
+    if (job.ok()) (*job)->Cancel();
+    auto r = engine.Reserve({.audio_s = 25.0});
+    EXPECT_TRUE(r.ok()) << r.status();
+  }
+
   // Held until used or dropped.
   {
     auto r = engine.Reserve({.audio_s = 20.0, .peer = "a"});
