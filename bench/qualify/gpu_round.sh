@@ -26,7 +26,9 @@
 # Output: $OUT/round.log (everything), $OUT/summary.txt,
 # $OUT/qualification.json, $OUT/logs.tar.gz (every step's own log).
 # PARTS="tests sanitizer qualify cudnn pipelines grpc" selects steps (without
-# sanitizer nothing qualifies); BUDGET_S (default 450), SAN_BUDGET_S (200)
+# sanitizer nothing qualifies); BUDGET_S (default 450), SAN_BUDGET_S (200),
+# SAN_TOOL_TIMEOUT_S (75, per sanitizer run; racecheck over every LSTM group
+# needs more)
 # and QUALIFY_TIMEOUT_S (240) bound them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -110,7 +112,7 @@ if want sanitizer 120 && [[ -n "$SAN" ]]; then
       log="$LOGS/sanitizer_${tool}_${set//,/_}.log"
       extra=()
       [[ $tool == memcheck ]] && extra=(--leak-check no)
-      timeout 75 "$SAN" --tool "$tool" "${extra[@]}" --error-exitcode 9 \
+      timeout "${SAN_TOOL_TIMEOUT_S:-75}" "$SAN" --tool "$tool" "${extra[@]}" --error-exitcode 9 \
         "$B/qualify_main" --small --library=false --groups="$set" >"$log" 2>&1
       rc=$?
       summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error: |Hazard" "$log" | tail -3 | tr '\n' ' ')
