@@ -1,10 +1,9 @@
 // Maximum-weight one-to-one assignment (the Hungarian algorithm), the role
-// scipy.optimize.linear_sum_assignment plays in pyannote.metrics.
-//
-// Hand-written on purpose: no C++ library packaged in Debian solves
+// scipy.optimize.linear_sum_assignment plays in pyannote.metrics: the
+// pipeline's one implementation (engine/pipeline/linear_sum_assignment.h)
+// on a matrix given as rows. No C++ library packaged in Debian solves
 // rectangular real-valued assignment (dlib's max_cost_assignment needs a
-// square integer matrix; OR-tools and the like are not packaged), and the
-// algorithm is forty lines.
+// square integer matrix; OR-tools and the like are not packaged).
 #ifndef DIARIZATION_ENGINE_EVAL_HUNGARIAN_H_
 #define DIARIZATION_ENGINE_EVAL_HUNGARIAN_H_
 

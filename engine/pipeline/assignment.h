@@ -3,9 +3,8 @@
 // and BaseClustering.constrained_argmax). float64, as scipy cdist.
 //
 // The constrained case solves, per chunk, a 3 × K linear sum assignment
-// (scipy.optimize.linear_sum_assignment, maximize=True). No Debian C++
-// library offers LSAP, so LinearSumAssignment below is a hand-written
-// shortest-augmenting-path Hungarian method (the family scipy uses).
+// (scipy.optimize.linear_sum_assignment, maximize=True):
+// LinearSumAssignmentMax, from linear_sum_assignment.h.
 #ifndef DIARIZATION_ENGINE_PIPELINE_ASSIGNMENT_H_
 #define DIARIZATION_ENGINE_PIPELINE_ASSIGNMENT_H_
 
@@ -13,13 +12,9 @@
 #include <span>
 #include <vector>
 
-namespace diarization::pipeline {
+#include "engine/pipeline/linear_sum_assignment.h"
 
-// Maximum-weight assignment on a rows × cols matrix (row-major, finite):
-// min(rows, cols) pairs, each row and column used at most once. Returns
-// col_of_row (−1 for an unassigned row).
-std::vector<int> LinearSumAssignmentMax(std::span<const double> score, int rows,
-                                        int cols);
+namespace diarization::pipeline {
 
 // centroid_k = Σ_n W[n,k]·train_n / Σ_n W[n,k] over the kept columns of the
 // responsibilities (π_k > min_prior), in their order. train: N × D float32.
