@@ -34,7 +34,7 @@ DiarizeFileReactor::DiarizeFileReactor(ServiceState& state,
 
 void DiarizeFileReactor::Begin() {
   // Cheap checks only: this runs on a gRPC thread.
-  absl::StatusOr<CallSlot> slot = state_.AdmitCall();
+  absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
   if (!slot.ok()) return FinishCall(slot.status());
   slot_ = *std::move(slot);
 

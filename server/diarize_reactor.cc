@@ -31,7 +31,7 @@ DiarizeReactor::DiarizeReactor(ServiceState& state,
                        absl::Seconds(state.limits().max_stream_duration_s)) {}
 
 void DiarizeReactor::Begin() {
-  absl::StatusOr<CallSlot> slot = state_.AdmitCall();
+  absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
   if (!slot.ok()) return Fail(slot.status());
   slot_ = *std::move(slot);
   StartRead(&request_);

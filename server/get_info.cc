@@ -1,13 +1,50 @@
 #include "server/get_info.h"
 
+#include <cctype>
+#include <cstring>
 #include <memory>
+#include <string>
 
 namespace diarization::server {
+std::string WithoutHostPaths(const std::string& text) {
+  // A path starts at '/', "~/" or "X:\\" after a boundary and runs to
+  // whitespace, a quote or closing punctuation.
+  constexpr char kBefore[] = " \t\n([{\"'=:,";
+  constexpr char kAfter[] = " \t\n)]}\"',;";
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const bool boundary =
+        i == 0 || std::strchr(kBefore, text[i - 1]) != nullptr;
+    const bool starts =
+        boundary &&
+        (text[i] == '/' || text.compare(i, 2, "~/") == 0 ||
+         (i + 2 < text.size() &&
+          std::isalpha(static_cast<unsigned char>(text[i])) &&
+          text[i + 1] == ':' && (text[i + 2] == '\\' || text[i + 2] == '/')));
+    if (!starts) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && std::strchr(kAfter, text[end]) == nullptr) {
+      ++end;
+    }
+    const std::string path = text.substr(i, end - i);
+    out += path.substr(path.find_last_of("/\\") + 1);
+    i = end;
+  }
+  return out;
+}
 
 void FillServerInfo(const ServiceState& state, v1::ServerInfo* info) {
   info->set_version(state.version());
   info->set_git_commit(state.commit());
-  for (const v1::ModelInfo& m : state.models()) *info->add_models() = m;
+  for (const v1::ModelInfo& m : state.models()) {
+    v1::ModelInfo* out = info->add_models();
+    *out = m;
+    out->set_source(WithoutHostPaths(m.source()));
+  }
   if (std::shared_ptr<runtime::Engine> engine = state.engine()) {
     for (const runtime::DeviceStatus& d : engine->Devices()) {
       v1::DeviceInfo* out = info->add_devices();

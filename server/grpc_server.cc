@@ -4,11 +4,29 @@
 #include "absl/time/clock.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/impl/server_builder_option.h"
+#include "grpcpp/impl/server_builder_plugin.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/request_log.h"
 
 namespace diarization::server {
+namespace {
+
+// Linking gRPC's reflection library registers its plugin for every server
+// (a static initializer); this option takes it off one server's builder.
+class WithoutReflection : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments* /*args*/) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>*
+                         plugins) override {
+    std::erase_if(*plugins, [](const auto& p) {
+      return p->name() == "proto_server_reflection";
+    });
+  }
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     const GrpcServerOptions& options,
@@ -22,6 +40,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   server->state_ = std::make_unique<ServiceState>(
       options.limits, options.version, options.commit, std::move(metrics),
       server->pool_.get());
+  server->state_->SetTokens(options.tokens);
   server->service_ = std::make_unique<DiarizationService>(*server->state_);
 
   // Both must be set before the builder is created.
@@ -29,9 +48,15 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
+  builder.AddListeningPort(options.listen,
+                           options.credentials != nullptr
+                               ? options.credentials
+                               : grpc::InsecureServerCredentials(),
                            &server->port_);
   builder.RegisterService(server->service_.get());
+  if (!options.reflection) {
+    builder.SetOption(std::make_unique<WithoutReflection>());
+  }
   const int max_bytes = static_cast<int>(options.limits.max_message_bytes);
   builder.SetMaxReceiveMessageSize(max_bytes);
   builder.SetMaxSendMessageSize(max_bytes);

@@ -13,7 +13,9 @@
 #include "absl/time/time.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
+#include "server/auth/token_store.h"
 #include "server/diarization_service.h"
 #include "server/limits.h"
 #include "server/service_state.h"
@@ -29,6 +31,13 @@ struct GrpcServerOptions {
   int work_threads = 2;
   std::string version;
   std::string commit;
+  // The port's credentials (auth/server_credentials.h); null: plaintext.
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  // Token auth (null: off): the calls' principals and per-token limits.
+  // The token check itself is the processor attached to `credentials`.
+  std::shared_ptr<const auth::TokenStore> tokens;
+  // Serve grpc.reflection (off: UNIMPLEMENTED).
+  bool reflection = true;
 };
 
 class GrpcServer {

@@ -31,6 +31,7 @@
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
 #include "prometheus/registry.h"
+#include "server/auth/port_security.h"
 #include "server/backends.h"
 #include "server/build_stamp.h"
 #include "server/grpc_server.h"
@@ -94,6 +95,22 @@ ABSL_FLAG(double, drain_timeout_s, 30.0,
 ABSL_FLAG(std::string, git_commit, "",
           "Commit reported by GetInfo and diarization_build_info (default "
           "$DIARIZATION_GIT_COMMIT, else the commit stamped at build time)");
+// Security (docs/operations.md, "Security"; ADR 0064).
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain of the gRPC port; with --tls_key: TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle: clients must present a certificate it signed "
+          "(mutual TLS)");
+ABSL_FLAG(int, tls_refresh_s, 60,
+          "Seconds between re-reads of the certificate files and of "
+          "--auth_tokens (rotation without a restart)");
+ABSL_FLAG(std::string, auth_tokens, "",
+          "Token file (JSON): calls need 'authorization: Bearer <token>'; "
+          "health stays open");
+ABSL_FLAG(std::string, reflection, "auto",
+          "gRPC server reflection: auto (on without --auth_tokens, off with "
+          "it), on or off");
 
 namespace diarization::server {
 namespace {
@@ -188,8 +205,23 @@ absl::Status Run() {
     metrics_port = metrics_endpoint->port();
   }
 
+  auth::SecurityFlags security_flags;
+  security_flags.listen = absl::GetFlag(FLAGS_listen);
+  security_flags.tls = {.cert = absl::GetFlag(FLAGS_tls_cert),
+                        .key = absl::GetFlag(FLAGS_tls_key),
+                        .client_ca = absl::GetFlag(FLAGS_tls_client_ca),
+                        .refresh_s = absl::GetFlag(FLAGS_tls_refresh_s)};
+  security_flags.auth_tokens = absl::GetFlag(FLAGS_auth_tokens);
+  security_flags.reflection = absl::GetFlag(FLAGS_reflection);
+  ASSIGN_OR_RETURN(auth::PortSecurity security,
+                   auth::MakePortSecurity(security_flags));
+  LogEvent("security", security.summary);
+
   GrpcServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.credentials = security.credentials;
+  options.tokens = security.tokens;
+  options.reflection = security.reflection;
   options.limits = limits;
   options.work_threads = absl::GetFlag(FLAGS_work_threads);
   options.version = kVersion;

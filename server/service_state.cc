@@ -21,6 +21,7 @@ CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
     if (state_ != nullptr) state_->ReleaseCall();
     state_ = other.state_;
     other.state_ = nullptr;
+    principal_ = std::move(other.principal_);
   }
   return *this;
 }
@@ -69,7 +70,22 @@ void ServiceState::BeginDrain() {
   UpdateHealthLocked();
 }
 
-absl::StatusOr<CallSlot> ServiceState::AdmitCall() {
+void ServiceState::SetTokens(std::shared_ptr<const auth::TokenStore> tokens) {
+  tokens_ = std::move(tokens);
+}
+
+absl::StatusOr<CallSlot> ServiceState::AdmitCall(
+    const grpc::ServerContextBase* context) {
+  auth::PrincipalCalls::Slot principal;
+  if (tokens_ != nullptr && context != nullptr) {
+    absl::StatusOr<std::shared_ptr<const auth::Principal>> who =
+        auth::CallPrincipal(*context, *tokens_);
+    if (!who.ok()) return who.status();
+    absl::StatusOr<auth::PrincipalCalls::Slot> slot =
+        principal_calls_.Admit(*std::move(who));
+    if (!slot.ok()) return slot.status();
+    principal = *std::move(slot);
+  }
   absl::MutexLock lock(&mu_);
   switch (state_) {
     case ServingState::kLoading:
@@ -89,7 +105,7 @@ absl::StatusOr<CallSlot> ServiceState::AdmitCall() {
                      limits_.max_concurrent_streams, "; retry later"));
   }
   ++open_calls_;
-  return CallSlot(this);
+  return CallSlot(this, std::move(principal));
 }
 
 void ServiceState::ReleaseCall() {

@@ -16,6 +16,9 @@
 #include "diarization/v1/diarization.pb.h"
 #include "engine/runtime/engine.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/server_context.h"
+#include "server/auth/principal.h"
+#include "server/auth/token_store.h"
 #include "server/limits.h"
 #include "server/work_pool.h"
 
@@ -28,19 +31,29 @@ const char* ServingStateName(ServingState state);
 
 class ServiceState;
 
-// One admitted Diarize/DiarizeFile call; releases its slot when destroyed.
+// One admitted Diarize/DiarizeFile call; releases its slot (and its
+// principal's) when destroyed.
 class CallSlot {
  public:
   CallSlot() = default;
-  explicit CallSlot(ServiceState* state) : state_(state) {}
-  CallSlot(CallSlot&& other) noexcept : state_(other.state_) {
+  CallSlot(ServiceState* state, auth::PrincipalCalls::Slot principal)
+      : state_(state), principal_(std::move(principal)) {}
+  CallSlot(CallSlot&& other) noexcept
+      : state_(other.state_), principal_(std::move(other.principal_)) {
     other.state_ = nullptr;
   }
   CallSlot& operator=(CallSlot&& other) noexcept;
   ~CallSlot();
 
+  // Who made the call and its own limits (auth/principal.h); null when
+  // token auth is off.
+  const std::shared_ptr<const auth::Principal>& principal() const {
+    return principal_.principal();
+  }
+
  private:
   ServiceState* state_ = nullptr;
+  auth::PrincipalCalls::Slot principal_;
 };
 
 // Thread-safe.
@@ -59,9 +72,17 @@ class ServiceState {
   // state → draining, health NOT_SERVING; new calls get UNAVAILABLE.
   void BeginDrain();
 
+  // Token auth on (before serving; null: off): AdmitCall looks up each
+  // call's principal and holds it to its max_concurrent_calls.
+  void SetTokens(std::shared_ptr<const auth::TokenStore> tokens);
+
   // Admits one Diarize/DiarizeFile call. UNAVAILABLE while loading or
-  // draining; RESOURCE_EXHAUSTED when max_concurrent_streams calls are open.
-  absl::StatusOr<CallSlot> AdmitCall();
+  // draining; RESOURCE_EXHAUSTED when max_concurrent_streams calls are open
+  // or the caller's token has its max_concurrent_calls open; with tokens
+  // on, UNAUTHENTICATED when `context` carries no valid token (revoked
+  // since the auth processor let the call in).
+  absl::StatusOr<CallSlot> AdmitCall(
+      const grpc::ServerContextBase* context = nullptr);
 
   // Waits until no admitted call remains or `deadline` passes; true when
   // none remains.
@@ -96,6 +117,8 @@ class ServiceState {
   std::shared_ptr<runtime::Engine> engine_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::ModelInfo> models_ ABSL_GUARDED_BY(mu_);
   grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::shared_ptr<const auth::TokenStore> tokens_;
+  auth::PrincipalCalls principal_calls_;
 };
 
 }  // namespace diarization::server

@@ -79,7 +79,8 @@ absl::StatusOr<std::string> RandomModelDir() {
 }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
-    const std::string& models_dir, const std::vector<std::string>& flags) {
+    const std::string& models_dir, const std::vector<std::string>& flags,
+    std::shared_ptr<grpc::ChannelCredentials> credentials) {
   std::unique_ptr<ServerProcess> p(new ServerProcess());
   const std::string dir = NewTempDir("server");
   const std::string port_file = dir + "/ports";
@@ -140,8 +141,10 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
         still_starting("before listening", "no port file after 120 s"));
     absl::SleepFor(absl::Milliseconds(20));
   }
-  p->channel_ =
-      grpc::CreateChannel(p->address(), grpc::InsecureChannelCredentials());
+  p->channel_ = grpc::CreateChannel(p->address(),
+                                    credentials != nullptr
+                                        ? credentials
+                                        : grpc::InsecureChannelCredentials());
   auto health = grpc::health::v1::Health::NewStub(p->channel_);
   while (true) {
     grpc::ClientContext context;

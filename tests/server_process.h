@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "diarization/v1/diarization.grpc.pb.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/security/credentials.h"
 
 namespace diarization::testing {
 
@@ -31,9 +32,11 @@ class ServerProcess {
  public:
   // Starts the server with --models `models_dir` --device cpu plus `flags`,
   // and waits (up to 120 s) for health SERVING. Its stderr goes to a file in
-  // TEST_TMPDIR (log_path()).
+  // TEST_TMPDIR (log_path()). `credentials` (default plaintext) are those of
+  // channel() and of the health wait, for a server started with TLS flags.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
-      const std::string& models_dir, const std::vector<std::string>& flags);
+      const std::string& models_dir, const std::vector<std::string>& flags,
+      std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
   // Kills the process if still running.
   ~ServerProcess();

@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "clients/cli/audio_file.h"
 #include "clients/cli/channel_config.h"
+#include "clients/cli/channel_security.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/output_format.h"
 #include "clients/cli/progress_line.h"
@@ -76,6 +77,22 @@ ABSL_FLAG(bool, info, false, "Print GetInfo as JSON and exit");
 ABSL_FLAG(double, wait_for_serving_s, 0,
           "Wait up to this long for health SERVING (then run, or exit when no "
           "FILE is given); exit 4 if it never comes");
+// Security (docs/operations.md, "Security").
+ABSL_FLAG(bool, tls, false,
+          "TLS with the system's CA roots (implied by the --tls_* files)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA bundle that signed the server's certificate");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate, for a server that requires mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Name to verify the server's certificate against (default: the "
+          "--server host)");
+ABSL_FLAG(std::string, token, "",
+          "Bearer token sent with every call (visible in ps: prefer "
+          "--token_file)");
+ABSL_FLAG(std::string, token_file, "",
+          "File whose first line is the bearer token");
 
 namespace diarization::client {
 namespace {
@@ -311,9 +328,21 @@ int Main(int argc, char** argv) {
   if (!service_config->empty()) {
     channel_args.SetServiceConfigJSON(*service_config);
   }
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-      absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(),
-      channel_args);
+  const ChannelSecurity security{
+      .tls = absl::GetFlag(FLAGS_tls),
+      .tls_ca = absl::GetFlag(FLAGS_tls_ca),
+      .tls_cert = absl::GetFlag(FLAGS_tls_cert),
+      .tls_key = absl::GetFlag(FLAGS_tls_key),
+      .tls_server_name = absl::GetFlag(FLAGS_tls_server_name),
+      .token = absl::GetFlag(FLAGS_token),
+      .token_file = absl::GetFlag(FLAGS_token_file)};
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> made =
+      MakeChannel(absl::GetFlag(FLAGS_server), security, channel_args);
+  if (!made.ok()) {
+    std::cerr << "diarize_client: " << made.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::shared_ptr<grpc::Channel> channel = *std::move(made);
   auto stub = v1::Diarization::NewStub(channel);
 
   if (const double wait = absl::GetFlag(FLAGS_wait_for_serving_s); wait > 0) {

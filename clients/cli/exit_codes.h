@@ -7,6 +7,8 @@
 //   4 try again later: UNAVAILABLE (loading, draining, unreachable) or
 //     RESOURCE_EXHAUSTED (admission control, too many streams)
 //   5 DEADLINE_EXCEEDED
+//   6 not allowed: UNAUTHENTICATED (no or a wrong token) or
+//     PERMISSION_DENIED (the token may not call this method)
 #ifndef DIARIZATION_CLIENTS_CLI_EXIT_CODES_H_
 #define DIARIZATION_CLIENTS_CLI_EXIT_CODES_H_
 
@@ -20,6 +22,7 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInvalidArgument = 3;
 inline constexpr int kExitRetryLater = 4;
 inline constexpr int kExitDeadline = 5;
+inline constexpr int kExitAuth = 6;
 
 inline int ExitCodeFor(grpc::StatusCode code) {
   switch (code) {
@@ -32,6 +35,9 @@ inline int ExitCodeFor(grpc::StatusCode code) {
       return kExitRetryLater;
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return kExitDeadline;
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return kExitAuth;
     default:
       return kExitOther;
   }

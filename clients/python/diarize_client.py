@@ -9,13 +9,16 @@ nothing generated is committed.
   python3 clients/python/diarize_client.py --server 127.0.0.1:50051 FILE.wav
   python3 clients/python/diarize_client.py --server ... --mode unary FILE.wav
   python3 clients/python/diarize_client.py --server ... --info
+  python3 clients/python/diarize_client.py --server HOST:PORT --tls_ca ca.pem \
+      [--tls_cert client.pem --tls_key client.key] [--token_file TOKEN] FILE.wav
 
 Streaming reads a WAV file with the standard library (16-bit PCM, any rate
 and channel count; the server resamples and down-mixes); --mode unary sends
 any file the server decodes (WAV, FLAC, OGG) whole. Prints RTTM (default) or
 JSON. Exit codes as diarize_client (docs/api.md): 0 ok, 2 usage,
 3 INVALID_ARGUMENT, 4 UNAVAILABLE/RESOURCE_EXHAUSTED, 5 DEADLINE_EXCEEDED,
-1 other.
+6 UNAUTHENTICATED/PERMISSION_DENIED, 1 other. Security (TLS, mutual TLS,
+a bearer token): docs/operations.md, "Security".
 """
 import argparse
 import importlib
@@ -52,7 +55,49 @@ def exit_code(code, grpc):
         grpc.StatusCode.UNAVAILABLE: 4,
         grpc.StatusCode.RESOURCE_EXHAUSTED: 4,
         grpc.StatusCode.DEADLINE_EXCEEDED: 5,
+        grpc.StatusCode.UNAUTHENTICATED: 6,
+        grpc.StatusCode.PERMISSION_DENIED: 6,
     }.get(code, 1)
+
+
+def read_bytes(path, flag):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError("cannot read %s=%s: %s" % (flag, path, e.strerror))
+
+
+def open_channel(grpc, args):
+    """A plaintext or TLS (mutual with --tls_cert/--tls_key) channel."""
+    tls = args.tls or args.tls_ca or args.tls_cert or args.tls_key
+    if not tls:
+        return grpc.insecure_channel(args.server)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ValueError("--tls_cert and --tls_key go together (mutual TLS)")
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=read_bytes(args.tls_ca, "--tls_ca") if args.tls_ca else None,
+        private_key=read_bytes(args.tls_key, "--tls_key") if args.tls_key else None,
+        certificate_chain=read_bytes(args.tls_cert, "--tls_cert") if args.tls_cert else None)
+    options = []
+    if args.tls_server_name:
+        options.append(("grpc.ssl_target_name_override", args.tls_server_name))
+    return grpc.secure_channel(args.server, creds, options=options)
+
+
+def call_metadata(args):
+    """The authorization metadata for every call; empty without a token.
+
+    Sent as plain call metadata (not call credentials) so that it also reaches
+    a plaintext loopback server."""
+    token = args.token
+    if args.token_file:
+        if token:
+            raise ValueError("give --token or --token_file, not both")
+        token = read_bytes(args.token_file, "--token_file").decode().split("\n")[0].strip()
+        if not token:
+            raise ValueError("--token_file=%s is empty" % args.token_file)
+    return [("authorization", "Bearer " + token)] if token else []
 
 
 def make_config(pb2, args, uri):
@@ -112,6 +157,18 @@ def main():
     parser.add_argument("--chunk_ms", type=int, default=100)
     parser.add_argument("--deadline_s", type=float, default=None)
     parser.add_argument("--proto_root", default=os.path.join(REPO, "proto"))
+    parser.add_argument("--tls", action="store_true",
+                        help="TLS with the system's CA roots")
+    parser.add_argument("--tls_ca", default="", help="PEM CA of the server")
+    parser.add_argument("--tls_cert", default="",
+                        help="PEM client certificate (mutual TLS)")
+    parser.add_argument("--tls_key", default="", help="its PEM private key")
+    parser.add_argument("--tls_server_name", default="",
+                        help="name to verify the server certificate against")
+    parser.add_argument("--token", default="",
+                        help="bearer token (visible in ps: prefer --token_file)")
+    parser.add_argument("--token_file", default="",
+                        help="file whose first line is the bearer token")
     args = parser.parse_args()
     if not args.info and not args.file:
         parser.print_usage(sys.stderr)
@@ -119,11 +176,18 @@ def main():
 
     import grpc  # Debian: python3-grpcio
     pb2, pb2_grpc = load_stubs(args.proto_root)
-    with grpc.insecure_channel(args.server) as channel:
+    try:
+        channel = open_channel(grpc, args)
+        metadata = call_metadata(args)
+    except ValueError as e:
+        print("diarize_client.py: %s" % e, file=sys.stderr)
+        return 2
+    with channel:
         stub = pb2_grpc.DiarizationStub(channel)
         try:
             if args.info:
-                info = stub.GetInfo(pb2.GetInfoRequest(), timeout=args.deadline_s)
+                info = stub.GetInfo(pb2.GetInfoRequest(), timeout=args.deadline_s,
+                                    metadata=metadata)
                 print(json.dumps({
                     "version": info.version, "state": info.state,
                     "models": [{"role": m.role, "name": m.name,
@@ -140,12 +204,12 @@ def main():
                 config.audio.encoding = pb2.ENCODED
                 result = stub.DiarizeFile(
                     pb2.DiarizeFileRequest(config=config, audio=audio),
-                    timeout=args.deadline_s)
+                    timeout=args.deadline_s, metadata=metadata)
             else:
                 result = None
                 for response in stub.Diarize(
                         stream_requests(pb2, args, args.file, uri),
-                        timeout=args.deadline_s):
+                        timeout=args.deadline_s, metadata=metadata):
                     if response.HasField("partial"):
                         p = response.partial
                         print("partial (provisional=%s): received %.1f s, "

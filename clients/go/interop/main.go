@@ -14,11 +14,21 @@
 //     segments inside the audio, and (with -expect_rttm) the same RTTM text
 //     as a reference produced by another client.
 //
+// Security (docs/operations.md, "Security"): -tls_ca (and -tls_cert/-tls_key
+// for mutual TLS) dial with TLS; -token or -token_file send
+// "authorization: Bearer <token>" with every call. -expect_reflection=false
+// expects reflection to be off (UNIMPLEMENTED), as it is by default on a
+// server with tokens. -expect_code=Unauthenticated (or PermissionDenied, ...)
+// expects the Diarize call to fail with that code instead of checking its
+// result.
+//
 // Exit status 0 when every check passes; 1 with a message otherwise.
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -33,9 +43,86 @@ import (
 	diarizationv1 "diarization/v1"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/grpc/status"
 )
+
+// bearerToken sends "authorization: Bearer <token>" with every call. It does
+// not require transport security, so that a plaintext loopback server can be
+// reached too (the server refuses tokens in clear off loopback).
+type bearerToken string
+
+func (t bearerToken) GetRequestMetadata(ctx context.Context, uri ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+
+func (t bearerToken) RequireTransportSecurity() bool { return false }
+
+// grpcCode is the gRPC status code of err or of an error it wraps (this
+// grpc-go's status.Code does not unwrap); OK for nil.
+func grpcCode(err error) codes.Code {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if se, ok := e.(interface{ GRPCStatus() *status.Status }); ok {
+			return se.GRPCStatus().Code()
+		}
+	}
+	if err != nil {
+		return codes.Unknown
+	}
+	return codes.OK
+}
+
+// dialOptions builds the transport and per-call credentials from the flags.
+func dialOptions(caPath, certPath, keyPath, serverName, token, tokenFile string) ([]grpc.DialOption, error) {
+	var opts []grpc.DialOption
+	if caPath != "" || certPath != "" || keyPath != "" {
+		cfg := &tls.Config{ServerName: serverName, MinVersion: tls.VersionTLS12}
+		if caPath != "" {
+			pem, err := os.ReadFile(caPath)
+			if err != nil {
+				return nil, fmt.Errorf("-tls_ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("-tls_ca=%s holds no PEM certificate", caPath)
+			}
+			cfg.RootCAs = pool
+		}
+		if (certPath == "") != (keyPath == "") {
+			return nil, errors.New("-tls_cert and -tls_key go together (mutual TLS)")
+		}
+		if certPath != "" {
+			pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+			if err != nil {
+				return nil, fmt.Errorf("-tls_cert/-tls_key: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	} else {
+		opts = append(opts, grpc.WithInsecure())
+	}
+	if tokenFile != "" {
+		if token != "" {
+			return nil, errors.New("give -token or -token_file, not both")
+		}
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("-token_file: %w", err)
+		}
+		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+		if token == "" {
+			return nil, fmt.Errorf("-token_file=%s is empty", tokenFile)
+		}
+	}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(token)))
+	}
+	return opts, nil
+}
 
 type wavPCM struct {
 	rate     int
@@ -215,6 +302,14 @@ func run() error {
 	expectRttm := flag.String("expect_rttm", "", "optional RTTM file the result must equal (uri 'interop')")
 	chunkMs := flag.Int("chunk_ms", 200, "audio per message, ms")
 	timeout := flag.Duration("timeout", 5*time.Minute, "overall deadline")
+	tlsCA := flag.String("tls_ca", "", "PEM CA of the server certificate (TLS)")
+	tlsCert := flag.String("tls_cert", "", "PEM client certificate (mutual TLS)")
+	tlsKey := flag.String("tls_key", "", "its PEM private key")
+	tlsServerName := flag.String("tls_server_name", "", "name to verify the server certificate against")
+	token := flag.String("token", "", "bearer token sent with every call")
+	tokenFile := flag.String("token_file", "", "file whose first line is the bearer token")
+	expectReflection := flag.Bool("expect_reflection", true, "expect server reflection on (false: expect UNIMPLEMENTED)")
+	expectCode := flag.String("expect_code", "", "expect Diarize to fail with this gRPC code (e.g. Unauthenticated)")
 	flag.Parse()
 	if *wavPath == "" {
 		return errors.New("-wav is required")
@@ -225,7 +320,11 @@ func run() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	conn, err := grpc.DialContext(ctx, *server, grpc.WithInsecure(), grpc.WithBlock())
+	opts, err := dialOptions(*tlsCA, *tlsCert, *tlsKey, *tlsServerName, *token, *tokenFile)
+	if err != nil {
+		return err
+	}
+	conn, err := grpc.DialContext(ctx, *server, append(opts, grpc.WithBlock())...)
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", *server, err)
 	}
@@ -235,22 +334,37 @@ func run() error {
 		return err
 	}
 	services, err := listServices(ctx, conn)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("services: %s\n", strings.Join(services, " "))
-	for _, want := range []string{"diarization.v1.Diarization", "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} {
-		found := false
-		for _, s := range services {
-			found = found || s == want
+	if !*expectReflection {
+		if grpcCode(err) != codes.Unimplemented {
+			return fmt.Errorf("reflection: want UNIMPLEMENTED (off), got %v", err)
 		}
-		if !found {
-			return fmt.Errorf("reflection does not list %s (got %v)", want, services)
+		fmt.Println("reflection: off, as expected")
+	} else {
+		if err != nil {
+			return err
+		}
+		fmt.Printf("services: %s\n", strings.Join(services, " "))
+		for _, want := range []string{"diarization.v1.Diarization", "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} {
+			found := false
+			for _, s := range services {
+				found = found || s == want
+			}
+			if !found {
+				return fmt.Errorf("reflection does not list %s (got %v)", want, services)
+			}
 		}
 	}
 
 	const requestID = "go-interop-1"
 	final, partials, err := diarize(ctx, conn, w, requestID, *chunkMs)
+	if *expectCode != "" {
+		got := grpcCode(err)
+		if err == nil || got.String() != *expectCode {
+			return fmt.Errorf("Diarize: want code %s, got %v", *expectCode, err)
+		}
+		fmt.Printf("Diarize refused with %s, as expected: %v\n", got, err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
