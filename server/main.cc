@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -108,6 +109,12 @@ ABSL_FLAG(int, tls_refresh_s, 60,
 ABSL_FLAG(std::string, auth_tokens, "",
           "Token file (JSON): calls need 'authorization: Bearer <token>'; "
           "health stays open");
+ABSL_FLAG(bool, metrics_auth, true,
+          "With --auth_tokens: /metrics needs a bearer token whose methods "
+          "list \"metrics\" (false: open, for a cluster-internal scrape "
+          "behind a NetworkPolicy)");
+ABSL_FLAG(bool, metrics_tls, false,
+          "Serve /metrics and /healthz over HTTPS with --tls_cert/--tls_key");
 ABSL_FLAG(std::string, reflection, "auto",
           "gRPC server reflection: auto (on without --auth_tokens, off with "
           "it), on or off");
@@ -189,22 +196,6 @@ absl::Status Run() {
         "-- --out DIR)");
   }
 
-  // Metrics: the engine records, the server exposes.
-  auto registry = std::make_shared<prometheus::Registry>();
-  ASSIGN_OR_RETURN(
-      std::shared_ptr<runtime::Metrics> metrics,
-      runtime::Metrics::Create(registry, runtime::BuildInfo{kVersion, commit}));
-  auto process_metrics = std::make_shared<ProcessMetrics>();
-  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
-  int metrics_port = 0;
-  if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
-    ASSIGN_OR_RETURN(
-        metrics_endpoint,
-        MetricsEndpoint::Start({.listen = absl::GetFlag(FLAGS_metrics_listen)},
-                               {registry, process_metrics}));
-    metrics_port = metrics_endpoint->port();
-  }
-
   auth::SecurityFlags security_flags;
   security_flags.listen = absl::GetFlag(FLAGS_listen);
   security_flags.tls = {.cert = absl::GetFlag(FLAGS_tls_cert),
@@ -217,6 +208,35 @@ absl::Status Run() {
                    auth::MakePortSecurity(security_flags));
   LogEvent("security", security.summary);
 
+  // Metrics: the engine records, the server exposes.
+  auto registry = std::make_shared<prometheus::Registry>();
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<runtime::Metrics> metrics,
+      runtime::Metrics::Create(registry, runtime::BuildInfo{kVersion, commit}));
+  auto process_metrics = std::make_shared<ProcessMetrics>();
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
+  int metrics_port = 0;
+  if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
+    MetricsEndpoint::Options metrics_options{
+        .listen = absl::GetFlag(FLAGS_metrics_listen)};
+    if (absl::GetFlag(FLAGS_metrics_auth)) {
+      metrics_options.tokens = security.tokens;
+    }
+    if (absl::GetFlag(FLAGS_metrics_tls)) {
+      if (!security_flags.tls.enabled()) {
+        return absl::InvalidArgumentError(
+            "--metrics_tls needs --tls_cert and --tls_key");
+      }
+      metrics_options.tls_cert = security_flags.tls.cert;
+      metrics_options.tls_key = security_flags.tls.key;
+      metrics_options.tls_refresh_s = security_flags.tls.refresh_s;
+    }
+    ASSIGN_OR_RETURN(
+        metrics_endpoint,
+        MetricsEndpoint::Start(metrics_options, {registry, process_metrics}));
+    metrics_port = metrics_endpoint->port();
+  }
+
   GrpcServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.credentials = security.credentials;
@@ -228,6 +248,15 @@ absl::Status Run() {
   options.commit = commit;
   ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server,
                    GrpcServer::Start(options, metrics));
+  // /healthz mirrors the gRPC health; unhooked before the server goes.
+  if (metrics_endpoint != nullptr) {
+    metrics_endpoint->SetHealthCheck([s = server.get()] {
+      return s->state().state() == ServingState::kServing;
+    });
+  }
+  absl::Cleanup unhook_health = [&metrics_endpoint] {
+    if (metrics_endpoint != nullptr) metrics_endpoint->SetHealthCheck(nullptr);
+  };
   LogEvent("listening",
            absl::StrCat("grpc_port=", server->port(),
                         " metrics_port=", metrics_port, " state=loading"));
@@ -294,6 +323,7 @@ absl::Status Run() {
       absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
   // A drain cut short is logged but is still a clean, intended exit.
   if (!drained.ok()) LogEvent("drain", std::string(drained.message()));
+  std::move(unhook_health).Invoke();
   server.reset();
   metrics_endpoint.reset();
   return absl::OkStatus();

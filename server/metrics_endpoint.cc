@@ -7,7 +7,10 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +22,8 @@
 #include "absl/synchronization/mutex.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
+#include "server/auth/server_credentials.h"
+#include "server/auth/token_auth.h"
 #include "server/request_log.h"
 
 namespace diarization::server {
@@ -67,7 +72,41 @@ MHD_Result Reply(MHD_Connection* connection, unsigned int code,
   return result;
 }
 
+std::optional<std::string> ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+MHD_Result Refuse(MHD_Connection* connection, unsigned int code,
+                  const std::string& body) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+  if (code == MHD_HTTP_UNAUTHORIZED) {
+    MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                            "Bearer realm=\"metrics\"");
+  }
+  const MHD_Result result = MHD_queue_response(connection, code, response);
+  MHD_destroy_response(response);
+  return result;
+}
+
 }  // namespace
+
+void MetricsEndpoint::SetHealthCheck(std::function<bool()> serving) {
+  absl::MutexLock lock(&health_mu_);
+  serving_ = std::move(serving);
+}
+
+bool MetricsEndpoint::Serving(bool* known) const {
+  absl::MutexLock lock(&health_mu_);
+  *known = serving_ != nullptr;
+  return *known && serving_();
+}
 
 // libmicrohttpd's messages: kept while Start() runs (they become the error
 // status), then sent to the server's JSON log.
@@ -102,6 +141,67 @@ std::string MetricsEndpoint::Render() const {
   return prometheus::TextSerializer().Serialize(families);
 }
 
+// The request handler; `cls` is the endpoint. Only GET/HEAD.
+struct MetricsRequestHandler {
+  static MHD_Result Handle(void* cls, MHD_Connection* connection,
+                           const char* url, const char* method,
+                           const char* /*version*/, const char* /*upload_data*/,
+                           size_t* upload_data_size, void** request_state) {
+    // libmicrohttpd calls once with the headers, then with the body; answer
+    // on the second call so that a request body is drained first.
+    static int headers_seen;
+    if (*request_state == nullptr) {
+      *request_state = &headers_seen;
+      return MHD_YES;
+    }
+    if (*upload_data_size != 0) {
+      *upload_data_size = 0;  // ignore any body
+      return MHD_YES;
+    }
+    const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+                     std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    if (!get) {
+      return Reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED,
+                   "only GET /metrics\n", "text/plain");
+    }
+    const auto* self = static_cast<const MetricsEndpoint*>(cls);
+    if (std::strcmp(url, "/healthz") == 0) {
+      // Open: probes carry no token.
+      bool known = false;
+      const bool serving = self->Serving(&known);
+      if (!known) {
+        return Reply(connection, MHD_HTTP_NOT_FOUND, "no health yet\n",
+                     "text/plain");
+      }
+      return Reply(connection,
+                   serving ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                   serving ? "SERVING\n" : "NOT_SERVING\n", "text/plain");
+    }
+    if (std::strcmp(url, "/metrics") != 0) {
+      return Reply(connection, MHD_HTTP_NOT_FOUND,
+                   "not found: the metrics are at /metrics\n", "text/plain");
+    }
+    if (self->options_.tokens != nullptr) {
+      const char* header = MHD_lookup_connection_value(
+          connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+      std::optional<std::string_view> authorization;
+      if (header != nullptr) authorization = header;
+      const absl::Status allowed =
+          auth::Authorize(*self->options_.tokens, auth::Method::kMetrics,
+                          authorization)
+              .status();
+      if (!allowed.ok()) {
+        return Refuse(connection,
+                      allowed.code() == absl::StatusCode::kPermissionDenied
+                          ? MHD_HTTP_FORBIDDEN
+                          : MHD_HTTP_UNAUTHORIZED,
+                      absl::StrCat(allowed.message(), "\n"));
+      }
+    }
+    return Reply(connection, MHD_HTTP_OK, self->Render(), kContentType);
+  }
+};
+
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     const Options& options,
     std::vector<std::weak_ptr<prometheus::Collectable>> collectables) {
@@ -129,51 +229,28 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
 
   auto endpoint = std::unique_ptr<MetricsEndpoint>(
       new MetricsEndpoint(std::move(collectables)));
-  // The request handler; `cls` is the endpoint. Only GET/HEAD /metrics.
-  MHD_AccessHandlerCallback handler =
-      [](void* cls, MHD_Connection* connection, const char* url,
-         const char* method, const char* /*version*/,
-         const char* /*upload_data*/, size_t* upload_data_size,
-         void** request_state) -> MHD_Result {
-    // libmicrohttpd calls once with the headers, then with the body; answer
-    // on the second call so that a request body is drained first.
-    static int headers_seen;
-    if (*request_state == nullptr) {
-      *request_state = &headers_seen;
-      return MHD_YES;
+  endpoint->options_ = options;
+  endpoint->ipv6_ = found->ai_family == AF_INET6;
+  const bool tls = !options.tls_cert.empty() || !options.tls_key.empty();
+  if (tls) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      return absl::UnavailableError(
+          "this libmicrohttpd was built without TLS; serve /metrics over "
+          "HTTP inside the cluster (docs/operations.md, Security)");
     }
-    if (*upload_data_size != 0) {
-      *upload_data_size = 0;  // ignore any body
-      return MHD_YES;
+    if (absl::Status s =
+            auth::CheckTlsFiles({.cert = options.tls_cert,
+                                 .key = options.tls_key,
+                                 .refresh_s = options.tls_refresh_s});
+        !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("metrics endpoint: ", s.message()));
     }
-    const bool get = std::strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-                     std::strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-    if (!get) {
-      return Reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED,
-                   "only GET /metrics\n", "text/plain");
-    }
-    if (std::strcmp(url, "/metrics") != 0) {
-      return Reply(connection, MHD_HTTP_NOT_FOUND,
-                   "not found: the metrics are at /metrics\n", "text/plain");
-    }
-    const auto* self = static_cast<const MetricsEndpoint*>(cls);
-    return Reply(connection, MHD_HTTP_OK, self->Render(), kContentType);
-  };
-
-  // MHD_USE_AUTO: epoll on Linux. The default, select(), cannot watch a
-  // descriptor >= FD_SETSIZE (1024), which a busy server's scrape
-  // connection can be.
-  unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-  if (found->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-  endpoint->daemon_ = MHD_start_daemon(
-      flags, /*port=*/0, /*apc=*/nullptr, nullptr, handler, endpoint.get(),
-      MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_THREAD_POOL_SIZE,
-      static_cast<unsigned int>(options.threads), MHD_OPTION_THREAD_STACK_SIZE,
-      options.thread_stack_bytes, MHD_OPTION_CONNECTION_TIMEOUT,
-      options.connection_timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-      options.per_ip_connection_limit, MHD_OPTION_CONNECTION_LIMIT,
-      options.connection_limit, MHD_OPTION_EXTERNAL_LOGGER,
-      &MetricsEndpoint::OnLibraryMessage, endpoint.get(), MHD_OPTION_END);
+    endpoint->cert_pem_ = ReadWhole(options.tls_cert).value_or("");
+    endpoint->key_pem_ = ReadWhole(options.tls_key).value_or("");
+  }
+  endpoint->daemon_ =
+      endpoint->StartDaemon(found->ai_addr, /*listen_fd=*/-1, endpoint->ipv6_);
   std::vector<std::string> start_log;
   {
     absl::MutexLock lock(&endpoint->log_mu_);
@@ -190,10 +267,98 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   const MHD_DaemonInfo* info =
       MHD_get_daemon_info(endpoint->daemon_, MHD_DAEMON_INFO_BIND_PORT);
   endpoint->port_ = info == nullptr ? 0 : info->port;
+  if (tls) {
+    MetricsEndpoint* self = endpoint.get();
+    endpoint->watcher_ = std::thread([self] { self->WatchCertificates(); });
+  }
   return endpoint;
 }
 
+MHD_Daemon* MetricsEndpoint::StartDaemon(const void* addr, int listen_fd,
+                                         bool ipv6) {
+  // MHD_USE_AUTO: epoll on Linux. The default, select(), cannot watch a
+  // descriptor >= FD_SETSIZE (1024), which a busy server's scrape
+  // connection can be. MHD_USE_ITC: needed to hand the socket over
+  // (MHD_quiesce_daemon) when the certificate changes.
+  unsigned int flags =
+      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+  if (ipv6) flags |= MHD_USE_IPv6;
+  std::vector<MHD_OptionItem> extra;
+  if (listen_fd >= 0) {
+    extra.push_back({MHD_OPTION_LISTEN_SOCKET, listen_fd, nullptr});
+  } else {
+    extra.push_back({MHD_OPTION_SOCK_ADDR, 0, const_cast<void*>(addr)});
+  }
+  if (!cert_pem_.empty()) {
+    flags |= MHD_USE_TLS;
+    extra.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem_.data()});
+    extra.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem_.data()});
+  }
+  extra.push_back({MHD_OPTION_END, 0, nullptr});
+  return MHD_start_daemon(
+      flags, /*port=*/0, /*apc=*/nullptr, nullptr,
+      &MetricsRequestHandler::Handle, this, MHD_OPTION_ARRAY, extra.data(),
+      MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned int>(options_.threads),
+      MHD_OPTION_THREAD_STACK_SIZE, options_.thread_stack_bytes,
+      MHD_OPTION_CONNECTION_TIMEOUT, options_.connection_timeout_s,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, options_.per_ip_connection_limit,
+      MHD_OPTION_CONNECTION_LIMIT, options_.connection_limit,
+      MHD_OPTION_EXTERNAL_LOGGER, &MetricsEndpoint::OnLibraryMessage, this,
+      MHD_OPTION_END);
+}
+
+void MetricsEndpoint::WatchCertificates() {
+  while (!stop_.WaitForNotificationWithTimeout(
+      absl::Seconds(options_.tls_refresh_s))) {
+    std::optional<std::string> cert = ReadWhole(options_.tls_cert);
+    std::optional<std::string> key = ReadWhole(options_.tls_key);
+    if (!cert.has_value() || !key.has_value() ||
+        (*cert == cert_pem_ && *key == key_pem_)) {
+      continue;
+    }
+    // A pair caught mid-update does not match: wait for the next look.
+    if (!auth::CheckTlsFiles({.cert = options_.tls_cert,
+                              .key = options_.tls_key,
+                              .refresh_s = options_.tls_refresh_s})
+             .ok()) {
+      continue;
+    }
+    const int fd = MHD_quiesce_daemon(daemon_);
+    if (fd < 0) {
+      LogEvent("metrics_tls_reload_failed",
+               "could not take the listening socket from libmicrohttpd");
+      continue;
+    }
+    MHD_Daemon* old = daemon_;
+    std::string old_cert = std::move(cert_pem_), old_key = std::move(key_pem_);
+    cert_pem_ = *std::move(cert);
+    key_pem_ = *std::move(key);
+    MHD_Daemon* next = StartDaemon(nullptr, fd, ipv6_);
+    if (next == nullptr) {
+      // Keep serving with the previous certificate.
+      cert_pem_ = std::move(old_cert);
+      key_pem_ = std::move(old_key);
+      next = StartDaemon(nullptr, fd, ipv6_);
+      LogEvent("metrics_tls_reload_failed",
+               "libmicrohttpd refused the new certificate; the old one stays");
+    } else {
+      LogEvent("metrics_tls_reloaded", options_.tls_cert);
+    }
+    daemon_ = next;
+    // The old daemon's threads may still be in a handshake with the old PEM
+    // text, which it keeps pointers to: stop it before freeing that text.
+    MHD_stop_daemon(old);
+    if (daemon_ == nullptr) {
+      LogEvent("metrics_http_error",
+               "the metrics endpoint stopped: no daemon could take the socket");
+      return;
+    }
+  }
+}
+
 MetricsEndpoint::~MetricsEndpoint() {
+  stop_.Notify();
+  if (watcher_.joinable()) watcher_.join();
   if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
 }
 

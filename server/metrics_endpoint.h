@@ -1,5 +1,16 @@
 // The Prometheus scrape endpoint: GET /metrics in the text exposition format,
-// served by libmicrohttpd from prometheus-cpp collectables.
+// served by libmicrohttpd from prometheus-cpp collectables; and GET /healthz,
+// the serving state for HTTP probes (a Kubernetes gRPC probe cannot speak
+// TLS, so a TLS server is probed here).
+//
+// Security (docs/operations.md, "Security"): with `tokens`, /metrics needs
+// "Authorization: Bearer <token>" of a token whose methods list "metrics"
+// (401 without a valid one, 403 when not listed); /healthz stays open. With
+// `tls_cert`/`tls_key`, both are served over HTTPS (libmicrohttpd on GnuTLS);
+// the files are re-read every `tls_refresh_s` and a change moves the
+// listening socket to a new daemon with the new certificate (connections
+// wait in the socket's backlog meanwhile; a scrape in flight on the old
+// daemon at that moment may be cut, the next one succeeds).
 //
 // Why not prometheus-cpp's own Exposer: it runs on civetweb, and Debian's
 // civetweb creates its threads with a fixed 100 KiB stack. glibc refuses
@@ -11,14 +22,18 @@
 #define DIARIZATION_SERVER_METRICS_ENDPOINT_H_
 
 #include <cstdarg>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "prometheus/collectable.h"
+#include "server/auth/token_store.h"
 
 struct MHD_Daemon;
 
@@ -42,6 +57,12 @@ class MetricsEndpoint {
     unsigned int connection_timeout_s = 10;
     unsigned int per_ip_connection_limit = 32;
     unsigned int connection_limit = 4096;
+    // Bearer-token auth for /metrics; null: open.
+    std::shared_ptr<const auth::TokenStore> tokens;
+    // HTTPS with these PEM files; empty: HTTP.
+    std::string tls_cert;
+    std::string tls_key;
+    int tls_refresh_s = 60;
   };
 
   // Starts listening. INVALID_ARGUMENT for an unparsable address,
@@ -57,6 +78,10 @@ class MetricsEndpoint {
 
   int port() const { return port_; }
 
+  // GET /healthz answers 200 "SERVING" while `serving` returns true, else
+  // 503 "NOT_SERVING" (404 until set). Thread-safe.
+  void SetHealthCheck(std::function<bool()> serving);
+
   // The text a scrape returns (exposed for tests and tools).
   std::string Render() const;
 
@@ -67,7 +92,25 @@ class MetricsEndpoint {
 
   static void OnLibraryMessage(void* cls, const char* format, va_list args);
 
+  // Starts a daemon on `listen_fd` (or on `addr` when -1) with the current
+  // certificate, if any.
+  MHD_Daemon* StartDaemon(const void* addr, int listen_fd, bool ipv6);
+  // Re-reads the certificate files; on a change, moves the socket to a new
+  // daemon.
+  void WatchCertificates();
+  friend struct MetricsRequestHandler;
+  // The health check's answer; *known false until SetHealthCheck.
+  bool Serving(bool* known) const;
+
   const std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
+  Options options_;
+  bool ipv6_ = false;
+  // The PEM text the current daemon serves (libmicrohttpd keeps pointers).
+  std::string cert_pem_, key_pem_;
+  absl::Notification stop_;
+  std::thread watcher_;
+  mutable absl::Mutex health_mu_;
+  std::function<bool()> serving_ ABSL_GUARDED_BY(health_mu_);
   absl::Mutex log_mu_;
   bool starting_ ABSL_GUARDED_BY(log_mu_) = true;
   std::vector<std::string> start_log_ ABSL_GUARDED_BY(log_mu_);

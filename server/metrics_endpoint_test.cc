@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <memory>
 #include <random>
@@ -19,6 +20,8 @@
 #include "gtest/gtest.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
+#include "server/auth/token_file.h"
+#include "server/auth/token_store.h"
 
 // A large thread-local, so that this test binary's static TLS (~256 KiB) is
 // larger than the CUDA server's (cuBLASLt + OpenBLAS, ~175 KiB). civetweb's
@@ -129,6 +132,67 @@ TEST(MetricsEndpointTest, OtherPathsAndMethodsAreRefused) {
                    "POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\n"
                    "abc"),
               StartsWith("HTTP/1.1 405"));
+}
+
+std::string GetWith(int port, const std::string& path,
+                    const std::string& header) {
+  return Http(port,
+              absl::StrCat("GET ", path, " HTTP/1.0\r\n", header, "\r\n\r\n"));
+}
+
+std::string RandomToken() {
+  std::mt19937_64 rng(std::random_device{}());
+  std::string t;
+  for (int i = 0; i < 32; ++i) t += "abcdefghijklmnopqrstuvwxyz"[rng() % 26];
+  return t;
+}
+
+TEST(MetricsEndpointTest, TokensGuardMetricsButNotHealth) {
+  const std::string scrape = RandomToken(), other = RandomToken();
+  absl::StatusOr<auth::TokenTable> table = auth::ParseTokenFile(
+      absl::StrCat(R"({"tokens": [{"name": "prom", "token": ")", scrape,
+                   R"(", "methods": ["metrics"]}, {"name": "app", "token": ")",
+                   other, R"(", "methods": ["Diarize", "GetInfo"]}]})"));
+  ASSERT_TRUE(table.ok()) << table.status();
+  auto registry = CounterRegistry("endpoint_test_guarded_total", 3);
+  auto endpoint = MetricsEndpoint::Start(
+      {.listen = "127.0.0.1:0",
+       .tokens = auth::TokenStore::FromTable(*std::move(table))},
+      {registry});
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  const int port = (*endpoint)->port();
+
+  const std::string none = Get(port, "/metrics");
+  EXPECT_THAT(none, StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(none, HasSubstr("WWW-Authenticate: Bearer"));
+  EXPECT_THAT(none, Not(HasSubstr("endpoint_test_guarded_total")));
+  EXPECT_THAT(
+      GetWith(port, "/metrics", "Authorization: Bearer " + RandomToken()),
+      StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(GetWith(port, "/metrics", "Authorization: Basic " + scrape),
+              StartsWith("HTTP/1.1 401"));
+  const std::string denied =
+      GetWith(port, "/metrics", "Authorization: Bearer " + other);
+  EXPECT_THAT(denied, StartsWith("HTTP/1.1 403"));
+  EXPECT_THAT(denied, Not(HasSubstr(other)));
+  const std::string ok =
+      GetWith(port, "/metrics", "Authorization: Bearer " + scrape);
+  EXPECT_THAT(ok, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(ok, HasSubstr("endpoint_test_guarded_total 3"));
+
+  // /healthz: no token needed; 404 until the server hooks its health in.
+  EXPECT_THAT(Get(port, "/healthz"), StartsWith("HTTP/1.1 404"));
+  std::atomic<bool> serving{false};
+  (*endpoint)->SetHealthCheck([&serving] { return serving.load(); });
+  const std::string not_serving = Get(port, "/healthz");
+  EXPECT_THAT(not_serving, StartsWith("HTTP/1.1 503"));
+  EXPECT_THAT(not_serving, HasSubstr("NOT_SERVING"));
+  serving = true;
+  const std::string serving_reply = Get(port, "/healthz");
+  EXPECT_THAT(serving_reply, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(serving_reply, HasSubstr("SERVING"));
+  (*endpoint)->SetHealthCheck(nullptr);
+  EXPECT_THAT(Get(port, "/healthz"), StartsWith("HTTP/1.1 404"));
 }
 
 TEST(MetricsEndpointTest, TakenPortSaysWhy) {

@@ -30,7 +30,9 @@ make_models() {  # make_models DIR
 }
 
 # start_server MODELS [flags...]: sets GRPC_PORT, METRICS_PORT, SERVER_PID,
-# SERVER_LOG; waits for health SERVING (via the CLI client).
+# SERVER_LOG; waits for health SERVING (via the CLI client, with the flags in
+# the array WAIT_CLIENT_FLAGS, e.g. --tls_ca for a TLS server).
+WAIT_CLIENT_FLAGS=()
 start_server() {
   local models=$1; shift
   local ports="$TMP/ports.$$.$RANDOM"
@@ -45,7 +47,8 @@ start_server() {
     sleep 0.1
   done
   read -r GRPC_PORT METRICS_PORT <"$ports"
-  "$CLIENT_BIN" --server="127.0.0.1:$GRPC_PORT" --wait_for_serving_s=120 ||
+  "$CLIENT_BIN" --server="127.0.0.1:$GRPC_PORT" ${WAIT_CLIENT_FLAGS[@]+"${WAIT_CLIENT_FLAGS[@]}"} \
+    --wait_for_serving_s=120 ||
     { cat "$SERVER_LOG" >&2; fail "server never SERVING"; }
 }
 
