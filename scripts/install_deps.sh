@@ -21,6 +21,7 @@ PACKAGES=(
   prometheus
   clang-14 libclang-rt-14-dev
   curl ca-certificates
+  openssl
 )
 
 missing=()

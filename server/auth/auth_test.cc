@@ -310,7 +310,15 @@ TEST(MakeServerCredentials, RefusesTokensInClearOffLoopback) {
       MakeServerCredentials({}, "0.0.0.0:50051", processor);
   ASSERT_FALSE(off.ok());
   EXPECT_THAT(off.status().message(), HasSubstr("--tls_cert"));
+  // Plaintext without tokens: allowed, with a warning off loopback only.
+  ::testing::internal::CaptureStderr();
   EXPECT_TRUE(MakeServerCredentials({}, "0.0.0.0:50051", nullptr).ok());
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              HasSubstr("plaintext gRPC on --listen=0.0.0.0:50051"));
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(MakeServerCredentials({}, "127.0.0.1:50051", nullptr).ok());
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              ::testing::Not(HasSubstr("plaintext")));
 }
 
 TEST(CheckTlsFiles, NamesTheFlagAtFault) {
