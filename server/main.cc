@@ -96,7 +96,7 @@ ABSL_FLAG(double, drain_timeout_s, 30.0,
 ABSL_FLAG(std::string, git_commit, "",
           "Commit reported by GetInfo and diarization_build_info (default "
           "$DIARIZATION_GIT_COMMIT, else the commit stamped at build time)");
-// Security (docs/operations.md, "Security"; ADR 0064).
+// Security (docs/operations.md, "Security"; ADR 0066).
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain of the gRPC port; with --tls_key: TLS");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");

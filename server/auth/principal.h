@@ -8,7 +8,7 @@
 // channel's context to every call on the connection), so a property set for
 // one call would be seen by every other call sharing that connection, whose
 // token may differ. The principal is therefore looked up per call from the
-// call's own `authorization` metadata (ADR 0064).
+// call's own `authorization` metadata (ADR 0066).
 #ifndef DIARIZATION_SERVER_AUTH_PRINCIPAL_H_
 #define DIARIZATION_SERVER_AUTH_PRINCIPAL_H_
 
