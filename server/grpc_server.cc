@@ -1,5 +1,7 @@
 #include "server/grpc_server.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -60,6 +62,11 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   const int max_bytes = static_cast<int>(options.limits.max_message_bytes);
   builder.SetMaxReceiveMessageSize(max_bytes);
   builder.SetMaxSendMessageSize(max_bytes);
+  if (options.max_connection_age_s > 0) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_MS,
+        static_cast<int>(std::min(options.max_connection_age_s * 1000, 2e9)));
+  }
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(

@@ -29,6 +29,11 @@ struct GrpcServerOptions {
   ServiceLimits limits;
   // Threads that decode and resample request audio.
   int work_threads = 2;
+  // > 0: each client connection is closed (GOAWAY) after about this many
+  // seconds, so long-lived clients resolve the service name again and
+  // spread onto replicas added since (docs/operations.md). Calls open on
+  // the connection run to their end (no grace limit).
+  double max_connection_age_s = 0;
   std::string version;
   std::string commit;
   // The port's credentials (auth/server_credentials.h); null: plaintext.

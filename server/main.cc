@@ -93,6 +93,10 @@ ABSL_FLAG(int, max_speakers, 64, "Largest accepted speaker hint");
 ABSL_FLAG(double, drain_timeout_s, 30.0,
           "On SIGTERM/SIGINT, how long open calls may run before they are "
           "cut short with UNAVAILABLE");
+ABSL_FLAG(double, max_connection_age_s, 0,
+          "Close each client connection (GOAWAY) after this many seconds so "
+          "that clients re-resolve and spread onto new replicas; open calls "
+          "finish first (0: never)");
 ABSL_FLAG(std::string, git_commit, "",
           "Commit reported by GetInfo and diarization_build_info (default "
           "$DIARIZATION_GIT_COMMIT, else the commit stamped at build time)");
@@ -244,6 +248,7 @@ absl::Status Run() {
   options.reflection = security.reflection;
   options.limits = limits;
   options.work_threads = absl::GetFlag(FLAGS_work_threads);
+  options.max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s);
   options.version = kVersion;
   options.commit = commit;
   ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server,
