@@ -10,7 +10,12 @@
 //    sending it new calls (it refuses none: its UNAVAILABLE count stays 0)
 //    while its open stream finishes, and no call of the client fails; a
 //    channel without health checking keeps picking it and gets UNAVAILABLE,
-//    which shows what the health check is for.
+//    which shows what the health check is for;
+//  - with --max_connection_age_s a long-lived client re-resolves its DNS
+//    name and starts using a replica that appeared after it connected. The
+//    name is served by a fake DNS server (tests/fake_dns_server.h) whose A
+//    records change as a headless Service's do; the replicas listen on
+//    127.0.0.1 and 127.0.0.2 with one port, since A records carry no port.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -43,6 +48,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "server/test_client_calls.h"
+#include "tests/fake_dns_server.h"
 #include "tests/server_process.h"
 
 namespace diarization::testing {
@@ -335,6 +341,50 @@ TEST_F(MultiReplicaTest, RoundRobinSpreadsAndDrainLosesNoCall) {
   }
   EXPECT_EQ(drained.Wait(), 0) << drained.Log();
   EXPECT_THAT(drained.Log(), HasSubstr("drain_finished"));
+}
+
+TEST_F(MultiReplicaTest, MaxConnectionAgeRebalancesOntoNewReplica) {
+  const std::string name = "replicas.diarization.test";
+  auto dns = FakeDnsServer::Start(name);
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  const std::vector<std::string> age = {"--max_connection_age_s=2"};
+  auto first = ServerProcess::Start(models_, ServerFlags(age));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int port = (*first)->grpc_port();
+  (*dns)->SetAddresses({"127.0.0.1"});
+
+  auto channel = BalancedChannel(
+      absl::StrCat("dns://127.0.0.1:", (*dns)->port(), "/", name, ":", port),
+      client::RoundRobinServiceConfig());
+  auto stub = v1::Diarization::NewStub(channel);
+  const std::string audio = RandomAudio(1.0);
+  for (int i = 0; i < 3; ++i) {
+    grpc::Status s = OneCall(*stub, audio);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  ASSERT_EQ(Calls(**first, "OK"), 3);
+
+  // A second replica on another loopback address, same port, published in
+  // DNS after the client connected.
+  std::vector<std::string> flags = age;
+  flags.push_back(absl::StrCat("--listen=127.0.0.2:", port));
+  auto second = ServerProcess::Start(models_, ServerFlags(flags));
+  ASSERT_TRUE(second.ok()) << second.status();
+  const int queries_before = (*dns)->a_queries();
+  (*dns)->SetAddresses({"127.0.0.1", "127.0.0.2"});
+
+  // The client's connection to the first replica is aged out (GOAWAY), the
+  // name is resolved again and round_robin takes both.
+  int failed = 0;
+  const absl::Time end = absl::Now() + absl::Seconds(30);
+  while (Calls(**second, "OK") < 2 && absl::Now() < end) {
+    failed += !OneCall(*stub, audio).ok();
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_GE(Calls(**second, "OK"), 2)
+      << "the long-lived client never used the replica started later";
+  EXPECT_GT((*dns)->a_queries(), queries_before) << "no re-resolution";
+  EXPECT_EQ(failed, 0) << "calls failed while connections were aged out";
 }
 
 }  // namespace
