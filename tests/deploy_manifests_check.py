@@ -45,6 +45,9 @@ source = open(os.path.join(RUNFILES, "engine/runtime/metrics.cc")).read()
 metrics = set(re.findall(r'Name\("(diarization_[a-z_]+)"\)', source))
 metrics |= set(re.findall(r'Gauge\("(process_[a-z_]+)"',
                           open(os.path.join(RUNFILES, "server/process_metrics.cc")).read()))
+http_paths = set(re.findall(r'std::strcmp\(url, "(/[a-z]+)"\)',
+                            open(os.path.join(RUNFILES, "server/metrics_endpoint.cc")).read()))
+check("/healthz" in http_paths, f"the metrics endpoint's paths not found ({http_paths})")
 health_names = {""} | set(re.findall(
     r'SetServingStatus\("([^"]+)"', open(os.path.join(RUNFILES, "server/service_state.cc")).read()))
 check("diarization.v1.Diarization" in health_names, "health service names not found")
@@ -112,6 +115,12 @@ def cross_check(docs, where):
             check(p["grpc"].get("service", "") in health_names,
                   f"{where}: {probe} asks for health service {p['grpc'].get('service')!r}, "
                   f"the server reports {sorted(health_names)}")
+        elif "httpGet" in p:
+            # The metrics endpoint's /healthz (the gRPC health state, for
+            # probes that cannot speak TLS).
+            check(port_number(c, p["httpGet"]["port"]) == metrics_port, f"{where}: {probe} port")
+            check(p["httpGet"]["path"] in http_paths,
+                  f"{where}: {probe} GETs {p['httpGet']['path']}, the server serves {sorted(http_paths)}")
         elif "tcpSocket" in p:
             check(port_number(c, p["tcpSocket"]["port"]) == grpc_port, f"{where}: {probe} port")
         elif "exec" in p:
@@ -122,8 +131,14 @@ def cross_check(docs, where):
                       f"{where}: {probe}: the client has no flag {arg!r}")
         else:
             errors.append(f"{where}: {probe} has no grpc/tcpSocket/exec handler")
-    check("grpc" in c["readinessProbe"] or "exec" in c["readinessProbe"],
-          f"{where}: readiness must use gRPC health")
+    check(any(k in c["readinessProbe"] for k in ("grpc", "exec", "httpGet")),
+          f"{where}: readiness must use the server's health")
+    if any(a.startswith("--tls_cert=") for a in c["args"]):
+        for probe in ("startupProbe", "readinessProbe"):
+            check("grpc" not in c[probe], f"{where}: {probe} is a gRPC probe, which cannot speak TLS")
+    mounts = {m["name"] for m in c.get("volumeMounts", [])}
+    volumes = {v["name"] for v in pod.get("volumes", [])}
+    check(mounts <= volumes, f"{where}: volumeMounts {mounts - volumes} have no volume")
     ann = dep["spec"]["template"]["metadata"].get("annotations", {})
     if "prometheus.io/port" in ann:
         check(int(ann["prometheus.io/port"]) == metrics_port, f"{where}: prometheus.io/port")
