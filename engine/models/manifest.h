@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/common/sha256.h"
 #include "engine/models/safetensors.h"
 
 namespace diarization::models {
@@ -65,9 +66,9 @@ absl::StatusOr<Manifest> ParseManifest(const std::string& json_text);
 // Deterministic JSON (2-space indent, keys sorted) ending in a newline.
 std::string SerializeManifest(const Manifest& manifest);
 
-// Lower-case hex SHA-256 of bytes / of a whole file.
-std::string Sha256Hex(std::span<const std::byte> bytes);
-absl::StatusOr<std::string> Sha256HexOfFile(const std::string& path);
+// Lower-case hex SHA-256 of bytes / of a whole file (engine/common).
+using ::diarization::Sha256Hex;
+using ::diarization::Sha256HexOfFile;
 
 }  // namespace diarization::models
 

@@ -1,14 +1,13 @@
-// SHA-256 (hex) of a byte string, through OpenSSL's libcrypto: identifies
-// the PLDA parameters a pipeline was loaded with (GetInfo).
+// SHA-256 of the PLDA parameters (GetInfo): engine/common/sha256.h, named in
+// this namespace for the pipeline's callers.
 #ifndef DIARIZATION_ENGINE_PIPELINE_SHA256_H_
 #define DIARIZATION_ENGINE_PIPELINE_SHA256_H_
 
-#include <string>
-#include <string_view>
+#include "engine/common/sha256.h"
 
 namespace diarization::pipeline {
 
-std::string Sha256Hex(std::string_view data);
+using ::diarization::Sha256Hex;
 
 }  // namespace diarization::pipeline
 
