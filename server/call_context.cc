@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "engine/runtime/engine.h"
 
 namespace diarization::server {
@@ -13,6 +14,32 @@ absl::Time ClientDeadline(const grpc::CallbackServerContext* context) {
     return absl::InfiniteFuture();
   }
   return absl::FromChrono(d);
+}
+
+absl::Status ClientGoneStatus(const grpc::CallbackServerContext* context) {
+  // The server's copy of the deadline is the client's timeout counted from
+  // when the call arrived, so it is later than the client's own by the
+  // transit time: a client whose deadline passed resets the stream a little
+  // before the server's deadline timer fires.
+  constexpr absl::Duration kTransitSlack = absl::Milliseconds(250);
+  if (absl::Now() + kTransitSlack >= ClientDeadline(context)) {
+    return absl::DeadlineExceededError(
+        "the client's deadline passed before the result was ready");
+  }
+  return absl::CancelledError("the client cancelled the call");
+}
+
+bool ClientGone(grpc::CallbackServerContext* context) {
+  return context->IsCancelled() || absl::Now() >= ClientDeadline(context);
+}
+
+std::string PeerKey(const grpc::CallbackServerContext* context) {
+  const std::string peer = context->peer();
+  // "ipv4:1.2.3.4:5678", "ipv6:[::1]:5678": drop the last ":port".
+  const size_t colon = peer.rfind(':');
+  const size_t scheme = peer.find(':');
+  if (colon == std::string::npos || colon == scheme) return peer;
+  return peer.substr(0, colon);
 }
 
 void RecordCall(ServiceState& state, RequestLogEntry entry) {

@@ -5,9 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/audio/audio.h"
+#include "engine/common/status_macros.h"
 #include "server/call_context.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
@@ -47,65 +50,150 @@ void DiarizeFileReactor::Begin() {
         "audio is empty; DiarizeFile needs the bytes of a WAV/FLAC/OGG file "
         "or raw PCM described by config.audio"));
   }
+  slot_.MarkBusy();
+  // Admission reads only the header: on the stream pool, so that it never
+  // waits behind another upload's decode.
   AddRef();
   state_.pool()->Post([this] {
-    DecodeAndSubmit();
+    AdmitAndQueue();
     Release();
   });
 }
 
-void DiarizeFileReactor::DecodeAndSubmit() {
-  bool cancelled = false;
+void DiarizeFileReactor::AdmitAndQueue() {
+  bool cancelled;
   {
     absl::MutexLock lock(&mu_);
     cancelled = cancelled_;
   }
-  // OnCancel found no job to cancel; finish here.
-  if (cancelled) {
-    return FinishCall(absl::CancelledError("the client cancelled the call"));
+  if (cancelled) return FinishCall(ClientGoneStatus(context_));
+  std::shared_ptr<runtime::Engine> engine = state_.engine();
+  if (engine == nullptr) {
+    return FinishCall(absl::UnavailableError("the engine is not running"));
   }
+  if (absl::Status s = Admit(*engine); !s.ok()) return FinishCall(s);
+  AddRef();
+  const bool queued = state_.decode_pool()->TryPost([this] {
+    DecodeAndSubmit();
+    Release();
+  });
+  if (!queued) {
+    Release();
+    reservation_ = runtime::Reservation();  // give the seconds back now
+    absl::Status busy = absl::ResourceExhaustedError(
+        "too many uploads are waiting to be decoded; retry shortly");
+    busy.SetPayload(runtime::kRetryAfterPayloadUrl, absl::Cord("1"));
+    return FinishCall(busy);
+  }
+}
+
+absl::Status DiarizeFileReactor::Admit(runtime::Engine& engine) {
   const std::string& bytes = request_->audio();
   const std::span<const std::byte> data(
       reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
   const audio::DecodeLimits limits = ToDecodeLimits(state_.limits());
+  const runtime::EngineOptions& engine_options = engine.options();
+  // The most one recording may hold (Reserve refuses more as
+  // INVALID_ARGUMENT): the bound for a file that does not announce its
+  // length.
+  const double share_cap_s = engine_options.max_request_backlog_share *
+                             engine_options.max_backlog_audio_s;
+  // 1. The announced duration, before any decoding.
+  double announced_s = 0.0;
+  if (config_.encoding == v1::ENCODED) {
+    ASSIGN_OR_RETURN(file_, audio::FileDecoder::Open(data, limits));
+    announced_s = file_->header().duration_s.value_or(
+        std::min(share_cap_s, limits.max_duration_s));
+  } else {
+    // Raw PCM: the byte count is the duration (checked again by the decode).
+    announced_s = static_cast<double>(bytes.size()) /
+                  std::max(1, config_.frame_bytes()) / config_.sample_rate_hz;
+    if (announced_s > limits.max_duration_s) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("audio is too long: ", announced_s, " s, the limit is ",
+                       limits.max_duration_s, " s (max_audio_s_per_request)"));
+    }
+  }
+  // 2. Admission for it.
+  absl::StatusOr<runtime::Reservation> reserved =
+      engine.Reserve({.audio_s = announced_s, .peer = PeerKey(context_)});
+  if (!reserved.ok()) return reserved.status();
+  reservation_ = *std::move(reserved);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<audio::Waveform> DiarizeFileReactor::Decode() {
+  const std::string& bytes = request_->audio();
+  const std::span<const std::byte> data(
+      reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
+  const audio::DecodeLimits limits = ToDecodeLimits(state_.limits());
+  // 3. Decode, bounded.
+  const audio::DecodeControl control{
+      .cancelled = [this] { return client_gone_.load(); },
+      .deadline = ClientDeadline(context_),
+      .max_cpu_s = state_.limits().max_decode_cpu_s};
   const absl::Time decode_start = absl::Now();
+  // A little slack over the reservation: the header's count is in source
+  // frames, resampling rounds.
+  const double bound_s = reservation_.audio_s() + 0.01;
   absl::StatusOr<audio::Waveform> wave =
-      config_.encoding == v1::ENCODED
-          ? audio::DecodeFile(data, limits)
-          : audio::DecodePcm(data, ToPcmFormat(config_), limits);
+      file_ != nullptr
+          ? file_->Decode(bound_s, control)
+          : audio::DecodePcm(data, ToPcmFormat(config_), limits, control);
   if (state_.metrics() != nullptr) {
     state_.metrics()->ObserveStageSeconds(
         runtime::Stage::kDecode,
         absl::ToDoubleSeconds(absl::Now() - decode_start));
   }
+  if (!wave.ok() && file_ != nullptr &&
+      !file_->header().duration_s.has_value() &&
+      absl::StrContains(wave.status().message(), "too long")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        wave.status().message(), "; this ", file_->header().container,
+        " file does not announce its length, so it may hold at most ",
+        reservation_.audio_s(),
+        " s (the per-request share of the backlog); stream longer "
+        "recordings with Diarize"));
+  }
+  return wave;
+}
+
+void DiarizeFileReactor::DecodeAndSubmit() {
+  bool cancelled;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled = cancelled_;
+  }
+  // OnCancel found nothing to cancel; finish here.
+  if (cancelled) return FinishCall(ClientGoneStatus(context_));
+  std::shared_ptr<runtime::Engine> engine = state_.engine();
+  if (engine == nullptr) {
+    return FinishCall(absl::UnavailableError("the engine is not running"));
+  }
+  absl::StatusOr<audio::Waveform> wave = Decode();
+  file_.reset();
   if (!wave.ok()) return FinishCall(wave.status());
   if (wave->samples.empty()) {
     return FinishCall(
         absl::InvalidArgumentError("the audio decodes to zero samples"));
   }
-
-  std::shared_ptr<runtime::Engine> engine = state_.engine();
-  if (engine == nullptr) {
-    return FinishCall(absl::UnavailableError("the engine is not running"));
-  }
-  // Retrying cannot help a recording the backlog cannot hold at all.
-  const double max_backlog_s = engine->options().max_backlog_audio_s;
-  if (wave->duration_s() > max_backlog_s) {
-    return FinishCall(absl::InvalidArgumentError(absl::StrCat(
-        wave->duration_s(), " s of audio exceed the server's backlog limit of ",
-        max_backlog_s,
-        " s on their own; split the recording or stream it with Diarize")));
-  }
-  // Admission (engine Reserve) and the recording moved into the engine.
+  runtime::JobOptions options = ToJobOptions(config_, ClientDeadline(context_));
+  options.peer = reservation_.peer();
+  // The completion holds a reference until it has run (it finishes the call,
+  // and gRPC may then run OnDone inline).
+  AddRef();
   absl::StatusOr<std::unique_ptr<runtime::Job>> job = engine->Submit(
-      ToJobOptions(config_, ClientDeadline(context_)), std::move(wave->samples),
+      options, std::move(wave->samples),
       runtime::JobCallbacks{.on_complete =
                                 [this](absl::StatusOr<runtime::JobResult> r) {
                                   OnJobComplete(std::move(r));
                                 },
-                            .on_partial = nullptr});
-  if (!job.ok()) return FinishCall(job.status());
-
+                            .on_partial = nullptr},
+      std::move(reservation_));
+  if (!job.ok()) {
+    Release();
+    return FinishCall(job.status());
+  }
   runtime::Job* handle = job->get();
   bool cancel = false;
   {
@@ -126,20 +214,34 @@ void DiarizeFileReactor::OnJobComplete(
       status = feed_error_;
     }
   }
-  if (status.code() == absl::StatusCode::kCancelled &&
-      absl::Now() >= ClientDeadline(context_)) {
-    status = absl::DeadlineExceededError(
-        "the client's deadline passed before the result was ready");
+  if (status.code() == absl::StatusCode::kCancelled ||
+      status.code() == absl::StatusCode::kDeadlineExceeded) {
+    absl::MutexLock lock(&mu_);
+    if (cancelled_ || absl::Now() >= ClientDeadline(context_)) {
+      status = ClientGoneStatus(context_);
+    }
   }
   if (result.ok()) FillResult(*result, config_, response_);
   FinishCall(status);
+  Release();  // the job's reference (DecodeAndSubmit)
 }
 
-void DiarizeFileReactor::FinishCall(const absl::Status& status) {
+void DiarizeFileReactor::FinishCall(const absl::Status& given) {
+  absl::Status status = given;
   {
     absl::MutexLock lock(&mu_);
     if (finished_) return;
     finished_ = true;
+    // A client that left sees CANCELLED or DEADLINE_EXCEEDED whatever we
+    // answer; the log records what it saw, with our reason.
+    if (!status.ok() && (cancelled_ || client_gone_.load())) {
+      const absl::Status gone = ClientGoneStatus(context_);
+      if (status.code() != gone.code()) {
+        status = absl::Status(gone.code(),
+                              absl::StrCat(gone.message(), " (the server had: ",
+                                           status.message(), ")"));
+      }
+    }
   }
   RequestLogEntry entry;
   entry.request_id = config_.request_id.empty()
@@ -164,6 +266,7 @@ void DiarizeFileReactor::FinishCall(const absl::Status& status) {
 
 void DiarizeFileReactor::OnCancel() {
   runtime::Job* job = nullptr;
+  client_gone_ = true;
   {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;

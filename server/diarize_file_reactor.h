@@ -1,19 +1,31 @@
 // The unary DiarizeFile call: one reactor per call.
 //
-// The gRPC thread that starts the call only admits and validates; decoding
-// and resampling run on the server's work pool; the engine runs the job and
-// its completion finishes the call. OnCancel (client gone, or its deadline)
-// cancels the job. The reactor deletes itself once gRPC is done with it and
-// no pool task still refers to it.
+// The gRPC thread that starts the call only admits and validates the config;
+// steps 1-2 run on the stream pool (cheap: no decoding), step 3 on the
+// decode pool (kept apart, at a lower CPU priority, so an upload's decode
+// never delays a stream's messages or another upload's admission):
+//   1. read the container's header (no decoding) or, for raw PCM, the byte
+//      count: the announced duration;
+//   2. admission for that duration (Engine::Reserve: backlog, per-request
+//      share, per-peer limits) — a refusal costs no decoding;
+//   3. decode, bounded by the reserved duration (a header that lies cannot
+//      make it decode or allocate more), max_decode_cpu_s of CPU, the
+//      client's deadline and the client's presence (checked every block);
+//   4. Engine::Submit moves the samples into the job with the reservation.
+// The engine's completion finishes the call. OnCancel (client gone, or its
+// deadline) stops the decode or cancels the job. The reactor deletes itself
+// once gRPC is done with it and no pool task still refers to it.
 #ifndef DIARIZATION_SERVER_DIARIZE_FILE_REACTOR_H_
 #define DIARIZATION_SERVER_DIARIZE_FILE_REACTOR_H_
 
+#include <atomic>
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "diarization/v1/diarization.pb.h"
+#include "engine/audio/audio.h"
 #include "engine/runtime/engine.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
@@ -40,8 +52,12 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   ~DiarizeFileReactor() override = default;
 
   void Begin();
-  // On the work pool: decode, start the job, hand it the audio.
+  // On the stream pool: steps 1-2 (header, Reserve), then queue the decode.
+  void AdmitAndQueue();
+  absl::Status Admit(runtime::Engine& engine);
+  // On the decode pool: step 3, then Submit with the reservation.
   void DecodeAndSubmit();
+  absl::StatusOr<audio::Waveform> Decode();
   void OnJobComplete(absl::StatusOr<runtime::JobResult> result);
   // Logs, records metrics and finishes the call with `status`.
   void FinishCall(const absl::Status& status);
@@ -57,6 +73,12 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   const absl::Time start_time_;
   CallSlot slot_;
   ValidatedConfig config_;
+  // Set by Admit, used by the decode (one task at a time, in order).
+  std::unique_ptr<audio::FileDecoder> file_;
+  runtime::Reservation reservation_;
+
+  // Set by OnCancel; polled by the decode.
+  std::atomic<bool> client_gone_{false};
 
   absl::Mutex mu_;
   int refs_ ABSL_GUARDED_BY(mu_) = 1;

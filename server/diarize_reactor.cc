@@ -1,8 +1,6 @@
 #include "server/diarize_reactor.h"
 
 #include <algorithm>
-#include <cstddef>
-#include <span>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,13 +26,47 @@ DiarizeReactor::DiarizeReactor(ServiceState& state,
       start_time_(absl::Now()),
       client_deadline_(ClientDeadline(context)),
       stream_deadline_(start_time_ +
-                       absl::Seconds(state.limits().max_stream_duration_s)) {}
+                       absl::Seconds(state.limits().max_stream_duration_s)),
+      session_(state.limits(), &sink_) {}
 
 void DiarizeReactor::Begin() {
   absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
   if (!slot.ok()) return Fail(slot.status());
   slot_ = *std::move(slot);
+  if (CallTimer* timer = state_.timer(); timer != nullptr) {
+    // The config deadline, or the stream's whole life if that is shorter;
+    // later the job carries the stream deadline.
+    const absl::Time when =
+        std::min(start_time_ + absl::Seconds(state_.limits().config_timeout_s),
+                 stream_deadline_);
+    AddRef();
+    // The callback may run before Schedule returns its id: it clears the
+    // id itself only if it is still this one.
+    const CallTimer::Id id = timer->Schedule(when, [this] {
+      config_timer_ = 0;
+      OnConfigDeadline();
+      Release();
+    });
+    CallTimer::Id none = 0;
+    config_timer_.compare_exchange_strong(none, id);
+  }
   StartRead(&request_);
+}
+
+void DiarizeReactor::OnConfigDeadline() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (ended_ || config_received_) return;
+  }
+  const bool stream_limit = absl::Now() >= stream_deadline_;
+  Fail(absl::DeadlineExceededError(
+      stream_limit ? absl::StrCat("the stream was open longer than "
+                                  "max_stream_duration_s (",
+                                  state_.limits().max_stream_duration_s, " s)")
+                   : absl::StrCat("no config within config_timeout_s (",
+                                  state_.limits().config_timeout_s,
+                                  " s) of the stream's start; send the "
+                                  "DiarizeRequest with config first")));
 }
 
 void DiarizeReactor::ReadNext() {
@@ -59,97 +91,91 @@ void DiarizeReactor::OnReadDone(bool ok) {
   }
 }
 
+runtime::Job* DiarizeReactor::job() {
+  absl::MutexLock lock(&mu_);
+  return job_.get();
+}
+
 void DiarizeReactor::HandleMessage() {
   {
     absl::MutexLock lock(&mu_);
     if (ended_) return;
   }
-  switch (request_.request_case()) {
-    case v1::DiarizeRequest::kConfig:
-      if (have_config_) {
-        return Fail(absl::InvalidArgumentError(
-            "config was sent twice; only the first DiarizeRequest may carry "
-            "config, later ones carry audio"));
-      }
-      return HandleConfig();
-    case v1::DiarizeRequest::kAudio:
-      if (!have_config_) {
-        return Fail(absl::InvalidArgumentError(
-            "the first DiarizeRequest must carry config (encoding, sample "
-            "rate, ...); this one carries audio"));
-      }
-      return HandleAudio();
-    default:
-      return Fail(absl::InvalidArgumentError(
-          have_config_ ? "a DiarizeRequest carries neither config nor audio"
-                       : "the first DiarizeRequest must carry config; this "
-                         "one carries nothing"));
-  }
+  const absl::Status s = session_.OnMessage(request_);
+  // A large chunk's bytes are not kept until the next read.
+  request_.Clear();
+  if (!s.ok()) return Fail(s);
+  ContinueReading();
 }
 
-void DiarizeReactor::HandleConfig() {
-  {
-    // For the log line, should the config be refused.
-    absl::MutexLock lock(&mu_);
-    log_request_id_ = request_.config().request_id().substr(0, 128);
+void DiarizeReactor::ContinueReading() {
+  runtime::Job* j = job();
+  const double high_water = state_.limits().stream_backlog_high_water_s;
+  if (j == nullptr || j->backlog_audio_s() <= high_water) return ReadNext();
+  // Hold the read: gRPC stops the client's writes once its flow-control
+  // window fills. The resume runs once, on an engine thread, when the
+  // backlog is down to the low-water mark or the job has completed.
+  AddRef();
+  j->NotifyWhenBacklogAtMost(ResumeBacklogS(state_.limits()), [this] {
+    ReadNext();
+    Release();
+  });
+}
+
+absl::Status DiarizeReactor::StartJob(const ValidatedConfig& config) {
+  if (state_.state() == ServingState::kDraining) {
+    return absl::UnavailableError(
+        "the server is draining (shutting down); retry on another replica");
   }
-  absl::StatusOr<ValidatedConfig> config =
-      ValidateConfig(request_.config(), RpcKind::kStream, state_.limits());
-  if (!config.ok()) return Fail(config.status());
-  absl::StatusOr<std::unique_ptr<audio::StreamDecoder>> decoder =
-      audio::StreamDecoder::Create(ToPcmFormat(*config),
-                                   ToDecodeLimits(state_.limits()));
-  if (!decoder.ok()) return Fail(decoder.status());
   std::shared_ptr<runtime::Engine> engine = state_.engine();
   if (engine == nullptr) {
-    return Fail(absl::UnavailableError("the engine is not running"));
+    return absl::UnavailableError("the engine is not running");
   }
-  config_ = *std::move(config);
-  decoder_ = *std::move(decoder);
-  have_config_ = true;
-
+  {
+    absl::MutexLock lock(&mu_);
+    config_ = config;
+    config_received_ = true;
+  }
   runtime::JobCallbacks callbacks;
   callbacks.on_complete = [this](absl::StatusOr<runtime::JobResult> r) {
     OnJobComplete(std::move(r));
   };
-  if (config_.partial_results) {
+  if (config.partial_results) {
     callbacks.on_partial = [this](runtime::PartialResult p) {
       OnPartial(std::move(p));
     };
   }
-  absl::StatusOr<std::unique_ptr<runtime::Job>> job = engine->StartJob(
-      ToJobOptions(config_, std::min(client_deadline_, stream_deadline_)),
-      std::move(callbacks));
-  if (!job.ok()) return Fail(job.status());
+  runtime::JobOptions options =
+      ToJobOptions(config, std::min(client_deadline_, stream_deadline_));
+  options.peer = PeerKey(context_);
+  // The job's completion holds a reference until it has run: it may come
+  // after the call has ended (a timer ended it while the job started).
+  AddRef();
+  absl::StatusOr<std::unique_ptr<runtime::Job>> job =
+      engine->StartJob(options, std::move(callbacks));
+  if (!job.ok()) {
+    Release();
+    return job.status();
+  }
+  slot_.MarkBusy();
   runtime::Job* handle = job->get();
-  bool cancelled = false;
+  bool cancel = false;
   {
     absl::MutexLock lock(&mu_);
     job_ = *std::move(job);
-    cancelled = cancelled_;
+    // The client left, or a timer ended the call, while the job started.
+    cancel = cancelled_ || ended_;
   }
-  if (cancelled) return handle->Cancel();
-  ReadNext();
+  if (cancel) handle->Cancel();
+  return absl::OkStatus();
 }
 
-void DiarizeReactor::HandleAudio() {
-  const std::string& bytes = request_.audio();
-  samples_.clear();
-  absl::Status s = decoder_->Push(
-      std::span<const std::byte>(
-          reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()),
-      samples_);
-  if (!s.ok()) return Fail(s);
-  if (!samples_.empty()) {
-    runtime::Job* job;
-    {
-      absl::MutexLock lock(&mu_);
-      job = job_.get();
-    }
-    s = job->Append(samples_);
-    if (!s.ok()) return Fail(s);
-  }
-  ReadNext();
+absl::Status DiarizeReactor::JobSink::Append(std::span<const float> samples) {
+  return reactor_->job()->Append(samples);
+}
+
+absl::Status DiarizeReactor::JobSink::Finish() {
+  return reactor_->job()->Finish();
 }
 
 void DiarizeReactor::HandleEndOfAudio() {
@@ -161,23 +187,14 @@ void DiarizeReactor::HandleEndOfAudio() {
     cancelled = cancelled_;
     job = job_.get();
   }
-  if (cancelled) {
-    // With a job, OnCancel has cancelled it and its completion ends the call.
-    if (job == nullptr) Fail(absl::CancelledError("the client cancelled"));
+  // The read also fails when the client leaves, possibly before OnCancel
+  // tells us (a 1 ms deadline): that is not a half-close.
+  if (cancelled || ClientGone(context_)) {
+    // With a job, OnCancel cancels it and its completion ends the call.
+    if (job == nullptr) Fail(ClientGoneStatus(context_));
     return;
   }
-  if (!have_config_) {
-    return Fail(absl::InvalidArgumentError(
-        "the stream ended before its first DiarizeRequest (config)"));
-  }
-  samples_.clear();
-  absl::Status s = decoder_->Finish(samples_);
-  if (!s.ok()) return Fail(s);
-  if (!samples_.empty()) {
-    s = job->Append(samples_);
-    if (!s.ok()) return Fail(s);
-  }
-  s = job->Finish();
+  const absl::Status s = session_.OnEndOfInput();
   if (!s.ok()) return Fail(s);
 }
 
@@ -197,9 +214,13 @@ void DiarizeReactor::Fail(absl::Status status) {
 }
 
 absl::Status DiarizeReactor::Explain(absl::Status status) {
-  if (status.code() == absl::StatusCode::kCancelled) {
+  bool cancelled;
+  {
     absl::MutexLock lock(&mu_);
-    if (!feed_error_.ok()) return feed_error_;
+    if (status.code() == absl::StatusCode::kCancelled && !feed_error_.ok()) {
+      return feed_error_;
+    }
+    cancelled = cancelled_;
   }
   const absl::Time now = absl::Now();
   if ((status.code() == absl::StatusCode::kCancelled ||
@@ -213,28 +234,35 @@ absl::Status DiarizeReactor::Explain(absl::Status status) {
     return absl::DeadlineExceededError(
         "the client's deadline passed before the result was ready");
   }
+  if (status.code() == absl::StatusCode::kCancelled && cancelled) {
+    return ClientGoneStatus(context_);
+  }
   return status;
 }
 
 void DiarizeReactor::OnPartial(runtime::PartialResult partial) {
   v1::DiarizeResponse response;
-  FillPartial(partial, config_, response.mutable_partial());
   absl::MutexLock lock(&mu_);
-  if (ended_) return;
+  if (ended_ || !config_.has_value()) return;
+  FillPartial(partial, *config_, response.mutable_partial());
   pending_partial_ = std::move(response);  // newest replaces an unsent one
   PumpLocked();
 }
 
 void DiarizeReactor::OnJobComplete(absl::StatusOr<runtime::JobResult> result) {
   const absl::Status status = Explain(result.status());
-  v1::DiarizeResponse final_response;
-  if (status.ok()) {
-    FillResult(*result, config_, final_response.mutable_final());
+  {
+    absl::MutexLock lock(&mu_);
+    if (!ended_) {
+      if (status.ok() && config_.has_value()) {
+        v1::DiarizeResponse final_response;
+        FillResult(*result, *config_, final_response.mutable_final());
+        pending_final_ = std::move(final_response);
+      }
+      EndLocked(status, status.ok() ? &pending_final_->final() : nullptr);
+    }
   }
-  absl::MutexLock lock(&mu_);
-  if (ended_) return;
-  if (status.ok()) pending_final_ = std::move(final_response);
-  EndLocked(status, status.ok() ? &pending_final_->final() : nullptr);
+  Release();  // the job's reference (StartJob), after mu_ is released
 }
 
 void DiarizeReactor::EndLocked(absl::Status status,
@@ -243,7 +271,7 @@ void DiarizeReactor::EndLocked(absl::Status status,
   pending_partial_.reset();
   RequestLogEntry entry;
   entry.request_id =
-      config_.request_id.empty() ? log_request_id_ : config_.request_id;
+      config_.has_value() ? config_->request_id : session_.sent_request_id();
   entry.method = "Diarize";
   const grpc::Status g = ToGrpcStatus(status);
   entry.code = g.error_code();
@@ -285,41 +313,51 @@ void DiarizeReactor::PumpLocked() {
 }
 
 void DiarizeReactor::OnWriteDone(bool ok) {
-  if (!ok) {
-    // The stream broke (client gone); gRPC also reports OnCancel.
-    Fail(absl::CancelledError("the client stopped receiving responses"));
-  }
-  absl::MutexLock lock(&mu_);
-  write_in_flight_ = false;
-  PumpLocked();
+  AddRef();
+  state_.pool()->Post([this, ok] {
+    if (!ok) {
+      // The stream broke (client gone); gRPC also reports OnCancel.
+      Fail(ClientGoneStatus(context_));
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      write_in_flight_ = false;
+      PumpLocked();
+    }
+    Release();
+  });
 }
 
 void DiarizeReactor::OnCancel() {
-  runtime::Job* job = nullptr;
-  {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-    job = job_.get();
+  AddRef();
+  state_.pool()->Post([this] {
+    runtime::Job* job = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+      job = job_.get();
+    }
+    // Without a job, the pending read (which now fails) or the running pool
+    // task ends the call.
+    if (job != nullptr) job->Cancel();
+    Release();
+  });
+}
+
+void DiarizeReactor::OnDone() {
+  // The config timer, if it has not fired, holds a reference: drop both.
+  const CallTimer::Id timer_id = config_timer_.exchange(0);
+  if (timer_id != 0 && state_.timer() != nullptr &&
+      state_.timer()->Cancel(timer_id)) {
+    Release();
   }
-  // Without a job, the pending read (which now fails) or the running pool
-  // task ends the call.
-  if (job != nullptr) job->Cancel();
+  Release();
 }
 
-void DiarizeReactor::OnDone() { Release(); }
-
-void DiarizeReactor::AddRef() {
-  absl::MutexLock lock(&mu_);
-  ++refs_;
-}
+void DiarizeReactor::AddRef() { refs_.fetch_add(1); }
 
 void DiarizeReactor::Release() {
-  bool last = false;
-  {
-    absl::MutexLock lock(&mu_);
-    last = --refs_ == 0;
-  }
-  if (last) state_.pool()->Post([this] { delete this; });
+  if (refs_.fetch_sub(1) == 1) state_.pool()->Post([this] { delete this; });
 }
 
 }  // namespace diarization::server

@@ -1,31 +1,56 @@
 // The bidirectional Diarize stream: one reactor per call.
 //
 // One read and at most one write in flight. Each message read is handed to
-// the server's work pool (validate the config and start the engine job; or
-// decode and resample a chunk and append it to the job); the next read starts
-// when that task is done, so a slow engine slows the client down through
-// gRPC flow control instead of buffering. Nothing blocks or computes in a
-// gRPC callback. The engine's on_partial / on_complete callbacks queue
-// responses; a finished write starts the next one. Partial responses are
-// coalesced: only the newest waits while a write is in flight. OnCancel
-// cancels the job. After the job is accepted, only its completion (exactly
-// once, engine/runtime/engine.h) finishes the call.
+// the server's stream pool, where the StreamSession (stream_session.h)
+// sequences it: validate the config and start the engine job, or decode and
+// resample a chunk and append it to the job. Nothing blocks or computes in a
+// gRPC callback.
+//
+// Flow control: the next read starts when that task is done, unless the
+// job's backlog (audio accepted and not yet through the networks) is above
+// ServiceLimits::stream_backlog_high_water_s; then the read is held until
+// the engine reports the backlog down to half of it
+// (Job::NotifyWhenBacklogAtMost). While no read is pending, gRPC's flow
+// control stops the client's writes, so a client that sends faster than the
+// devices work is slowed down, never failed or truncated.
+//
+// Timers, all armed at the call's start: the config must arrive within
+// config_timeout_s (else DEADLINE_EXCEEDED), and the whole stream ends at
+// max_stream_duration_s or the client's deadline (the job carries the
+// earlier of them once it exists).
+//
+// The engine's on_partial / on_complete callbacks queue responses; a
+// finished write starts the next one. Partial responses are coalesced: only
+// the newest waits while a write is in flight. OnCancel cancels the job.
+// After the job is accepted, only its completion (exactly once,
+// engine/runtime/engine.h) finishes the call. A call that ends because the
+// client left is logged with the client's status (CANCELLED or
+// DEADLINE_EXCEEDED).
+//
+// Lifetime: reference counted. gRPC holds one reference until OnDone, each
+// pool task, held read (backpressure) and pending timer one; the last
+// Release deletes the reactor on the pool. gRPC callbacks only post work to
+// the pool (they may run inline inside our gRPC calls, which we make while
+// holding mu_).
 #ifndef DIARIZATION_SERVER_DIARIZE_REACTOR_H_
 #define DIARIZATION_SERVER_DIARIZE_REACTOR_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "diarization/v1/diarization.pb.h"
-#include "engine/audio/audio.h"
 #include "engine/runtime/engine.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
+#include "server/call_timer.h"
 #include "server/request_validation.h"
 #include "server/service_state.h"
+#include "server/stream_session.h"
 
 namespace diarization::server {
 
@@ -47,11 +72,29 @@ class DiarizeReactor
   void Begin();
   // Pool tasks, one at a time (the next read starts after each).
   void HandleMessage();
-  void HandleConfig();
-  void HandleAudio();
   void HandleEndOfAudio();
+  // After a message was taken: the next read now, or once the job's backlog
+  // is down (flow control).
+  void ContinueReading();
   // Starts the next read unless the call is finishing.
   void ReadNext();
+  // The config timer fired.
+  void OnConfigDeadline();
+
+  // What session_ asks of the job (through sink_), on the read side.
+  class JobSink : public StreamJobSink {
+   public:
+    explicit JobSink(DiarizeReactor* reactor) : reactor_(reactor) {}
+    absl::Status Start(const ValidatedConfig& config) override {
+      return reactor_->StartJob(config);
+    }
+    absl::Status Append(std::span<const float> samples) override;
+    absl::Status Finish() override;
+
+   private:
+    DiarizeReactor* const reactor_;
+  };
+  absl::Status StartJob(const ValidatedConfig& config);
 
   void OnPartial(runtime::PartialResult partial);
   void OnJobComplete(absl::StatusOr<runtime::JobResult> result);
@@ -67,6 +110,7 @@ class DiarizeReactor
   void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The status to report for a job that completed with `status`.
   absl::Status Explain(absl::Status status);
+  runtime::Job* job();
 
   void AddRef();
   void Release();
@@ -74,7 +118,6 @@ class DiarizeReactor
   ServiceState& state_;
   grpc::CallbackServerContext* const context_;
   const absl::Time start_time_;
-  // The earlier of the client's deadline and max_stream_duration_s.
   const absl::Time client_deadline_;
   const absl::Time stream_deadline_;
   CallSlot slot_;
@@ -82,15 +125,20 @@ class DiarizeReactor
   // Only touched by the read side (OnReadDone and the pool task it posts,
   // which never overlap).
   v1::DiarizeRequest request_;
-  bool have_config_ = false;
-  std::unique_ptr<audio::StreamDecoder> decoder_;
-  std::vector<float> samples_;
-  // Set once by HandleConfig before the job exists; read-only afterwards.
-  ValidatedConfig config_;
+  JobSink sink_{this};
+  StreamSession session_;
+
+  // Atomic, and the gRPC callbacks (OnReadDone, OnWriteDone, OnCancel,
+  // OnDone) never take mu_ themselves: gRPC may run them inline inside a
+  // StartRead/StartWrite/Finish that we call while holding mu_ (a call
+  // already cancelled completes its operations at once).
+  std::atomic<int> refs_{1};
+  std::atomic<CallTimer::Id> config_timer_{0};
 
   absl::Mutex mu_;
-  int refs_ ABSL_GUARDED_BY(mu_) = 1;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  // The config has been taken (the config timer no longer matters).
+  bool config_received_ ABSL_GUARDED_BY(mu_) = false;
   // A final status has been decided (logged); no more partial writes.
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   // Finish or WriteAndFinish has been called.
@@ -101,8 +149,8 @@ class DiarizeReactor
   std::optional<v1::DiarizeResponse> pending_final_ ABSL_GUARDED_BY(mu_);
   std::optional<grpc::Status> pending_status_ ABSL_GUARDED_BY(mu_);
   absl::Status feed_error_ ABSL_GUARDED_BY(mu_);
-  // The client's request_id as sent (logged even when the config fails).
-  std::string log_request_id_ ABSL_GUARDED_BY(mu_);
+  // The validated config, copied for the engine callbacks (FillResult).
+  std::optional<ValidatedConfig> config_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<runtime::Job> job_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -34,14 +34,26 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     const GrpcServerOptions& options,
     std::shared_ptr<runtime::Metrics> metrics) {
   if (absl::Status s = ValidateLimits(options.limits); !s.ok()) return s;
+  if (absl::Status s = ValidateConnectionLimits(options.connection); !s.ok()) {
+    return s;
+  }
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   absl::StatusOr<std::unique_ptr<WorkPool>> pool =
       WorkPool::Create(options.work_threads);
   if (!pool.ok()) return pool.status();
   server->pool_ = *std::move(pool);
+  absl::StatusOr<std::unique_ptr<WorkPool>> decode_pool =
+      WorkPool::Create({.threads = options.decode_threads,
+                        .max_queued = std::max(1, options.max_queued_decodes),
+                        .nice = 19});
+  if (!decode_pool.ok()) return decode_pool.status();
+  server->decode_pool_ = *std::move(decode_pool);
+  server->timer_ = std::make_unique<CallTimer>();
   server->state_ = std::make_unique<ServiceState>(
       options.limits, options.version, options.commit, std::move(metrics),
-      server->pool_.get());
+      ServiceThreads{.stream_pool = server->pool_.get(),
+                     .decode_pool = server->decode_pool_.get(),
+                     .timer = server->timer_.get()});
   server->state_->SetTokens(options.tokens);
   server->service_ = std::make_unique<DiarizationService>(*server->state_);
 
@@ -62,11 +74,11 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   const int max_bytes = static_cast<int>(options.limits.max_message_bytes);
   builder.SetMaxReceiveMessageSize(max_bytes);
   builder.SetMaxSendMessageSize(max_bytes);
+  ConnectionLimits connection = options.connection;
   if (options.max_connection_age_s > 0) {
-    builder.AddChannelArgument(
-        GRPC_ARG_MAX_CONNECTION_AGE_MS,
-        static_cast<int>(std::min(options.max_connection_age_s * 1000, 2e9)));
+    connection.max_connection_age_s = options.max_connection_age_s;
   }
+  ApplyConnectionLimits(connection, builder);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(
@@ -99,12 +111,16 @@ void GrpcServer::SetEngine(std::shared_ptr<runtime::Engine> engine,
 
 absl::Status GrpcServer::Drain(absl::Time deadline) {
   state_->BeginDrain();
-  LogEvent("drain_started", absl::StrCat(state_->open_calls(), " calls open"));
-  const bool all_finished = state_->WaitForNoCalls(deadline);
+  LogEvent("drain_started",
+           absl::StrCat(state_->open_calls(), " calls open, ",
+                        state_->busy_calls(), " with accepted work"));
+  // Calls without accepted work (a stream that never sent its config) are
+  // not waited for: the shutdown below cancels them.
+  const bool all_finished = state_->WaitForNoBusyCalls(deadline);
   absl::Status status = absl::OkStatus();
   if (!all_finished) {
     status = absl::DeadlineExceededError(absl::StrCat(
-        state_->open_calls(),
+        state_->busy_calls(),
         " calls were still open at the drain deadline; they end with "
         "UNAVAILABLE"));
   }

@@ -16,6 +16,8 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "server/auth/token_store.h"
+#include "server/call_timer.h"
+#include "server/connection_limits.h"
 #include "server/diarization_service.h"
 #include "server/limits.h"
 #include "server/service_state.h"
@@ -27,13 +29,20 @@ struct GrpcServerOptions {
   // host:port; port 0 picks a free port (see GrpcServer::port()).
   std::string listen = "127.0.0.1:50051";
   ServiceLimits limits;
-  // Threads that decode and resample request audio.
+  // Threads that run stream messages (validate, resample a chunk, append).
   int work_threads = 2;
   // > 0: each client connection is closed (GOAWAY) after about this many
   // seconds, so long-lived clients resolve the service name again and
   // spread onto replicas added since (docs/operations.md). Calls open on
   // the connection run to their end (no grace limit).
   double max_connection_age_s = 0;
+  // Threads that decode DiarizeFile uploads, at the lowest CPU priority
+  // (nice 19: they use what streams and the engine leave); at
+  // most max_queued_decodes uploads wait for one (RESOURCE_EXHAUSTED past
+  // it).
+  int decode_threads = 1;
+  int max_queued_decodes = 4;
+  ConnectionLimits connection;
   std::string version;
   std::string commit;
   // The port's credentials (auth/server_credentials.h); null: plaintext.
@@ -65,7 +74,8 @@ class GrpcServer {
                  std::vector<v1::ModelInfo> models);
 
   // Graceful drain: health NOT_SERVING and new calls UNAVAILABLE at once;
-  // calls already admitted run to completion until `deadline`; then the
+  // calls that hold accepted work run to completion until `deadline` (a
+  // stream that has not sent its config holds none and is cut at once); the
   // engine drains (jobs still running end with UNAVAILABLE) and the gRPC
   // server shuts down. OK when every call finished before `deadline`,
   // DEADLINE_EXCEEDED when some had to be cut short.
@@ -75,10 +85,13 @@ class GrpcServer {
   GrpcServer() = default;
 
   // Declaration order is destruction order reversed: the gRPC server goes
-  // first, then the service, then the pool (which runs the reactors' final
-  // deletes, touching state_), then the state (which holds the engine).
+  // first, then the service, then the pools (which run the reactors' final
+  // tasks and deletes, touching state_), the timer, then the state (which
+  // holds the engine).
   std::unique_ptr<ServiceState> state_;
+  std::unique_ptr<CallTimer> timer_;
   std::unique_ptr<WorkPool> pool_;
+  std::unique_ptr<WorkPool> decode_pool_;
   std::unique_ptr<DiarizationService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -12,8 +12,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -523,7 +525,7 @@ TEST_F(ServerTest, FullBacklogIsResourceExhaustedWithRetryHint) {
   // A recording longer than the whole backlog can never fit: not retryable.
   s = Unary(RawConfig(), Pcm16(31, 1), &result);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(s.error_message(), HasSubstr("backlog limit"));
+  EXPECT_THAT(s.error_message(), HasSubstr("stream it instead"));
 
   first_context.TryCancel();
   first->Finish();
@@ -643,6 +645,69 @@ TEST_F(ServerTest, RequestsAreCountedByMethodAndCode) {
   }
   EXPECT_EQ(ok, 1);
   EXPECT_EQ(invalid, 1);
+}
+
+// Issue 13: a stream that never sends its config ends after
+// config_timeout_s (it held a call slot forever before).
+TEST_F(ServerTest, StreamWithoutConfigTimesOut) {
+  ServiceLimits limits;
+  limits.config_timeout_s = 0.5;
+  Start(limits);
+  grpc::ClientContext context;
+  auto stream = stub_->Diarize(&context);
+  const absl::Time start = absl::Now();
+  v1::DiarizeResponse r;
+  while (stream->Read(&r)) {
+  }
+  grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(s.error_message(), HasSubstr("config_timeout_s"));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(450));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ExpectNoOpenCalls();
+}
+
+// Issue 13: flow control instead of loss. With the networks blocked, a
+// client sending as fast as it can is held by the server once the job's
+// backlog passes the high-water mark: the backlog (all of the job's audio,
+// nothing is processed) stays near the mark instead of growing to the
+// engine's limit, which failed the stream with RESOURCE_EXHAUSTED before.
+// When the networks run again the stream completes with all of its audio.
+TEST_F(ServerTest, FastStreamIsHeldAtTheHighWaterMarkThenCompletes) {
+  ServiceLimits limits;
+  limits.stream_backlog_high_water_s = 20;
+  Start(limits, /*max_backlog_audio_s=*/40);
+  control_->SetGate(false);
+  grpc::ClientContext context;
+  auto stream = stub_->Diarize(&context);
+  ASSERT_TRUE(stream->Write(ConfigRequest(RawConfig("fast"))));
+  constexpr int kSeconds = 120;  // 3x the whole backlog
+  const std::string audio = Pcm16(kSeconds, 2);
+  std::thread writer([&] {
+    for (int i = 0; i < kSeconds; ++i) {
+      v1::DiarizeRequest chunk;
+      chunk.set_audio(audio.substr(i * 2 * kRate, 2 * kRate));
+      if (!stream->Write(chunk)) return;
+    }
+    stream->WritesDone();
+  });
+  absl::SleepFor(absl::Seconds(2));
+  const double held_backlog = engine_->backlog_audio_s();
+  EXPECT_GE(held_backlog, 20.0);
+  EXPECT_LE(held_backlog, 20.0 + 1.0 + 1e-9) << "the server kept reading";
+  control_->SetGate(true);
+  v1::DiarizeResponse response;
+  std::optional<v1::DiarizeResult> final_result;
+  while (stream->Read(&response)) {
+    if (response.has_final()) final_result = response.final();
+  }
+  writer.join();
+  grpc::Status s = stream->Finish();
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(final_result.has_value());
+  ExpectWindows(*final_result, kSeconds, 2);
+  std::fprintf(stderr, "held at %.1f s of backlog\n", held_backlog);
+  ExpectNoOpenCalls();
 }
 
 }  // namespace

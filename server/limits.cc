@@ -38,10 +38,11 @@ absl::Status ValidateLimits(const ServiceLimits& l) {
     return absl::InvalidArgumentError(absl::StrCat(
         "config_timeout_s is ", l.config_timeout_s, "; it must be > 0"));
   }
-  if (!(l.stream_backlog_high_water_s > 0.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stream_backlog_high_water_s is ",
-                     l.stream_backlog_high_water_s, "; it must be > 0"));
+  if (!(l.stream_backlog_high_water_s >= kMinStreamHighWaterS)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stream_backlog_high_water_s is ", l.stream_backlog_high_water_s,
+        "; it must be >= ", kMinStreamHighWaterS,
+        " s (a stream's unfinished window stays in its backlog)"));
   }
   if (!(l.max_decode_cpu_s >= 0.0)) {
     return absl::InvalidArgumentError(

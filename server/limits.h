@@ -34,8 +34,10 @@ struct ServiceLimits {
   double config_timeout_s = 10.0;
   // Flow control: a stream's next message is not read while its job holds
   // more than this many seconds of audio not yet through the networks; reads
-  // resume when it is down to half of it. Slows a fast sender through gRPC
-  // flow control instead of failing it.
+  // resume at ResumeBacklogS. Slows a fast sender through gRPC flow control
+  // instead of failing it. At least kMinStreamHighWaterS: a stream's newest
+  // audio (its unfinished 10 s window) stays in its backlog until more
+  // audio arrives, so a lower mark could never be reached again.
   double stream_backlog_high_water_s = 60.0;
   // CPU seconds one DiarizeFile decode may use (RESOURCE_EXHAUSTED past it);
   // 0 = unbounded.
@@ -44,6 +46,15 @@ struct ServiceLimits {
   double min_partial_interval_s = 1.0;
   double default_partial_interval_s = 5.0;
 };
+
+inline constexpr double kMinStreamHighWaterS = 20.0;
+
+// The low-water mark where a held stream's reads resume: half the high-water
+// mark, but never below 12 s (a window and a bit, see above).
+inline double ResumeBacklogS(const ServiceLimits& limits) {
+  const double half = limits.stream_backlog_high_water_s / 2;
+  return half > 12.0 ? half : 12.0;
+}
 
 // Checks that the limits themselves make sense (positive, ordered), for flag
 // validation at start-up.

@@ -97,6 +97,39 @@ ABSL_FLAG(double, max_connection_age_s, 0,
           "Close each client connection (GOAWAY) after this many seconds so "
           "that clients re-resolve and spread onto new replicas; open calls "
           "finish first (0: never)");
+// Issue 13: abuse-proof serving (docs/api.md "Flow control and limits",
+// docs/reliability.md).
+ABSL_FLAG(int, decode_threads, 1,
+          "Server threads that decode DiarizeFile uploads (apart from the "
+          "stream threads, at a lower CPU priority)");
+ABSL_FLAG(int, max_queued_decodes, 4,
+          "Uploads that may wait for a decode thread; beyond it DiarizeFile "
+          "gets RESOURCE_EXHAUSTED");
+ABSL_FLAG(double, max_decode_cpu_s, 60.0,
+          "CPU seconds one DiarizeFile decode may use (0 = unbounded)");
+ABSL_FLAG(double, config_timeout_s, 10.0,
+          "A Diarize stream must send its config within this many seconds");
+ABSL_FLAG(double, stream_backlog_high_water_s, 60.0,
+          "Flow control: a stream's next message is not read while its job "
+          "holds more than this many seconds of unprocessed audio");
+ABSL_FLAG(double, max_request_backlog_share, 0.25,
+          "One recording may hold at most this share of max_backlog_audio_s");
+ABSL_FLAG(int, max_calls_per_peer, 0,
+          "Calls one peer (address) may have admitted at once (0 = no limit)");
+ABSL_FLAG(double, max_peer_backlog_audio_s, 0.0,
+          "Backlog seconds one peer may hold (0 = no limit)");
+ABSL_FLAG(double, keepalive_time_s, 60.0,
+          "gRPC keepalive: ping a connection after this many idle seconds");
+ABSL_FLAG(double, keepalive_timeout_s, 20.0,
+          "gRPC keepalive: drop the connection when a ping is unanswered "
+          "this long");
+ABSL_FLAG(double, max_connection_idle_s, 300.0,
+          "Close a connection without calls after this long (0 = never)");
+ABSL_FLAG(double, max_connection_age_grace_s, 3600.0,
+          "After max_connection_age_s, calls still open get this long");
+ABSL_FLAG(int, max_streams_per_connection, 16,
+          "Calls open at once on one HTTP/2 connection (more wait in the "
+          "client); 0 = gRPC's default");
 ABSL_FLAG(std::string, git_commit, "",
           "Commit reported by GetInfo and diarization_build_info (default "
           "$DIARIZATION_GIT_COMMIT, else the commit stamped at build time)");
@@ -139,6 +172,10 @@ absl::StatusOr<ServiceLimits> LimitsFromFlags() {
   l.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   l.max_backlog_audio_s = absl::GetFlag(FLAGS_max_backlog_audio_s);
   l.max_speakers = absl::GetFlag(FLAGS_max_speakers);
+  l.config_timeout_s = absl::GetFlag(FLAGS_config_timeout_s);
+  l.stream_backlog_high_water_s =
+      absl::GetFlag(FLAGS_stream_backlog_high_water_s);
+  l.max_decode_cpu_s = absl::GetFlag(FLAGS_max_decode_cpu_s);
   RETURN_IF_ERROR(ValidateLimits(l));
   return l;
 }
@@ -249,6 +286,17 @@ absl::Status Run() {
   options.limits = limits;
   options.work_threads = absl::GetFlag(FLAGS_work_threads);
   options.max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s);
+  options.decode_threads = absl::GetFlag(FLAGS_decode_threads);
+  options.max_queued_decodes = absl::GetFlag(FLAGS_max_queued_decodes);
+  options.connection = {
+      .keepalive_time_s = absl::GetFlag(FLAGS_keepalive_time_s),
+      .keepalive_timeout_s = absl::GetFlag(FLAGS_keepalive_timeout_s),
+      .max_connection_idle_s = absl::GetFlag(FLAGS_max_connection_idle_s),
+      .max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s),
+      .max_connection_age_grace_s =
+          absl::GetFlag(FLAGS_max_connection_age_grace_s),
+      .max_streams_per_connection =
+          absl::GetFlag(FLAGS_max_streams_per_connection)};
   options.version = kVersion;
   options.commit = commit;
   ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server,
@@ -307,6 +355,11 @@ absl::Status Run() {
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;
   engine_options.host_threads = absl::GetFlag(FLAGS_host_threads);
+  engine_options.max_request_backlog_share =
+      absl::GetFlag(FLAGS_max_request_backlog_share);
+  engine_options.max_calls_per_peer = absl::GetFlag(FLAGS_max_calls_per_peer);
+  engine_options.max_peer_backlog_audio_s =
+      absl::GetFlag(FLAGS_max_peer_backlog_audio_s);
   ASSIGN_OR_RETURN(
       std::unique_ptr<runtime::Engine> engine,
       runtime::Engine::Create(engine_options, std::move(loaded.devices),

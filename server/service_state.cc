@@ -18,27 +18,39 @@ const char* ServingStateName(ServingState state) {
 
 CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
   if (this != &other) {
-    if (state_ != nullptr) state_->ReleaseCall();
+    Release();
     state_ = other.state_;
+    busy_ = other.busy_;
     other.state_ = nullptr;
     principal_ = std::move(other.principal_);
+    other.busy_ = false;
   }
   return *this;
 }
 
-CallSlot::~CallSlot() {
-  if (state_ != nullptr) state_->ReleaseCall();
+CallSlot::~CallSlot() { Release(); }
+
+void CallSlot::Release() {
+  if (state_ != nullptr) state_->ReleaseCall(busy_);
+  state_ = nullptr;
+  busy_ = false;
+}
+
+void CallSlot::MarkBusy() {
+  if (state_ == nullptr || busy_) return;
+  busy_ = true;
+  state_->MarkBusy();
 }
 
 ServiceState::ServiceState(ServiceLimits limits, std::string version,
                            std::string commit,
                            std::shared_ptr<runtime::Metrics> metrics,
-                           WorkPool* pool)
+                           ServiceThreads threads)
     : limits_(limits),
       version_(std::move(version)),
       commit_(std::move(commit)),
       metrics_(std::move(metrics)),
-      pool_(pool) {}
+      threads_(threads) {}
 
 void ServiceState::SetHealthService(grpc::HealthCheckServiceInterface* health) {
   absl::MutexLock lock(&mu_);
@@ -108,9 +120,28 @@ absl::StatusOr<CallSlot> ServiceState::AdmitCall(
   return CallSlot(this, std::move(principal));
 }
 
-void ServiceState::ReleaseCall() {
+void ServiceState::ReleaseCall(bool busy) {
   absl::MutexLock lock(&mu_);
   --open_calls_;
+  if (busy) --busy_calls_;
+}
+
+void ServiceState::MarkBusy() {
+  absl::MutexLock lock(&mu_);
+  ++busy_calls_;
+}
+
+bool ServiceState::WaitForNoBusyCalls(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return busy_calls_ == 0;
+  };
+  return mu_.AwaitWithDeadline(absl::Condition(&none), deadline);
+}
+
+int ServiceState::busy_calls() const {
+  absl::MutexLock lock(&mu_);
+  return busy_calls_;
 }
 
 bool ServiceState::WaitForNoCalls(absl::Time deadline) {

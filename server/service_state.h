@@ -19,6 +19,7 @@
 #include "grpcpp/server_context.h"
 #include "server/auth/principal.h"
 #include "server/auth/token_store.h"
+#include "server/call_timer.h"
 #include "server/limits.h"
 #include "server/work_pool.h"
 
@@ -39,8 +40,11 @@ class CallSlot {
   CallSlot(ServiceState* state, auth::PrincipalCalls::Slot principal)
       : state_(state), principal_(std::move(principal)) {}
   CallSlot(CallSlot&& other) noexcept
-      : state_(other.state_), principal_(std::move(other.principal_)) {
+      : state_(other.state_),
+        principal_(std::move(other.principal_)),
+        busy_(other.busy_) {
     other.state_ = nullptr;
+    other.busy_ = false;
   }
   CallSlot& operator=(CallSlot&& other) noexcept;
   ~CallSlot();
@@ -50,17 +54,34 @@ class CallSlot {
   const std::shared_ptr<const auth::Principal>& principal() const {
     return principal_.principal();
   }
+  // The call now holds accepted work (a stream's job, an upload being
+  // decoded): a drain waits for it. A call that never does (a stream that
+  // has not sent its config) is cut at once by a drain. Idempotent.
+  void MarkBusy();
 
  private:
+  void Release();
   ServiceState* state_ = nullptr;
   auth::PrincipalCalls::Slot principal_;
+  bool busy_ = false;
+};
+
+// The threads the reactors use, owned by GrpcServer.
+struct ServiceThreads {
+  // Stream messages and reactor deletes: short tasks only.
+  WorkPool* stream_pool = nullptr;
+  // Whole-file decoding (bounded queue, lower priority).
+  WorkPool* decode_pool = nullptr;
+  // Per-call timers (a stream's config deadline).
+  CallTimer* timer = nullptr;
 };
 
 // Thread-safe.
 class ServiceState {
  public:
   ServiceState(ServiceLimits limits, std::string version, std::string commit,
-               std::shared_ptr<runtime::Metrics> metrics, WorkPool* pool);
+               std::shared_ptr<runtime::Metrics> metrics,
+               ServiceThreads threads);
 
   // Called once, after the gRPC server started; may be null (tests).
   void SetHealthService(grpc::HealthCheckServiceInterface* health);
@@ -87,9 +108,12 @@ class ServiceState {
   // Waits until no admitted call remains or `deadline` passes; true when
   // none remains.
   bool WaitForNoCalls(absl::Time deadline);
+  // The same for calls that hold accepted work (CallSlot::MarkBusy).
+  bool WaitForNoBusyCalls(absl::Time deadline);
 
   ServingState state() const;
   int open_calls() const;
+  int busy_calls() const;
   // Null until SetServing.
   std::shared_ptr<runtime::Engine> engine() const;
   std::vector<v1::ModelInfo> models() const;
@@ -98,22 +122,26 @@ class ServiceState {
   const std::string& version() const { return version_; }
   const std::string& commit() const { return commit_; }
   runtime::Metrics* metrics() const { return metrics_.get(); }
-  WorkPool* pool() const { return pool_; }
+  WorkPool* pool() const { return threads_.stream_pool; }
+  WorkPool* decode_pool() const { return threads_.decode_pool; }
+  CallTimer* timer() const { return threads_.timer; }
 
  private:
   friend class CallSlot;
-  void ReleaseCall();
+  void ReleaseCall(bool busy);
+  void MarkBusy();
   void UpdateHealthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ServiceLimits limits_;
   const std::string version_;
   const std::string commit_;
   const std::shared_ptr<runtime::Metrics> metrics_;
-  WorkPool* const pool_;
+  const ServiceThreads threads_;
 
   mutable absl::Mutex mu_;
   ServingState state_ ABSL_GUARDED_BY(mu_) = ServingState::kLoading;
   int open_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  int busy_calls_ ABSL_GUARDED_BY(mu_) = 0;
   std::shared_ptr<runtime::Engine> engine_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::ModelInfo> models_ ABSL_GUARDED_BY(mu_);
   grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(mu_) = nullptr;

@@ -304,7 +304,8 @@ TEST(E2eLimits, FullQueueIsResourceExhausted) {
   auto models = RandomModelDir();
   ASSERT_TRUE(models.ok()) << models.status();
   auto server = ServerProcess::Start(
-      *models, {"--max_backlog_audio_s=20", "--threads=1"});
+      *models, {"--max_backlog_audio_s=20", "--max_request_backlog_share=1",
+                "--threads=1"});
   ASSERT_TRUE(server.ok()) << server.status();
   auto stub = (*server)->NewStub();
   v1::DiarizeResult r;

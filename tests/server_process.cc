@@ -85,7 +85,12 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   const std::string dir = NewTempDir("server");
   const std::string port_file = dir + "/ports";
   p->log_path_ = dir + "/server.log";
-  std::vector<std::string> args = {Runfile("server/diarization_server"),
+  // DIARIZATION_SERVER_UNDER_TEST runs another build of the server (e.g. the
+  // code before a fix, to see a test fail on it).
+  const char* other = std::getenv("DIARIZATION_SERVER_UNDER_TEST");
+  std::vector<std::string> args = {other != nullptr && *other != '\0'
+                                       ? std::string(other)
+                                       : Runfile("server/diarization_server"),
                                    "--models=" + models_dir,
                                    "--device=cpu",
                                    "--listen=127.0.0.1:0",
@@ -189,6 +194,14 @@ int ServerProcess::Wait() {
   exited_ = true;
   exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return exit_code_;
+}
+
+int64_t ServerProcess::RssBytes() const {
+  if (pid_ <= 0 || exited_) return -1;
+  std::ifstream statm(absl::StrCat("/proc/", pid_, "/statm"));
+  int64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return -1;
+  return resident * sysconf(_SC_PAGESIZE);
 }
 
 std::string ServerProcess::Log() const {

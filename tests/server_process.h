@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +31,8 @@ absl::StatusOr<std::string> RandomModelDir();
 
 class ServerProcess {
  public:
-  // Starts the server with --models `models_dir` --device cpu plus `flags`,
+  // Starts the server (or $DIARIZATION_SERVER_UNDER_TEST, when set) with
+  // --models `models_dir` --device cpu plus `flags`,
   // and waits (up to 120 s) for health SERVING. Its stderr goes to a file in
   // TEST_TMPDIR (log_path()). `credentials` (default plaintext) are those of
   // channel() and of the health wait, for a server started with TLS flags.
@@ -54,6 +56,10 @@ class ServerProcess {
   int Wait();
   // The log text so far.
   std::string Log() const;
+  // The server's resident set now (/proc/PID/statm), bytes; -1 once it has
+  // exited.
+  int64_t RssBytes() const;
+  pid_t pid() const { return pid_; }
 
  private:
   ServerProcess() = default;
