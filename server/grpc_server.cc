@@ -74,11 +74,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   const int max_bytes = static_cast<int>(options.limits.max_message_bytes);
   builder.SetMaxReceiveMessageSize(max_bytes);
   builder.SetMaxSendMessageSize(max_bytes);
-  ConnectionLimits connection = options.connection;
-  if (options.max_connection_age_s > 0) {
-    connection.max_connection_age_s = options.max_connection_age_s;
-  }
-  ApplyConnectionLimits(connection, builder);
+  ApplyConnectionLimits(options.connection, builder);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(

@@ -31,11 +31,6 @@ struct GrpcServerOptions {
   ServiceLimits limits;
   // Threads that run stream messages (validate, resample a chunk, append).
   int work_threads = 2;
-  // > 0: each client connection is closed (GOAWAY) after about this many
-  // seconds, so long-lived clients resolve the service name again and
-  // spread onto replicas added since (docs/operations.md). Calls open on
-  // the connection run to their end (no grace limit).
-  double max_connection_age_s = 0;
   // Threads that decode DiarizeFile uploads, at the lowest CPU priority
   // (nice 19: they use what streams and the engine leave); at
   // most max_queued_decodes uploads wait for one (RESOURCE_EXHAUSTED past

@@ -285,7 +285,6 @@ absl::Status Run() {
   options.reflection = security.reflection;
   options.limits = limits;
   options.work_threads = absl::GetFlag(FLAGS_work_threads);
-  options.max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s);
   options.decode_threads = absl::GetFlag(FLAGS_decode_threads);
   options.max_queued_decodes = absl::GetFlag(FLAGS_max_queued_decodes);
   options.connection = {
