@@ -38,14 +38,15 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     return s;
   }
   std::unique_ptr<GrpcServer> server(new GrpcServer());
-  absl::StatusOr<std::unique_ptr<WorkPool>> pool =
-      WorkPool::Create(options.work_threads);
+  absl::StatusOr<std::unique_ptr<runtime::ThreadPool>> pool =
+      runtime::ThreadPool::Create({.threads = options.work_threads});
   if (!pool.ok()) return pool.status();
   server->pool_ = *std::move(pool);
-  absl::StatusOr<std::unique_ptr<WorkPool>> decode_pool =
-      WorkPool::Create({.threads = options.decode_threads,
-                        .max_queued = std::max(1, options.max_queued_decodes),
-                        .nice = 19});
+  absl::StatusOr<std::unique_ptr<runtime::ThreadPool>> decode_pool =
+      runtime::ThreadPool::Create(
+          {.threads = options.decode_threads,
+           .max_queued = std::max(1, options.max_queued_decodes),
+           .nice = 19});
   if (!decode_pool.ok()) return decode_pool.status();
   server->decode_pool_ = *std::move(decode_pool);
   server->timer_ = std::make_unique<CallTimer>();

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
+#include "engine/runtime/thread_pool.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "server/auth/token_store.h"
@@ -21,7 +22,6 @@
 #include "server/diarization_service.h"
 #include "server/limits.h"
 #include "server/service_state.h"
-#include "server/work_pool.h"
 
 namespace diarization::server {
 
@@ -85,8 +85,8 @@ class GrpcServer {
   // holds the engine).
   std::unique_ptr<ServiceState> state_;
   std::unique_ptr<CallTimer> timer_;
-  std::unique_ptr<WorkPool> pool_;
-  std::unique_ptr<WorkPool> decode_pool_;
+  std::unique_ptr<runtime::ThreadPool> pool_;
+  std::unique_ptr<runtime::ThreadPool> decode_pool_;
   std::unique_ptr<DiarizationService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

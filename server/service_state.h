@@ -15,13 +15,13 @@
 #include "absl/time/time.h"
 #include "diarization/v1/diarization.pb.h"
 #include "engine/runtime/engine.h"
+#include "engine/runtime/thread_pool.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_context.h"
 #include "server/auth/principal.h"
 #include "server/auth/token_store.h"
 #include "server/call_timer.h"
 #include "server/limits.h"
-#include "server/work_pool.h"
 
 namespace diarization::server {
 
@@ -69,9 +69,9 @@ class CallSlot {
 // The threads the reactors use, owned by GrpcServer.
 struct ServiceThreads {
   // Stream messages and reactor deletes: short tasks only.
-  WorkPool* stream_pool = nullptr;
+  runtime::ThreadPool* stream_pool = nullptr;
   // Whole-file decoding (bounded queue, lower priority).
-  WorkPool* decode_pool = nullptr;
+  runtime::ThreadPool* decode_pool = nullptr;
   // Per-call timers (a stream's config deadline).
   CallTimer* timer = nullptr;
 };
@@ -122,8 +122,8 @@ class ServiceState {
   const std::string& version() const { return version_; }
   const std::string& commit() const { return commit_; }
   runtime::Metrics* metrics() const { return metrics_.get(); }
-  WorkPool* pool() const { return threads_.stream_pool; }
-  WorkPool* decode_pool() const { return threads_.decode_pool; }
+  runtime::ThreadPool* pool() const { return threads_.stream_pool; }
+  runtime::ThreadPool* decode_pool() const { return threads_.decode_pool; }
   CallTimer* timer() const { return threads_.timer; }
 
  private:

@@ -25,10 +25,7 @@ ClusterInput GatherLocked(const JobState& job, int k) {
 }
 
 HostTasks::HostTasks(int threads, ClusterFunction cluster, Metrics* metrics)
-    : cluster_(std::move(cluster)), metrics_(metrics) {
-  threads = std::max(1, threads);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
-}
+    : cluster_(std::move(cluster)), metrics_(metrics), pool_(threads) {}
 
 HostTasks::~HostTasks() { Shutdown(); }
 
@@ -49,49 +46,11 @@ void HostTasks::Cluster(Kind kind, int windows,
     out.input = *std::move(input);
     done(std::move(out));
   };
-  absl::MutexLock lock(&mu_);
-  queue_.emplace(Key{static_cast<int>(kind), windows, arrivals_++},
-                 std::move(task));
+  pool_.Post({static_cast<int>(kind), windows}, std::move(task));
 }
 
 void HostTasks::Maintain(std::function<void()> task) {
-  absl::MutexLock lock(&mu_);
-  queue_.emplace(Key{static_cast<int>(Kind::kMaintenance), 0, arrivals_++},
-                 std::move(task));
-}
-
-void HostTasks::Shutdown() {
-  absl::MutexLock join_lock(&join_mu_);
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_ && threads_.empty()) return;
-    stopping_ = true;
-  }
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
-}
-
-void HostTasks::Loop() {
-  while (true) {
-    std::function<void()> task;
-    {
-      absl::MutexLock lock(&mu_);
-      // Exit only when stopping and nothing is queued or running (a running
-      // task may still post follow-up work).
-      mu_.Await(absl::Condition(
-          +[](HostTasks* h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(h->mu_) {
-            return !h->queue_.empty() || (h->stopping_ && h->busy_ == 0);
-          },
-          this));
-      if (queue_.empty()) return;
-      task = std::move(queue_.begin()->second);
-      queue_.erase(queue_.begin());
-      ++busy_;
-    }
-    task();
-    absl::MutexLock lock(&mu_);
-    --busy_;
-  }
+  pool_.Post({static_cast<int>(Kind::kMaintenance), 0}, std::move(task));
 }
 
 }  // namespace diarization::runtime::internal

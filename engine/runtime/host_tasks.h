@@ -1,5 +1,6 @@
 // Internal: the host side of the engine — clustering (final and
-// provisional) and memory maintenance on a fixed set of host threads.
+// provisional) and memory maintenance on a ThreadPool (thread_pool.h), whose
+// priorities give the order below.
 //
 // Tasks take their inputs by value and hand their results to a
 // continuation (on the host thread that ran them); they never touch job
@@ -13,20 +14,17 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
-#include <thread>
-#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/job_state.h"
 #include "engine/runtime/metrics.h"
+#include "engine/runtime/thread_pool.h"
 
 namespace diarization::runtime::internal {
 
@@ -80,23 +78,13 @@ class HostTasks {
 
   // Runs everything queued (including what tasks post), then joins.
   // Idempotent; not from a host thread.
-  void Shutdown();
+  void Shutdown() { pool_.Shutdown(); }
 
  private:
-  // (kind, windows, arrival): the smallest runs first.
-  using Key = std::tuple<int, int, uint64_t>;
-  void Loop();
-
   const ClusterFunction cluster_;
   Metrics* const metrics_;
-
-  absl::Mutex mu_;
-  std::map<Key, std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
-  uint64_t arrivals_ ABSL_GUARDED_BY(mu_) = 0;
-  int busy_ ABSL_GUARDED_BY(mu_) = 0;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;
-  absl::Mutex join_mu_;
+  // Priority (kind, windows): the smallest runs first, then arrival order.
+  ThreadPool pool_;
 };
 
 }  // namespace diarization::runtime::internal

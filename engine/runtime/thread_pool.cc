@@ -1,22 +1,73 @@
 #include "engine/runtime/thread_pool.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace diarization::runtime {
 
-ThreadPool::ThreadPool(int num_threads) {
-  if (num_threads < 1) num_threads = 1;
-  threads_.reserve(num_threads);
-  for (int i = 0; i < num_threads; ++i) {
-    threads_.emplace_back([this] { Loop(); });
+absl::StatusOr<std::unique_ptr<ThreadPool>> ThreadPool::Create(
+    const ThreadPoolOptions& options) {
+  if (options.threads < 1 || options.threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "thread pool threads is ", options.threads, "; use 1 to 1024"));
+  }
+  if (options.max_queued < 0 || options.nice < 0 || options.nice > 19) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("thread pool max_queued ", options.max_queued, " or nice ",
+                     options.nice, " out of range (>= 0, 0..19)"));
+  }
+  return std::unique_ptr<ThreadPool>(new ThreadPool(options));
+}
+
+ThreadPool::ThreadPool(int num_threads)
+    : ThreadPool(ThreadPoolOptions{.threads = std::max(1, num_threads)}) {}
+
+ThreadPool::ThreadPool(const ThreadPoolOptions& options) : options_(options) {
+  threads_.reserve(options.threads);
+  for (int i = 0; i < options.threads; ++i) {
+    threads_.emplace_back([this] {
+      if (options_.nice > 0) {
+        // Per thread on Linux (the nice value belongs to the task). Best
+        // effort: a failure only loses the priority hint.
+        const id_t tid = static_cast<id_t>(::syscall(SYS_gettid));
+        ::setpriority(PRIO_PROCESS, tid,
+                      ::getpriority(PRIO_PROCESS, tid) + options_.nice);
+      }
+      Loop();
+    });
   }
 }
 
 ThreadPool::~ThreadPool() { Shutdown(); }
 
-void ThreadPool::Schedule(std::function<void()> task) {
+void ThreadPool::Post(Priority priority, std::function<void()> task) {
   absl::MutexLock lock(&mu_);
-  tasks_.push_back(std::move(task));
+  PostLocked(priority, std::move(task));
+}
+
+bool ThreadPool::TryPost(std::function<void()> task) {
+  absl::MutexLock lock(&mu_);
+  if (options_.max_queued > 0 &&
+      static_cast<int>(tasks_.size()) >= options_.max_queued) {
+    return false;
+  }
+  PostLocked(Priority{0, 0}, std::move(task));
+  return true;
+}
+
+void ThreadPool::PostLocked(Priority priority, std::function<void()> task) {
+  tasks_.emplace(Key{priority, arrivals_++}, std::move(task));
+}
+
+int ThreadPool::queued() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(tasks_.size());
 }
 
 void ThreadPool::Shutdown() {
@@ -43,8 +94,8 @@ void ThreadPool::Loop() {
           },
           this));
       if (tasks_.empty()) return;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+      task = std::move(tasks_.begin()->second);
+      tasks_.erase(tasks_.begin());
       ++busy_;
     }
     task();
@@ -64,7 +115,7 @@ void Strand::Post(std::function<void()> task) {
     }
   }
   if (start) {
-    pool_->Schedule([state = state_] { Drain(state); });
+    pool_->Post([state = state_] { Drain(state); });
   }
 }
 
