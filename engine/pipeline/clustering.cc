@@ -11,23 +11,18 @@
 namespace diarization::pipeline {
 
 absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints) {
-  if (hints.num_speakers < 0 || hints.min_speakers < 0 ||
-      hints.max_speakers < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("speaker hints must be >= 0 (0 = unset): num_speakers=",
-                     hints.num_speakers, " min_speakers=", hints.min_speakers,
-                     " max_speakers=", hints.max_speakers));
-  }
   ResolvedHints r;
   // pyannote: min = num or min or 1; max = num or max or ∞.
   r.min = hints.num_speakers ? hints.num_speakers
                              : (hints.min_speakers ? hints.min_speakers : 1);
   r.max = hints.num_speakers ? hints.num_speakers : hints.max_speakers;
-  if (r.max != 0 && r.min > r.max) {
+  if (hints.num_speakers < 0 || hints.min_speakers < 0 ||
+      hints.max_speakers < 0 || (r.max != 0 && r.min > r.max)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "min_speakers must be smaller than (or equal to) max_speakers (here: "
-        "min_speakers=",
-        r.min, " and max_speakers=", r.max, ")"));
+        "speaker hints num_speakers=", hints.num_speakers, " min_speakers=",
+        hints.min_speakers, " max_speakers=", hints.max_speakers,
+        ": each must be 0 (unset) or positive, and min_speakers <= "
+        "max_speakers unless num_speakers is set"));
   }
   r.num = hints.num_speakers;
   if (r.max != 0 && r.min == r.max) r.num = r.min;

@@ -23,7 +23,10 @@ struct ResolvedHints {
   int min = 1;
   int max = 0;  // 0 = unbounded
 };
-// InvalidArgument for negative values or min > max.
+// The one rule for speaker hints (the engine checks it at submission, the
+// pipeline before clustering): InvalidArgument, with one message, for a
+// negative value or min > max once num is applied (num overrides min/max).
+// The server adds its API limits before (server/request_validation).
 absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints);
 
 struct ClusteringResult {

@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "engine/common/test_data.h"
 #include "engine/io/fixture.h"
+#include "engine/pipeline/clustering.h"
 #include "gtest/gtest.h"
 
 namespace diarization::pipeline {
@@ -88,6 +90,36 @@ TEST(DiarizationTest, ContradictoryOrInvalidHintsAreInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
   // num_speakers overrides min/max (pyannote): not contradictory.
   EXPECT_TRUE(run({2, 5, 1}).ok());
+}
+
+// The one hint rule (the engine applies it at submission too): one message
+// naming the three values; num_speakers overrides min/max as in pyannote.
+TEST(DiarizationTest, OneSpeakerHintRuleWithOneMessage) {
+  for (const SpeakerHints& h : std::vector<SpeakerHints>{
+           {0, 3, 2}, {-1, 0, 0}, {0, -2, 0}, {0, 0, -1}, {2, -1, 0}}) {
+    const absl::StatusOr<ResolvedHints> r = ResolveHints(h);
+    ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(),
+              absl::StrCat("speaker hints num_speakers=", h.num_speakers,
+                           " min_speakers=", h.min_speakers,
+                           " max_speakers=", h.max_speakers,
+                           ": each must be 0 (unset) or positive, and "
+                           "min_speakers <= max_speakers unless num_speakers "
+                           "is set"));
+  }
+  const absl::StatusOr<ResolvedHints> num = ResolveHints({2, 5, 1});
+  ASSERT_TRUE(num.ok()) << num.status();
+  EXPECT_EQ(num->num, 2);
+  EXPECT_EQ(num->min, 2);
+  EXPECT_EQ(num->max, 2);
+  const absl::StatusOr<ResolvedHints> none = ResolveHints({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->num, 0);
+  EXPECT_EQ(none->min, 1);
+  EXPECT_EQ(none->max, 0);
+  const absl::StatusOr<ResolvedHints> equal = ResolveHints({0, 3, 3});
+  ASSERT_TRUE(equal.ok());
+  EXPECT_EQ(equal->num, 3);  // min == max fixes the count
 }
 
 TEST(DiarizationTest, HintsFollowPyannoteSemantics) {

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "engine/common/status_macros.h"
+#include "engine/pipeline/clustering.h"
 #include "engine/runtime/admission_ledger.h"
 #include "engine/runtime/deadline_timer.h"
 #include "engine/runtime/device_worker.h"
@@ -82,13 +83,7 @@ absl::Status ValidateJobOptions(const JobOptions& options,
         absl::StrCat("PipelineConfig::step_samples must be > 0, got ",
                      options.config.step_samples));
   }
-  const pipeline::SpeakerHints& h = options.hints;
-  if (h.num_speakers < 0 || h.min_speakers < 0 || h.max_speakers < 0 ||
-      (h.max_speakers > 0 && h.min_speakers > h.max_speakers)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "speaker hints must be >= 0 with min <= max, got num ", h.num_speakers,
-        ", min ", h.min_speakers, ", max ", h.max_speakers));
-  }
+  RETURN_IF_ERROR(pipeline::ResolveHints(options.hints).status());
   if (!(options.partial_interval_s >= 0.0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "partial_interval_s must be >= 0, got ", options.partial_interval_s));
