@@ -261,6 +261,7 @@ void DiarizeFileReactor::FinishCall(const absl::Status& given) {
   entry.wall_s = absl::ToDoubleSeconds(absl::Now() - start_time_);
   RecordCall(state_, std::move(entry));
   AddRetryHint(status, context_);
+  slot_.ReleaseAdmission();
   Finish(g);
 }
 

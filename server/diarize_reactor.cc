@@ -296,11 +296,13 @@ void DiarizeReactor::PumpLocked() {
     writing_ = *std::move(pending_final_);
     pending_final_.reset();
     finishing_ = true;
+    slot_.ReleaseAdmission();
     StartWriteAndFinish(&writing_, grpc::WriteOptions(), grpc::Status::OK);
     return;
   }
   if (pending_status_.has_value()) {
     finishing_ = true;
+    slot_.ReleaseAdmission();
     Finish(*pending_status_);
     return;
   }

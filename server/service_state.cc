@@ -21,9 +21,11 @@ CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
     Release();
     state_ = other.state_;
     busy_ = other.busy_;
+    admitted_ = other.admitted_;
     other.state_ = nullptr;
     principal_ = std::move(other.principal_);
     other.busy_ = false;
+    other.admitted_ = false;
   }
   return *this;
 }
@@ -31,9 +33,18 @@ CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
 CallSlot::~CallSlot() { Release(); }
 
 void CallSlot::Release() {
-  if (state_ != nullptr) state_->ReleaseCall(busy_);
+  if (state_ != nullptr) state_->ReleaseCall(admitted_, busy_);
   state_ = nullptr;
+  principal_ = auth::PrincipalCalls::Slot();
   busy_ = false;
+  admitted_ = false;
+}
+
+void CallSlot::ReleaseAdmission() {
+  if (state_ == nullptr || !admitted_) return;
+  admitted_ = false;
+  principal_ = auth::PrincipalCalls::Slot();
+  state_->ReleaseAdmission();
 }
 
 void CallSlot::MarkBusy() {
@@ -110,20 +121,27 @@ absl::StatusOr<CallSlot> ServiceState::AdmitCall(
     case ServingState::kServing:
       break;
   }
-  if (open_calls_ >= limits_.max_concurrent_streams) {
+  if (admitted_calls_ >= limits_.max_concurrent_streams) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("too many concurrent calls: ", open_calls_,
+        absl::StrCat("too many concurrent calls: ", admitted_calls_,
                      " are open and max_concurrent_streams is ",
                      limits_.max_concurrent_streams, "; retry later"));
   }
   ++open_calls_;
+  ++admitted_calls_;
   return CallSlot(this, std::move(principal));
 }
 
-void ServiceState::ReleaseCall(bool busy) {
+void ServiceState::ReleaseCall(bool admitted, bool busy) {
   absl::MutexLock lock(&mu_);
   --open_calls_;
+  if (admitted) --admitted_calls_;
   if (busy) --busy_calls_;
+}
+
+void ServiceState::ReleaseAdmission() {
+  absl::MutexLock lock(&mu_);
+  --admitted_calls_;
 }
 
 void ServiceState::MarkBusy() {

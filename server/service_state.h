@@ -33,7 +33,7 @@ const char* ServingStateName(ServingState state);
 class ServiceState;
 
 // One admitted Diarize/DiarizeFile call; releases its slot (and its
-// principal's) when destroyed.
+// principal's) when destroyed, or earlier with ReleaseAdmission().
 class CallSlot {
  public:
   CallSlot() = default;
@@ -42,9 +42,11 @@ class CallSlot {
   CallSlot(CallSlot&& other) noexcept
       : state_(other.state_),
         principal_(std::move(other.principal_)),
-        busy_(other.busy_) {
+        busy_(other.busy_),
+        admitted_(other.admitted_) {
     other.state_ = nullptr;
     other.busy_ = false;
+    other.admitted_ = false;
   }
   CallSlot& operator=(CallSlot&& other) noexcept;
   ~CallSlot();
@@ -58,12 +60,24 @@ class CallSlot {
   // decoded): a drain waits for it. A call that never does (a stream that
   // has not sent its config) is cut at once by a drain. Idempotent.
   void MarkBusy();
+  // The call is about to send its final status. Its place under
+  // max_concurrent_streams (and its principal's max_concurrent_calls) is
+  // given back now, not when gRPC destroys the reactor: a client that opens
+  // its next call as soon as it has this call's status must not be refused
+  // for a call that has already answered it (OnDone runs after the client
+  // can see the status). The call still counts for a drain
+  // (WaitForNoCalls, WaitForNoBusyCalls) until it is destroyed, so the
+  // final message is flushed before the server stops. principal() is null
+  // afterwards. Idempotent.
+  void ReleaseAdmission();
 
  private:
   void Release();
   ServiceState* state_ = nullptr;
   auth::PrincipalCalls::Slot principal_;
   bool busy_ = false;
+  // Counts in ServiceState::admitted_calls_ (until ReleaseAdmission).
+  bool admitted_ = true;
 };
 
 // The threads the reactors use, owned by GrpcServer.
@@ -128,7 +142,8 @@ class ServiceState {
 
  private:
   friend class CallSlot;
-  void ReleaseCall(bool busy);
+  void ReleaseCall(bool admitted, bool busy);
+  void ReleaseAdmission();
   void MarkBusy();
   void UpdateHealthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -141,6 +156,9 @@ class ServiceState {
   mutable absl::Mutex mu_;
   ServingState state_ ABSL_GUARDED_BY(mu_) = ServingState::kLoading;
   int open_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  // Calls that hold a place under max_concurrent_streams: open_calls_ less
+  // those that have sent their final status (CallSlot::ReleaseAdmission).
+  int admitted_calls_ ABSL_GUARDED_BY(mu_) = 0;
   int busy_calls_ ABSL_GUARDED_BY(mu_) = 0;
   std::shared_ptr<runtime::Engine> engine_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::ModelInfo> models_ ABSL_GUARDED_BY(mu_);

@@ -90,6 +90,10 @@ codes=$(grep '"method":"Diarize"' "$WORK/server.log" |
   grep -o '"code":"[A-Z_]*"' | sort | uniq -c | tr '\n' ' ' || true)
 echo "server: exit $server_rc, non-JSON log lines $non_json, Diarize codes: $codes" >&2
 if [[ $server_rc -ne 0 || $non_json -ne 0 ]]; then
+  if [[ $non_json -ne 0 ]]; then
+    echo "non-JSON log lines (first 5):" >&2
+    grep -v '^{' "$WORK/server.log" | head -5 >&2
+  fi
   tail -20 "$WORK/server.log" >&2
   rc=1
 fi
