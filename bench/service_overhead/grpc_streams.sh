@@ -11,7 +11,9 @@
 #      audio's own rate) of a $LIVE_MINUTES (2) minute recording: the latency
 #      of each final result after the stream's half-close, p50/p99 (the client
 #      sends its last chunk at start + audio duration, so latency = client wall
-#      time − audio duration, process exit included);
+#      time − audio duration, process exit included), and how far each
+#      partial result is behind the audio (its arrival less the time the
+#      client sent the audio it covers), p50/p99;
 #   3. /metrics per device, SIGTERM exit code.
 # Payload: bench/service_overhead/pack_gpu.sh (random weights, real PLDA:
 # network cost does not depend on the weights' values).
@@ -76,15 +78,25 @@ run_batch() {  # $1 label, $2 mode, $3 file, rest: client flags
   mkdir -p "$WORK/$label"
   local t0; t0=$(date +%s.%N)
   for i in $(seq "$STREAMS"); do
-    ( s=$(date +%s.%N); "${C[@]}" --mode "$mode" --output json "$@" "$file" >"$WORK/$label/r$i.json" 2>"$WORK/$label/r$i.err"
-      echo "$? $s $(date +%s.%N)" >"$WORK/$label/t$i" ) &
+    if [[ $label == live* ]]; then
+      # Partial results on stderr, each line stamped with the wall time it
+      # arrived (bash's EPOCHREALTIME: no fork per line).
+      ( s=$EPOCHREALTIME; "${C[@]}" --mode "$mode" --output json --partial "$@" "$file" >"$WORK/$label/r$i.json" \
+          2> >(while IFS= read -r l; do echo "$EPOCHREALTIME $l"; done >"$WORK/$label/r$i.err")
+        echo "$? $s $EPOCHREALTIME" >"$WORK/$label/t$i" ) &
+    else
+      ( s=$(date +%s.%N); "${C[@]}" --mode "$mode" --output json "$@" "$file" >"$WORK/$label/r$i.json" 2>"$WORK/$label/r$i.err"
+        echo "$? $s $(date +%s.%N)" >"$WORK/$label/t$i" ) &
+    fi
   done
   wait $(jobs -p | grep -v "^$pid$") 2>/dev/null
+  [[ $label == live* ]] && sleep 1  # the stderr stampers may still be writing
   local t1; t1=$(date +%s.%N)
   python3 - "$WORK/$label" "$label" "$STREAMS" "$(python3 -c "import wave;w=wave.open('$file');print(w.getnframes()/w.getframerate())")" "$t0" "$t1" <<'PY' | tee -a "$LOGS/summary.txt"
-import json, sys, glob, collections, statistics
+import json, sys, glob, collections, statistics, re
 d, label, n, audio_s, t0, t1 = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
-devices = collections.Counter(); rttms = set(); failed = 0; lat = []
+devices = collections.Counter(); rttms = set(); failed = 0; lat = []; lag = []
+partial_re = re.compile(r"^(\d+\.\d+) partial.*: received ([0-9.]+) s, processed ([0-9.]+) s")
 for i in range(1, n + 1):
     rc, s, e = open(f"{d}/t{i}").read().split()
     if rc != "0":
@@ -94,6 +106,14 @@ for i in range(1, n + 1):
     r = json.load(open(f"{d}/r{i}.json"))
     devices[r.get("device")] += 1; rttms.add(r.get("rttm"))
     lat.append(float(e) - float(s) - audio_s)
+    if label.startswith("live"):
+        # How far behind the audio each partial result is: its arrival less
+        # the moment the paced client sent the audio it covers (start +
+        # processed seconds).
+        for l in open(f"{d}/r{i}.err"):
+            m = partial_re.match(l)
+            if m:
+                lag.append(float(m.group(1)) - float(s) - float(m.group(3)))
 wall = t1 - t0
 line = (f"{label}: {n} streams x {audio_s:.0f} s, wall {wall:.2f} s, aggregate RTFx {n * audio_s / wall:.1f}, "
         f"failed {failed}, per device {dict(devices)}, distinct RTTMs {len(rttms)}")
@@ -101,6 +121,12 @@ if label.startswith("live") and lat:
     lat.sort()
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
     line += f"; final after half-close p50 {p(0.50)*1e3:.0f} ms, p99 {p(0.99)*1e3:.0f} ms, max {lat[-1]*1e3:.0f} ms"
+    if lag:
+        lag.sort()
+        q = lambda x: lag[min(len(lag) - 1, int(x * len(lag)))]
+        line += f"; {len(lag)} partials, behind the audio p50 {q(0.50)*1e3:.0f} ms, p99 {q(0.99)*1e3:.0f} ms, max {lag[-1]*1e3:.0f} ms"
+    else:
+        line += "; no partial results seen"
 print(line)
 PY
 }
