@@ -39,14 +39,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/models/cuda_context.h"
+#include "engine/models/cuda_conv2d.h"
 #include "engine/models/cuda_embedding_model.h"
+#include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_segmentation_model.h"
-#include "engine/models/cuda_util.h"
+#include "engine/models/device_arena_cuda.h"
 #include "engine/models/fbank.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
-#include "engine/runtime/device_arena_cuda.h"
 #include "kernels/lstm.h"
 #include "kernels/lstm_cluster.h"
 #include "kernels/lstm_reference.h"
@@ -562,7 +564,7 @@ void RunLstm(Harness& h, cudaStream_t stream) {
 
 // --- SincNet
 
-void RunSinc(Harness& h, runtime::DeviceArena* arena, cudaStream_t stream0) {
+void RunSinc(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
   const bool small = absl::GetFlag(FLAGS_small);
   const int len = small ? 4003 : 160000, taps = 251, stride = 10;
   const int conv_len = (len - taps) / stride + 1, pooled = conv_len / 3;
@@ -979,7 +981,7 @@ void RunWindowGather(Harness& h, cudaStream_t stream) {
 
 // --- fbank (through the embedding model's fbank stage)
 
-void RunFbank(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
+void RunFbank(Harness& h, std::shared_ptr<models::DeviceArena> arena,
               const std::string& tmp) {
   const bool small = absl::GetFlag(FLAGS_small);
   const std::string path = tmp + "/qualify_embedding.safetensors";
@@ -1043,7 +1045,7 @@ void RunFbank(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
 
 // --- the whole segmentation network: cluster vs resident LSTM
 
-void RunSegmentation(Harness& h, std::shared_ptr<runtime::DeviceArena> arena,
+void RunSegmentation(Harness& h, std::shared_ptr<models::DeviceArena> arena,
                      const std::string& tmp) {
   const bool small = absl::GetFlag(FLAGS_small);
   const std::string path = tmp + "/qualify_segmentation.safetensors";
@@ -1159,12 +1161,12 @@ int Main() {
   // The device arena only where a model or cuDNN needs it (the kernels
   // alone run without it, e.g. under the sanitizers).
   const bool library = absl::GetFlag(FLAGS_library);
-  std::shared_ptr<runtime::DeviceArena> arena;
+  std::shared_ptr<models::DeviceArena> arena;
   if ((groups.count("sinc") && library) || groups.count("fbank") ||
       groups.count("segmentation")) {
-    runtime::DeviceArenaOptions ao;
+    models::DeviceArenaOptions ao;
     ao.budget_bytes = size_t{24} << 30;
-    auto arena_or = runtime::CreateCudaDeviceArena(ao);
+    auto arena_or = models::CreateCudaDeviceArena(ao);
     if (!arena_or.ok()) {
       std::printf("arena: %s\n", arena_or.status().ToString().c_str());
       return 2;

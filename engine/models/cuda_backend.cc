@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/common/status_macros.h"
-#include "engine/models/cuda_util.h"
-#include "engine/runtime/device_arena_cuda.h"
+#include "engine/models/cuda_status.h"
+#include "engine/models/device_arena_cuda.h"
 
 namespace diarization::models {
 
@@ -47,10 +47,10 @@ absl::StatusOr<CudaBackend> CreateCudaBackendFromFiles(
   backend.description =
       absl::StrFormat("%s (sm_%d%d, %.1f GiB)", prop.name, prop.major,
                       prop.minor, prop.totalGlobalMem / 1073741824.0);
-  runtime::DeviceArenaOptions arena_options = options.arena;
+  DeviceArenaOptions arena_options = options.arena;
   arena_options.device = device_ordinal;
-  ASSIGN_OR_RETURN(std::unique_ptr<runtime::DeviceArena> arena,
-                   runtime::CreateCudaDeviceArena(arena_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<DeviceArena> arena,
+                   CreateCudaDeviceArena(arena_options));
   backend.arena = std::move(arena);
   ASSIGN_OR_RETURN(backend.segmentation,
                    CudaSegmentationModel::Create(segmentation, backend.arena,

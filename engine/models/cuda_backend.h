@@ -12,15 +12,15 @@
 #include "engine/models/cuda_embedding_model.h"
 #include "engine/models/cuda_options.h"
 #include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/device_arena.h"
 #include "engine/models/model_dir.h"
-#include "engine/runtime/device_arena.h"
 
 namespace diarization::models {
 
 struct CudaBackendOptions {
   // The arena of the device (its `device` field is overwritten by the
   // ordinal passed to CreateCudaBackend).
-  runtime::DeviceArenaOptions arena;
+  DeviceArenaOptions arena;
   // Segmentation is FP32 only; embedding "tf32" (default) or "fp32".
   // The segmentation's convolutions after the SincNet filter bank (80→60
   // and 60→60, kernel 5) need far less cuDNN workspace than the ResNet's.
@@ -32,7 +32,7 @@ struct CudaBackendOptions {
 
 // Memory of one device, for metrics and the benchmark.
 struct CudaMemorySnapshot {
-  runtime::DeviceArenaStats arena;
+  DeviceArenaStats arena;
   uint64_t device_free_bytes = 0;  // cudaMemGetInfo
   uint64_t device_total_bytes = 0;
 };
@@ -41,7 +41,7 @@ struct CudaBackend {
   std::string device_name;  // "cuda:0"
   std::string description;  // e.g. "NVIDIA H200 (sm_90, 139.8 GiB)"
   // Shared with the models, which keep it alive.
-  std::shared_ptr<runtime::DeviceArena> arena;
+  std::shared_ptr<DeviceArena> arena;
   std::unique_ptr<CudaSegmentationModel> segmentation;
   std::unique_ptr<CudaEmbeddingModel> embedding;
 

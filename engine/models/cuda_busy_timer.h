@@ -9,7 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
-#include "engine/models/cuda_util.h"
+#include "engine/models/cuda_status.h"
 
 namespace diarization::models::cuda {
 

@@ -9,9 +9,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
+#include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_busy_timer.h"
+#include "engine/models/cuda_context.h"
+#include "engine/models/cuda_conv2d.h"
 #include "engine/models/cuda_graph_cache.h"
-#include "engine/models/cuda_util.h"
+#include "engine/models/cuda_linear.h"
+#include "engine/models/cuda_precision.h"
+#include "engine/models/cuda_status.h"
+#include "engine/models/cuda_weights.h"
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/fbank.h"
 #include "kernels/fbank.h"
@@ -141,8 +147,8 @@ struct CudaEmbeddingModel::Impl {
   // between a cast after the fbank and a cast before the pooling.
   bool half = false;
   // Declared first: destroyed last, after every buffer went back to it.
-  std::shared_ptr<runtime::DeviceArena> arena_owner;
-  runtime::DeviceArena* arena = nullptr;
+  std::shared_ptr<DeviceArena> arena_owner;
+  DeviceArena* arena = nullptr;
   std::unique_ptr<CudaContext> ctx;
   std::unique_ptr<cuda::GraphCache> graphs;
 
@@ -410,9 +416,9 @@ double CudaEmbeddingModel::device_seconds() const {
 int CudaEmbeddingModel::graphs() const { return impl_->graphs->size(); }
 
 absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
-    const SafetensorsFile& w, std::shared_ptr<runtime::DeviceArena> arena_owner,
+    const SafetensorsFile& w, std::shared_ptr<DeviceArena> arena_owner,
     const CudaModelOptions& options) {
-  runtime::DeviceArena* arena = arena_owner.get();
+  DeviceArena* arena = arena_owner.get();
   if (arena == nullptr)
     return absl::InvalidArgumentError("CudaEmbeddingModel: no arena");
   if (options.max_batch < 1 || options.max_masks_per_window < 1) {

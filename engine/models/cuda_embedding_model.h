@@ -17,9 +17,9 @@
 
 #include "absl/status/statusor.h"
 #include "engine/models/cuda_options.h"
+#include "engine/models/device_arena.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/models/safetensors.h"
-#include "engine/runtime/device_arena.h"
 
 namespace diarization::models {
 
@@ -29,8 +29,7 @@ class CudaEmbeddingModel : public EmbeddingModel {
   // them on the arena's device; the file may be closed afterwards. The model
   // keeps the arena alive.
   static absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> Create(
-      const SafetensorsFile& weights,
-      std::shared_ptr<runtime::DeviceArena> arena,
+      const SafetensorsFile& weights, std::shared_ptr<DeviceArena> arena,
       const CudaModelOptions& options);
   ~CudaEmbeddingModel() override;
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/models/cuda_util.h"
+#include "engine/models/cuda_status.h"
 
 namespace diarization::models::cuda {
 

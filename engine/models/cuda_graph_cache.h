@@ -13,14 +13,13 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "engine/runtime/device_arena.h"
+#include "engine/models/device_arena.h"
 
 namespace diarization::models::cuda {
 
 class GraphCache {
  public:
-  GraphCache(cudaStream_t stream, runtime::DeviceArena* arena,
-             std::string owner)
+  GraphCache(cudaStream_t stream, DeviceArena* arena, std::string owner)
       : stream_(stream), arena_(arena), owner_(std::move(owner)) {}
   ~GraphCache();
   GraphCache(const GraphCache&) = delete;
@@ -35,7 +34,7 @@ class GraphCache {
 
  private:
   cudaStream_t stream_;
-  runtime::DeviceArena* arena_;
+  DeviceArena* arena_;
   std::string owner_;
   size_t graph_bytes_ = 0;
   std::map<std::pair<int, int>, cudaGraphExec_t> graphs_;

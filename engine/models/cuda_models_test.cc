@@ -22,12 +22,12 @@
 #include "engine/models/cpu_segmentation_model.h"
 #include "engine/models/cuda_embedding_model.h"
 #include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/device_arena_cuda.h"
 #include "engine/models/fbank.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
 #include "engine/models/testing/comparisons.h"
 #include "engine/models/testing/wav.h"
-#include "engine/runtime/device_arena_cuda.h"
 #include "gtest/gtest.h"
 
 namespace diarization::models {
@@ -72,14 +72,12 @@ class CudaModelsTest : public ::testing::Test {
     ASSERT_TRUE(WriteSafetensors(emb_path_, RandomResNet34Tensors(1), {}).ok());
   }
 
-  static std::shared_ptr<runtime::DeviceArena> Arena(size_t budget = size_t{24}
-                                                                     << 30) {
-    runtime::DeviceArenaOptions o;
+  static std::shared_ptr<DeviceArena> Arena(size_t budget = size_t{24} << 30) {
+    DeviceArenaOptions o;
     o.budget_bytes = budget;
-    auto a = runtime::CreateCudaDeviceArena(o);
+    auto a = CreateCudaDeviceArena(o);
     EXPECT_TRUE(a.ok()) << a.status();
-    return a.ok() ? std::shared_ptr<runtime::DeviceArena>(std::move(*a))
-                  : nullptr;
+    return a.ok() ? std::shared_ptr<DeviceArena>(std::move(*a)) : nullptr;
   }
   static std::unique_ptr<SafetensorsFile> Open(const std::string& p) {
     auto f = SafetensorsFile::Open(p);
@@ -135,9 +133,9 @@ int DecisionFlips(const std::vector<float>& got, const std::vector<float>& ref,
 
 // Runs the CUDA segmentation (with and without graphs) and checks
 // repeatability; returns the first run's output.
-std::vector<float> RunCudaSegmentation(
-    const SafetensorsFile& w, std::shared_ptr<runtime::DeviceArena> arena,
-    const std::vector<float>& win) {
+std::vector<float> RunCudaSegmentation(const SafetensorsFile& w,
+                                       std::shared_ptr<DeviceArena> arena,
+                                       const std::vector<float>& win) {
   std::vector<float> first;
   for (bool graphs : {true, false}) {
     CudaModelOptions o;
@@ -217,7 +215,7 @@ TEST_F(CudaModelsTest, SegmentationRandomWeightsSameDecisionsAsCpu) {
 }
 
 void CheckEmbedding(const std::string& precision, double tolerance,
-                    std::shared_ptr<runtime::DeviceArena> arena,
+                    std::shared_ptr<DeviceArena> arena,
                     const SafetensorsFile& w, bool timed = false,
                     bool fused = true) {
   std::mt19937 rng(std::random_device{}());

@@ -16,11 +16,11 @@
 #include "engine/common/test_data.h"
 #include "engine/models/cuda_embedding_model.h"
 #include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/device_arena_cuda.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
 #include "engine/models/testing/comparisons.h"
 #include "engine/models/testing/wav.h"
-#include "engine/runtime/device_arena_cuda.h"
 #include "gtest/gtest.h"
 
 namespace diarization::models {
@@ -70,16 +70,16 @@ class CudaReferenceTest : public ::testing::Test {
     ASSERT_TRUE(s.ok() && e.ok());
     seg_ = std::move(*s);
     emb_ = std::move(*e);
-    runtime::DeviceArenaOptions o;
+    DeviceArenaOptions o;
     o.budget_bytes = size_t{16} << 30;
-    auto a = runtime::CreateCudaDeviceArena(o);
+    auto a = CreateCudaDeviceArena(o);
     ASSERT_TRUE(a.ok()) << a.status();
     arena_ = std::move(*a);
   }
 
   std::unique_ptr<SafetensorsFile> ref_, seg_, emb_;
   std::vector<float> windows_;
-  std::shared_ptr<runtime::DeviceArena> arena_;
+  std::shared_ptr<DeviceArena> arena_;
 };
 
 double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
@@ -138,7 +138,7 @@ void CheckEmbeddings(CudaReferenceTest* t, const std::string& precision,
                      double tol, const SafetensorsFile& ref,
                      const SafetensorsFile& emb,
                      const std::vector<float>& windows,
-                     std::shared_ptr<runtime::DeviceArena> arena) {
+                     std::shared_ptr<DeviceArena> arena) {
   CudaModelOptions o;
   o.precision = precision;
   o.max_batch = 4;

@@ -9,9 +9,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
+#include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_busy_timer.h"
+#include "engine/models/cuda_context.h"
+#include "engine/models/cuda_conv2d.h"
 #include "engine/models/cuda_graph_cache.h"
-#include "engine/models/cuda_util.h"
+#include "engine/models/cuda_linear.h"
+#include "engine/models/cuda_precision.h"
+#include "engine/models/cuda_status.h"
+#include "engine/models/cuda_weights.h"
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/sincnet_filters.h"
 #include "kernels/cooperative_token.h"
@@ -57,8 +63,8 @@ struct LstmLayer {
 struct CudaSegmentationModel::Impl {
   CudaModelOptions options;
   // Declared first: destroyed last, after every buffer went back to it.
-  std::shared_ptr<runtime::DeviceArena> arena_owner;
-  runtime::DeviceArena* arena = nullptr;
+  std::shared_ptr<DeviceArena> arena_owner;
+  DeviceArena* arena = nullptr;
   std::unique_ptr<CudaContext> ctx;
   std::unique_ptr<cuda::GraphCache> graphs;
 
@@ -359,9 +365,9 @@ const std::string& CudaSegmentationModel::lstm_selection() const {
 
 absl::StatusOr<std::unique_ptr<CudaSegmentationModel>>
 CudaSegmentationModel::Create(const SafetensorsFile& w,
-                              std::shared_ptr<runtime::DeviceArena> arena_owner,
+                              std::shared_ptr<DeviceArena> arena_owner,
                               const CudaModelOptions& options) {
-  runtime::DeviceArena* arena = arena_owner.get();
+  DeviceArena* arena = arena_owner.get();
   if (arena == nullptr)
     return absl::InvalidArgumentError("CudaSegmentationModel: no arena");
   if (options.precision != "fp32") {

@@ -18,9 +18,9 @@
 
 #include "absl/status/statusor.h"
 #include "engine/models/cuda_options.h"
+#include "engine/models/device_arena.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/models/safetensors.h"
-#include "engine/runtime/device_arena.h"
 
 namespace diarization::models {
 
@@ -30,8 +30,7 @@ class CudaSegmentationModel : public SegmentationModel {
   // be closed afterwards. options.precision must be "fp32". The model keeps the
   // arena alive.
   static absl::StatusOr<std::unique_ptr<CudaSegmentationModel>> Create(
-      const SafetensorsFile& weights,
-      std::shared_ptr<runtime::DeviceArena> arena,
+      const SafetensorsFile& weights, std::shared_ptr<DeviceArena> arena,
       const CudaModelOptions& options);
   ~CudaSegmentationModel() override;
 

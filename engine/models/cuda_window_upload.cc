@@ -6,12 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
+#include "engine/models/cuda_status.h"
 #include "kernels/window_gather.h"
 
 namespace diarization::models::cuda {
 
 absl::StatusOr<WindowUploader> WindowUploader::Create(
-    runtime::DeviceArena* arena, int max_batch, const std::string& owner) {
+    DeviceArena* arena, int max_batch, const std::string& owner) {
   if (max_batch < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("WindowUploader: max_batch ", max_batch, " < 1"));

@@ -21,9 +21,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/models/cuda_util.h"
+#include "engine/models/cuda_buffers.h"
+#include "engine/models/device_arena.h"
 #include "engine/models/model_interfaces.h"
-#include "engine/runtime/device_arena.h"
 
 namespace diarization::models::cuda {
 
@@ -32,7 +32,7 @@ class WindowUploader {
   WindowUploader() = default;
   // Buffers for up to `max_batch` windows, from `arena` (device) and pinned
   // host memory; `owner` names them in the arena's ledger.
-  static absl::StatusOr<WindowUploader> Create(runtime::DeviceArena* arena,
+  static absl::StatusOr<WindowUploader> Create(DeviceArena* arena,
                                                int max_batch,
                                                const std::string& owner);
 

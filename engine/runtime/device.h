@@ -7,7 +7,7 @@
 // The CPU backend is one Device ("cpu") whose models use their own thread
 // count; the CUDA backend gives one Device per GPU ("cuda:0", "cuda:1", ...),
 // each with its own models, weights resident, and memory from that GPU's
-// arena (engine/runtime/device_arena.h, helper "cuda").
+// arena (engine/models/device_arena.h).
 #ifndef DIARIZATION_ENGINE_RUNTIME_DEVICE_H_
 #define DIARIZATION_ENGINE_RUNTIME_DEVICE_H_
 

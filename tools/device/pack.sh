@@ -22,8 +22,8 @@ REAL_MODELS_DIR=${REAL_MODELS_DIR:-}
 
 # name:bazel target (tests are built by `bazel test`, which skips gpu tags).
 TARGETS=(
-  //engine/runtime:device_arena_test
-  //engine/runtime:device_arena_cuda_test
+  //engine/models:device_arena_test
+  //engine/models:device_arena_cuda_test
   //kernels:powerset_decode_test
   //kernels:kernels_test
   //kernels:window_gather_test

@@ -4,15 +4,15 @@
 // The driver entry points are looked up at run time through the CUDA runtime
 // (cudaGetDriverEntryPointByVersion), so nothing links libcuda directly and
 // binaries load on machines without a GPU driver (CI builds them there).
-#ifndef DIARIZATION_ENGINE_RUNTIME_DEVICE_ARENA_CUDA_H_
-#define DIARIZATION_ENGINE_RUNTIME_DEVICE_ARENA_CUDA_H_
+#ifndef DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_CUDA_H_
+#define DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_CUDA_H_
 
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/runtime/device_arena.h"
+#include "engine/models/device_arena.h"
 
-namespace diarization::runtime {
+namespace diarization::models {
 
 // Fails with FailedPrecondition when no driver is present or the device does
 // not support virtual memory management. Makes `device` current on the
@@ -23,6 +23,6 @@ absl::StatusOr<std::unique_ptr<VmmDriver>> CreateCudaVmmDriver(int device);
 absl::StatusOr<std::unique_ptr<DeviceArena>> CreateCudaDeviceArena(
     const DeviceArenaOptions& options);
 
-}  // namespace diarization::runtime
+}  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_RUNTIME_DEVICE_ARENA_CUDA_H_
+#endif  // DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_CUDA_H_

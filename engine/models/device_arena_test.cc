@@ -1,6 +1,6 @@
 // DeviceArena against a fake VmmDriver: the reservation ladder's descent, the
 // budget, driver failures and the ledger, all without a GPU.
-#include "engine/runtime/device_arena.h"
+#include "engine/models/device_arena.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace diarization::runtime {
+namespace diarization::models {
 namespace {
 
 using ::testing::HasSubstr;
@@ -442,4 +442,4 @@ TEST(DeviceArenaTest, RandomSequencesKeepLedgerExact) {
 }
 
 }  // namespace
-}  // namespace diarization::runtime
+}  // namespace diarization::models

@@ -1,6 +1,6 @@
 // The arena on a real GPU: the driver grants the first rung, mapped memory is
 // usable by kernels and copies, and the budget holds against the real driver.
-#include "engine/runtime/device_arena_cuda.h"
+#include "engine/models/device_arena_cuda.h"
 
 #include <cuda_runtime_api.h>
 
@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 
-namespace diarization::runtime {
+namespace diarization::models {
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
@@ -66,4 +66,4 @@ TEST(DeviceArenaCudaTest, AllocatesUsableMemoryAndHoldsBudget) {
 }
 
 }  // namespace
-}  // namespace diarization::runtime
+}  // namespace diarization::models

@@ -1,4 +1,4 @@
-#include "engine/runtime/device_arena_cuda.h"
+#include "engine/models/device_arena_cuda.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 
-namespace diarization::runtime {
+namespace diarization::models {
 namespace {
 
 // Driver API version whose signatures the pointers below follow.
@@ -173,4 +173,4 @@ absl::StatusOr<std::unique_ptr<DeviceArena>> CreateCudaDeviceArena(
   return DeviceArena::Create(options, std::move(driver));
 }
 
-}  // namespace diarization::runtime
+}  // namespace diarization::models

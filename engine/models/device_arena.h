@@ -21,8 +21,8 @@
 // All driver calls go through VmmDriver so that tests without a GPU can inject
 // refusals and failures (see device_arena_test.cc); CreateCudaVmmDriver() in
 // device_arena_cuda.h is the real one.
-#ifndef DIARIZATION_ENGINE_RUNTIME_DEVICE_ARENA_H_
-#define DIARIZATION_ENGINE_RUNTIME_DEVICE_ARENA_H_
+#ifndef DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_H_
+#define DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 
-namespace diarization::runtime {
+namespace diarization::models {
 
 // The driver's virtual memory operations, as the arena needs them. Addresses
 // and physical handles are opaque 64-bit values (CUdeviceptr and
@@ -164,6 +164,6 @@ class DeviceArena {
   std::map<size_t, Allocation> live_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace diarization::runtime
+}  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_RUNTIME_DEVICE_ARENA_H_
+#endif  // DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_H_

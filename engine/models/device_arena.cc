@@ -1,4 +1,4 @@
-#include "engine/runtime/device_arena.h"
+#include "engine/models/device_arena.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
 
-namespace diarization::runtime {
+namespace diarization::models {
 namespace {
 
 size_t RoundUp(size_t value, size_t multiple) {
@@ -353,4 +353,4 @@ std::string DeviceArena::DebugString() const {
   return out;
 }
 
-}  // namespace diarization::runtime
+}  // namespace diarization::models

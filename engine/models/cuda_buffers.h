@@ -1,0 +1,91 @@
+// Memory of the CUDA backend: device buffers allocated from the device arena
+// (every device byte booked to an owner), page-locked host staging buffers,
+// the asynchronous copies between the two, and FP16 uploads.
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_BUFFERS_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_BUFFERS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/models/device_arena.h"
+
+namespace diarization::models::cuda {
+
+// One allocation from the arena, freed on destruction.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  static absl::StatusOr<DeviceBuffer> Allocate(DeviceArena* arena, size_t bytes,
+                                               const std::string& owner);
+  // Allocates and copies `host` in (synchronously).
+  static absl::StatusOr<DeviceBuffer> FromHost(DeviceArena* arena,
+                                               std::span<const float> host,
+                                               const std::string& owner);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  float* f32() const { return static_cast<float*>(ptr_); }
+  double* f64() const { return static_cast<double*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  DeviceArena* arena_ = nullptr;
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Page-locked host floats (cudaHostAlloc), freed on destruction: the staging
+// area that makes host<->device copies asynchronous and capturable.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  static absl::StatusOr<PinnedBuffer> Allocate(size_t floats,
+                                               const std::string& what);
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& other) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  float* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Copies `count` floats from `src` into `staging`, then enqueues the copy from
+// `staging` to `device` on `stream`. `what` names the data in errors.
+absl::Status UploadStaged(const float* src, size_t count,
+                          const PinnedBuffer& staging,
+                          const DeviceBuffer& device, cudaStream_t stream,
+                          const std::string& what);
+
+// Enqueues the copy of `count` floats from `device` to `staging` on `stream`;
+// they are in `staging` once the stream is synchronised.
+absl::Status DownloadAsync(const DeviceBuffer& device, size_t count,
+                           const PinnedBuffer& staging, cudaStream_t stream,
+                           const std::string& what);
+// IEEE half copies of `values` (round to nearest even), for FP16 weights
+// and biases uploaded as raw bytes.
+std::vector<uint16_t> ToHalf(std::span<const float> values);
+// Allocates and copies `values` in as FP16 (synchronously).
+absl::StatusOr<DeviceBuffer> HalfFromHost(DeviceArena* arena,
+                                          std::span<const float> values,
+                                          const std::string& owner);
+
+}  // namespace diarization::models::cuda
+
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_BUFFERS_H_

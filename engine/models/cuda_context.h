@@ -1,0 +1,58 @@
+// The execution context of one CUDA network on one device: its stream, its
+// cuBLAS and cuDNN handles (math modes set from the precision), the
+// workspaces, and the arena all its device memory comes from.
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/models/cuda_buffers.h"
+#include "engine/models/cuda_precision.h"
+#include "engine/models/device_arena.h"
+
+namespace diarization::models::cuda {
+
+// Stream + library handles + workspace for one model on one device.
+class CudaContext {
+ public:
+  // `owner` prefixes the ledger entries ("embedding/..."). The handles'
+  // internal device memory (which cannot come from the arena) is measured
+  // with cudaMemGetInfo and booked as external.
+  static absl::StatusOr<std::unique_ptr<CudaContext>> Create(
+      DeviceArena* arena, const std::string& owner, Precision precision,
+      size_t workspace_bytes, bool timed_conv_algorithms = false);
+  ~CudaContext();
+
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t cublas() const { return cublas_; }
+  cudnnHandle_t cudnn() const { return cudnn_; }
+  void* workspace() const { return workspace_.data(); }
+  size_t workspace_bytes() const { return workspace_.bytes(); }
+  DeviceArena* arena() const { return arena_; }
+  Precision precision() const { return precision_; }
+  bool timed_conv_algorithms() const { return timed_conv_algorithms_; }
+  const std::string& owner() const { return owner_; }
+
+ private:
+  CudaContext() = default;
+  DeviceArena* arena_ = nullptr;
+  std::string owner_;
+  Precision precision_ = Precision::kFp32;
+  bool timed_conv_algorithms_ = false;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  DeviceBuffer workspace_;
+  DeviceBuffer cublas_workspace_;
+};
+
+}  // namespace diarization::models::cuda
+
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
