@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "engine/common/status_macros.h"
+#include "engine/io/plda_files.h"
 #include "engine/models/cpu_backend.h"
 #include "engine/pipeline/plda.h"
 #include "server/cuda_devices.h"
@@ -125,8 +126,7 @@ absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
   loaded.random_weights = summary.segmentation.random_weights ||
                           summary.embedding.random_weights ||
                           summary.plda.random_weights;
-  ASSIGN_OR_RETURN(pipeline::PldaModel plda,
-                   pipeline::LoadPlda(models->plda_dir()));
+  ASSIGN_OR_RETURN(pipeline::PldaModel plda, io::LoadPlda(models->plda_dir()));
   loaded.plda = std::make_shared<const pipeline::PldaModel>(std::move(plda));
 
   if (spec.cpu) {

@@ -35,6 +35,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
+#include "engine/io/plda_files.h"
 #include "engine/models/cuda_backend.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
@@ -147,8 +148,7 @@ absl::Status Run() {
         models_dir, 1, absl::GetFlag(FLAGS_plda)));
   }
   ASSIGN_OR_RETURN(auto dir, models::ModelDirectory::Open(models_dir));
-  ASSIGN_OR_RETURN(pipeline::PldaModel plda,
-                   pipeline::LoadPlda(dir->plda_dir()));
+  ASSIGN_OR_RETURN(pipeline::PldaModel plda, io::LoadPlda(dir->plda_dir()));
   const int batch = absl::GetFlag(FLAGS_batch);
   const int seg_batch = absl::GetFlag(FLAGS_seg_batch) > 0
                             ? absl::GetFlag(FLAGS_seg_batch)

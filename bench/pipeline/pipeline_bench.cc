@@ -26,6 +26,7 @@
 
 #include "absl/strings/numbers.h"
 #include "engine/io/fixture.h"
+#include "engine/io/plda_files.h"
 #include "engine/pipeline/ahc_blockwise.h"
 #include "engine/pipeline/diarization.h"
 
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
   }
   std::string models = fixture + "/../../../models";
   if (const char* m = std::getenv("DIARIZATION_MODELS_DIR")) models = m;
-  auto plda = dp::LoadPlda(models + "/community-1-plda");
+  auto plda = diarization::io::LoadPlda(models + "/community-1-plda");
   if (!plda.ok()) {
     std::cerr << plda.status() << "\n";
     return 1;

@@ -4,8 +4,9 @@
 // Stages in order: ComputeChunks (§2, chunks.h) → [segmentation network] →
 // PowersetToMultilabel (§3, powerset.h) → EmbeddingMasks (§5,
 // embedding_masks.h) → [embedding network] → Diarize (§4, §6–§12: count,
-// filter, AHC, PLDA, VBx, assignment, reconstruction, segments). LoadPlda is
-// in plda.h. Deterministic; float64 where pyannote uses it. This header is
+// filter, AHC, PLDA, VBx, assignment, reconstruction, segments). The PLDA
+// model comes from engine/io/plda_files.h (BuildPlda in plda.h takes its
+// arrays). Deterministic; float64 where pyannote uses it. This header is
 // the facade the runtime includes; each stage has its own file pair.
 #ifndef DIARIZATION_ENGINE_PIPELINE_DIARIZATION_H_
 #define DIARIZATION_ENGINE_PIPELINE_DIARIZATION_H_

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/test_data.h"
 #include "engine/io/fixture.h"
+#include "engine/io/plda_files.h"
 #include "engine/pipeline/clustering.h"
 #include "gtest/gtest.h"
 
@@ -19,8 +20,8 @@ constexpr int F = kFramesPerWindow;
 constexpr int D = kEmbeddingDim;
 
 const PldaModel& Plda() {
-  static const PldaModel* m = new PldaModel(
-      *LoadPlda(diarization::testing::SharedModelsDir() + "/community-1-plda"));
+  static const PldaModel* m = new PldaModel(*io::LoadPlda(
+      diarization::testing::SharedModelsDir() + "/community-1-plda"));
   return *m;
 }
 

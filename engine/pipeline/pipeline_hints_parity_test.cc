@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "engine/common/test_data.h"
+#include "engine/io/plda_files.h"
 #include "engine/models/safetensors.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
@@ -99,8 +100,8 @@ TEST_P(PipelineHintsParityTest, RttmsEqualPyannotesWithEveryHint) {
   const std::span<const float> embeddings = emb->f32();
   ASSERT_EQ(embeddings.size(), static_cast<size_t>(num_chunks) * 3 * 256);
 
-  auto plda =
-      LoadPlda(diarization::testing::SharedModelsDir() + "/community-1-plda");
+  auto plda = io::LoadPlda(diarization::testing::SharedModelsDir() +
+                           "/community-1-plda");
   ASSERT_TRUE(plda.ok()) << plda.status();
   for (const Hint& h : kHints) {
     SCOPED_TRACE(c.clip + "." + h.suffix);

@@ -18,6 +18,7 @@
 #include "engine/eval/der.h"
 #include "engine/io/fixture.h"
 #include "engine/io/npy.h"
+#include "engine/io/plda_files.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 #include "gtest/gtest.h"
@@ -34,8 +35,8 @@ std::string Speakrs() {
 
 const PldaModel& Plda() {
   static const PldaModel* model = [] {
-    auto m =
-        LoadPlda(diarization::testing::SharedModelsDir() + "/community-1-plda");
+    auto m = io::LoadPlda(diarization::testing::SharedModelsDir() +
+                          "/community-1-plda");
     if (!m.ok()) {
       ADD_FAILURE() << m.status();
       return new PldaModel();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/common/test_data.h"
+#include "engine/io/plda_files.h"
 #include "engine/models/safetensors.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
@@ -50,8 +51,8 @@ TEST_P(PipelineReferenceTest, RegularAndExclusiveRttmMatchPyannote) {
   const std::span<const float> embeddings = emb->f32();
   ASSERT_EQ(static_cast<int64_t>(embeddings.size()), int64_t{chunks} * 3 * 256);
 
-  auto plda =
-      LoadPlda(diarization::testing::SharedModelsDir() + "/community-1-plda");
+  auto plda = io::LoadPlda(diarization::testing::SharedModelsDir() +
+                           "/community-1-plda");
   ASSERT_TRUE(plda.ok()) << plda.status();
   auto out = Diarize(segmentations, embeddings, chunks, *plda, PipelineConfig{},
                      SpeakerHints{});

@@ -6,9 +6,10 @@
 // W = (trᵀtr)⁻¹, B = (trᵀ diag(1/psi) tr)⁻¹ (Eigen's
 // GeneralizedSelfAdjointEigenSolver, VᵀWV = I), sorted descending: phi = λ,
 // row j of plda_tr = eigenvector j. Eigenvector signs are arbitrary in any
-// solver; VBx does not depend on them. When the model folder carries
-// `eigenvectors_desc.bin` (pyannote's own LAPACK eigenvectors), each row is
-// flipped to its sign so the features match pyannote bit for bit.
+// solver; VBx does not depend on them. Given reference eigenvectors (the
+// model folder's `eigenvectors_desc.bin`, pyannote's own LAPACK ones), each
+// row is flipped to its sign so the features match pyannote bit for bit.
+// This file takes arrays; engine/io/plda_files.h reads the model folder.
 #ifndef DIARIZATION_ENGINE_PIPELINE_PLDA_H_
 #define DIARIZATION_ENGINE_PIPELINE_PLDA_H_
 
@@ -31,7 +32,7 @@ struct PldaModel {
   std::vector<double> plda_tr;  // (128 × 128) row-major, row j = eigenvector j
   std::vector<double> phi;      // (128)
   // Where the parameters came from, for GetInfo: SHA-256 (hex) of
-  // xvec_transform.npz followed by plda.npz.
+  // xvec_transform.npz followed by plda.npz (set by io::LoadPlda).
   std::string sha256;
   int input_dim = 256;  // x-vector size
   int lda_dim = 128;    // PLDA size
@@ -40,14 +41,12 @@ struct PldaModel {
   bool scale_by_sqrt_dim = true;
 };
 
-// Loads xvec_transform.npz and plda.npz from `dir` and runs pyannote's
-// vbx_setup (Eigen's generalized self-adjoint eigensolver).
-absl::StatusOr<PldaModel> LoadPlda(const std::string& dir);
-
-// Builds the model from raw parameters (row-major; lda is in × out, tr is
-// out × out) and solves the eigenproblem. `reference_eigenvectors`, when
-// given (out × out, column j = eigenvector j), fixes the sign of each
-// eigenvector; it must agree up to sign (|cos| > 1 - 1e-6) or this fails.
+// pyannote's vbx_setup: builds the model from raw parameters (row-major; lda
+// is in × out, tr is out × out) and solves the eigenproblem (Eigen's
+// generalized self-adjoint eigensolver). `sha256` is left empty.
+// `reference_eigenvectors`, when given (out × out, column j = eigenvector j),
+// fixes the sign of each eigenvector; it must agree up to sign (|cos| > 1 -
+// 1e-6) or this fails.
 absl::StatusOr<PldaModel> BuildPlda(
     std::vector<double> mean1, std::vector<double> mean2,
     std::vector<double> lda, std::vector<double> mu,

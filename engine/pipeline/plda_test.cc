@@ -5,9 +5,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "engine/common/sha256.h"
 #include "engine/common/test_data.h"
 #include "engine/io/npy.h"
-#include "engine/pipeline/sha256.h"
+#include "engine/io/plda_files.h"
 #include "gtest/gtest.h"
 
 namespace diarization::pipeline {
@@ -30,7 +31,7 @@ double MaxRel(const std::vector<double>& a, const std::vector<double>& b) {
 // pyannote-ggml's PLDA validation vectors (10 embeddings through pyannote's
 // xvec_tf and plda_tf): an independent recording of the same transform.
 TEST(PldaTest, ReproducesPyannoteGgmlValidationVectors) {
-  auto plda = LoadPlda(PldaDir());
+  auto plda = io::LoadPlda(PldaDir());
   ASSERT_TRUE(plda.ok()) << plda.status();
   const std::string npz = diarization::testing::TestDataDir() +
                           "/pyannote-ggml/plda_validation.npz";
@@ -52,7 +53,7 @@ TEST(PldaTest, EigenSolutionIsTheGeneralizedEigenproblemOfTheFile) {
   ASSERT_TRUE(plda_npz.ok());
   const auto tr = plda_npz->at("tr").ToDouble();
   const auto psi = plda_npz->at("psi").ToDouble();
-  auto plda = LoadPlda(PldaDir());
+  auto plda = io::LoadPlda(PldaDir());
   ASSERT_TRUE(plda.ok());
   const int d = 128;
   using RowMat =
@@ -84,7 +85,7 @@ TEST(PldaTest, EigenSolutionIsTheGeneralizedEigenproblemOfTheFile) {
 }
 
 TEST(PldaTest, WithoutReferenceOnlyEigenvectorSignsDiffer) {
-  auto with = LoadPlda(PldaDir());
+  auto with = io::LoadPlda(PldaDir());
   ASSERT_TRUE(with.ok());
   auto without =
       BuildPlda(with->mean1, with->mean2, with->lda, with->mu,
@@ -111,7 +112,7 @@ TEST(PldaTest, Sha256IsTheFilesDigest) {
 }
 
 TEST(PldaTest, MissingOrBrokenFilesAreErrors) {
-  EXPECT_FALSE(LoadPlda("/nonexistent").ok());
+  EXPECT_FALSE(io::LoadPlda("/nonexistent").ok());
   EXPECT_FALSE(
       BuildPlda({1, 2}, {1}, {1, 2}, {1}, {1}, {-1.0}).ok());     // psi <= 0
   EXPECT_FALSE(BuildPlda({1, 2}, {1}, {1}, {1}, {1}, {1}).ok());  // lda size

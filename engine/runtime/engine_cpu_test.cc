@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "engine/audio/audio.h"
 #include "engine/common/test_data.h"
+#include "engine/io/plda_files.h"
 #include "engine/models/cpu_backend.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
@@ -73,7 +74,7 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
           .ok());
   auto model_dir = models::ModelDirectory::Open(dir);
   ASSERT_TRUE(model_dir.ok()) << model_dir.status();
-  auto plda = pipeline::LoadPlda((*model_dir)->plda_dir());
+  auto plda = io::LoadPlda((*model_dir)->plda_dir());
   ASSERT_TRUE(plda.ok()) << plda.status();
   auto shared_plda = std::make_shared<const pipeline::PldaModel>(*plda);
 

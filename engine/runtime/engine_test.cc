@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "engine/common/test_data.h"
+#include "engine/io/plda_files.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/runtime/fake_models.h"
 #include "gtest/gtest.h"
@@ -357,8 +358,8 @@ TEST(EngineTest, WholeAudioMatchesConstructionForEveryLength) {
 }
 
 TEST(EngineTest, StreamingEqualsWholeAudioWithTheRealPipeline) {
-  auto plda = pipeline::LoadPlda(diarization::testing::SharedModelsDir() +
-                                 "/community-1-plda");
+  auto plda = io::LoadPlda(diarization::testing::SharedModelsDir() +
+                           "/community-1-plda");
   ASSERT_TRUE(plda.ok()) << plda.status();
   auto shared_plda = std::make_shared<const pipeline::PldaModel>(*plda);
   Rig rig = MakeRig(EngineOptions{}, 1, shared_plda);

@@ -25,6 +25,7 @@
 #include "engine/common/user_path.h"
 #include "engine/io/fixture.h"
 #include "engine/io/npy.h"
+#include "engine/io/plda_files.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 
@@ -133,7 +134,7 @@ int main(int argc, char** argv) {
         config.step_samples = std::llround(step_s * dp::kSampleRateHz);
     }
   }
-  auto plda = dp::LoadPlda(plda_dir);
+  auto plda = diarization::io::LoadPlda(plda_dir);
   if (!plda.ok()) {
     return Fail(absl::StrCat(plda.status().message(), " (PLDA folder ",
                              plda_dir,

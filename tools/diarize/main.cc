@@ -27,6 +27,7 @@
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/user_path.h"
+#include "engine/io/plda_files.h"
 #include "engine/models/cpu_backend.h"
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/chunks.h"
@@ -124,8 +125,7 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(models::CpuBackend backend,
                    models::CreateCpuBackend(
                        *dir, {.threads = absl::GetFlag(FLAGS_threads)}));
-  ASSIGN_OR_RETURN(pipeline::PldaModel plda,
-                   pipeline::LoadPlda(dir->plda_dir()));
+  ASSIGN_OR_RETURN(pipeline::PldaModel plda, io::LoadPlda(dir->plda_dir()));
   const auto t_load = Clock::now();
 
   const pipeline::PipelineConfig config =
