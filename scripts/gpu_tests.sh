@@ -72,7 +72,7 @@ if [[ "${BENCH:-1}" == 1 ]]; then
       --hours "${BENCH_HOURS:-1}" "${flags[@]}" >>"$log" 2>&1
     rc=$?
     echo "== rtfx_main [$i] $cfg rc=$rc"
-    sed -n 2,10p "$log"
+    sed -n 2,12p "$log"
   done
 fi
 

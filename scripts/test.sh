@@ -11,6 +11,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 bash scripts/install_deps.sh || { echo "install failed"; echo "0 passed, 1 failed"; exit 1; }
+# Header-only C++ from pinned PyPI wheels (the cuDNN frontend, ADR 0072).
+bash tools/third_party/get_cudnn_frontend.sh || { echo "cuDNN frontend fetch failed"; echo "0 passed, 1 failed"; exit 1; }
 
 export DIARIZATION_TEST_DATA="${DIARIZATION_TEST_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
 export DIARIZATION_MODELS_DIR="${DIARIZATION_MODELS_DIR:-$(dirname "$DIARIZATION_TEST_DATA")/models}"

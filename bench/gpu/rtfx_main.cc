@@ -88,6 +88,11 @@ ABSL_FLAG(bool, channels_last, true,
 ABSL_FLAG(bool, fused_epilogue, true,
           "Embedding: BatchNorm folded into the convolutions, bias + residual "
           "+ ReLU inside cuDNN's convolution (else a separate pass).");
+ABSL_FLAG(std::string, conv_api, "legacy",
+          "Embedding trunk convolutions (TF32): legacy (cuDNN's "
+          "cudnnConvolutionBiasActivationForward), graph (cuDNN graphs "
+          "through the cuDNN frontend, engines timed per shape) or fastest "
+          "(graph, or legacy where that timed faster per layer).");
 
 namespace {
 
@@ -166,6 +171,7 @@ absl::Status Run() {
   opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
   opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
   opt.embedding.fused_conv_epilogue = absl::GetFlag(FLAGS_fused_epilogue);
+  opt.embedding.conv_api = absl::GetFlag(FLAGS_conv_api);
   const auto t_load = Clock::now();
   std::unique_ptr<models::SafetensorsFile> seg_override;
   if (!absl::GetFlag(FLAGS_segmentation_weights).empty()) {
@@ -361,7 +367,8 @@ absl::Status Run() {
   const models::CudaMemorySnapshot mem = backend.Memory();
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
-      "(segmentation %d, %s sinc), embedding %s (%s, %s epilogue), %s, "
+      "(segmentation %d, %s sinc), embedding %s (%s, %s epilogue, conv api "
+      "%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       backend.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
@@ -369,6 +376,7 @@ absl::Status Run() {
       opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"
                                                                        : "NCHW",
       opt.embedding.fused_conv_epilogue ? "fused" : "separate",
+      opt.embedding.conv_api.c_str(),
       overlap ? "stages overlapped" : "stages in sequence",
       absl::GetFlag(FLAGS_graphs) ? "on" : "off",
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);
@@ -413,6 +421,10 @@ absl::Status Run() {
       GiB(mem.device_total_bytes), GiB(mem.device_free_bytes), GiB(min_free),
       GiB(mem.device_total_bytes - min_free));
   std::printf("%s", backend.arena->DebugString().c_str());
+  // conv_api graph / fastest: the engine of each trunk convolution.
+  for (const std::string& line : backend.embedding->conv_engines()) {
+    std::printf("  %s\n", line.c_str());
+  }
   if (const std::string out = absl::GetFlag(FLAGS_rttm_out); !out.empty()) {
     std::ofstream f(out);
     f << FormatRttm(last_segments, absl::GetFlag(FLAGS_uri));

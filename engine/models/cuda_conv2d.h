@@ -61,6 +61,9 @@ class Conv2d {
   absl::Status ForwardBiasRelu(const void* x, int n, int h, int w,
                                const void* bias, const void* z, void* y);
   const Shape& shape() const { return shape_; }
+  // The device filter, (out, in, kh, kw) or with channels_last (out, kh,
+  // kw, in); for another API running the same layer (cudnn_graph_conv.h).
+  const void* weights() const { return weights_.data(); }
 
  private:
   Conv2d() = default;

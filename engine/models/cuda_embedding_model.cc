@@ -1,5 +1,6 @@
 #include "engine/models/cuda_embedding_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -19,6 +20,7 @@
 #include "engine/models/cuda_status.h"
 #include "engine/models/cuda_weights.h"
 #include "engine/models/cuda_window_upload.h"
+#include "engine/models/cudnn_graph_conv.h"
 #include "engine/models/fbank.h"
 #include "kernels/fbank.h"
 #include "kernels/nn_ops.h"
@@ -50,10 +52,26 @@ constexpr float kBnEps = 1e-5f;
 // float rounding of w·scale (the TF32 mode rounds the weights either way).
 struct ConvBn {
   std::unique_ptr<Conv2d> conv;
+  // conv_api "graph" / "fastest": the same layer (and weights) through a
+  // cuDNN graph; null on the legacy path.
+  std::unique_ptr<cuda::GraphConv2d> graph;
   DeviceBuffer scale;  // unfused only
   DeviceBuffer shift;  // the bias when fused
   std::vector<float> host_shift;
 };
+
+// The fused trunk's two calls, through the graph path where the layer has
+// one.
+absl::Status ConvForward(ConvBn& c, const void* x, int n, int h, int w,
+                         void* y) {
+  if (c.graph) return c.graph->Forward(x, n, h, w, y);
+  return c.conv->Forward(x, n, h, w, y);
+}
+absl::Status ConvBiasRelu(ConvBn& c, const void* x, int n, int h, int w,
+                          const void* bias, const void* z, void* y) {
+  if (c.graph) return c.graph->ForwardBiasRelu(x, n, h, w, bias, z, y);
+  return c.conv->ForwardBiasRelu(x, n, h, w, bias, z, y);
+}
 
 struct Block {
   ConvBn conv1, conv2;
@@ -146,6 +164,10 @@ struct CudaEmbeddingModel::Impl {
   // "mixed": the trunk's convolutions on FP16 tensors (FP32 accumulation),
   // between a cast after the fbank and a cast before the pooling.
   bool half = false;
+  // CudaModelOptions::conv_api is "graph" or "fastest".
+  bool graph_api = false;
+  // Batch sizes whose first run was summarised on stderr (graph API).
+  std::vector<int> logged_batches;
   // Declared first: destroyed last, after every buffer went back to it.
   std::shared_ptr<DeviceArena> arena_owner;
   DeviceArena* arena = nullptr;
@@ -173,6 +195,12 @@ struct CudaEmbeddingModel::Impl {
   }
 
   absl::Status EnqueueFbank(int n);
+  // conv_api "graph" / "fastest": a GraphConv2d over every trunk layer.
+  absl::Status AttachGraphConvs();
+  // One stderr line per new batch size: how many convolutions run on graph
+  // engines.
+  void LogGraphConvs(int n);
+  std::vector<ConvBn*> Layers(std::vector<std::string>* names);
   absl::Status Enqueue(int n, int s);
   // The ResNet trunk on act[0] (features); returns the buffer holding its
   // output and sets *out_h / *out_w.
@@ -321,28 +349,28 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
     int* out_h, int* out_w, void** free_buf) {
   int h = kMel, w = kFrames;
   // Stem: ReLU(conv'(x) + shift).
-  RETURN_IF_ERROR(stem.conv->ForwardBiasRelu(input, n, h, w, stem.shift.data(),
-                                             nullptr, cur));
+  RETURN_IF_ERROR(
+      ConvBiasRelu(stem, input, n, h, w, stem.shift.data(), nullptr, cur));
   // BasicBlock with three buffers: x (cur), t, and the output.
   for (Block& b : blocks) {
     const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
     void* t = free_a;
-    RETURN_IF_ERROR(b.conv1.conv->ForwardBiasRelu(
-        cur, n, h, w, b.conv1.shift.data(), nullptr, t));
+    RETURN_IF_ERROR(
+        ConvBiasRelu(b.conv1, cur, n, h, w, b.conv1.shift.data(), nullptr, t));
     if (b.shortcut) {
       // s = conv_sc'(x) (its shift is in conv2's bias) into the third
       // buffer; x is dead after it, so the block's output goes there.
       void* sc = free_b;
-      RETURN_IF_ERROR(b.shortcut->conv->Forward(cur, n, h, w, sc));
-      RETURN_IF_ERROR(b.conv2.conv->ForwardBiasRelu(
-          t, n, oh, ow, b.conv2_bias_with_shortcut.data(), sc, cur));
+      RETURN_IF_ERROR(ConvForward(*b.shortcut, cur, n, h, w, sc));
+      RETURN_IF_ERROR(ConvBiasRelu(b.conv2, t, n, oh, ow,
+                                   b.conv2_bias_with_shortcut.data(), sc, cur));
       free_a = t;
       free_b = sc;
     } else {
       // y = ReLU(conv2'(t) + shift2 + x) into the third buffer.
       void* y = free_b;
-      RETURN_IF_ERROR(b.conv2.conv->ForwardBiasRelu(
-          t, n, oh, ow, b.conv2.shift.data(), cur, y));
+      RETURN_IF_ERROR(
+          ConvBiasRelu(b.conv2, t, n, oh, ow, b.conv2.shift.data(), cur, y));
       free_a = t;
       free_b = cur;
       cur = y;
@@ -354,6 +382,70 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
   *out_w = w;
   *free_buf = free_a;
   return cur;
+}
+
+std::vector<ConvBn*> CudaEmbeddingModel::Impl::Layers(
+    std::vector<std::string>* names) {
+  std::vector<ConvBn*> out = {&stem};
+  if (names) names->push_back("stem");
+  // layerL.i as pyannote names them: a block's layer from its width.
+  int layer = 0, index = 0, width = 0;
+  for (Block& b : blocks) {
+    const int c = b.conv1.conv->shape().out_channels;
+    if (c != width) {
+      ++layer;
+      index = 0;
+      width = c;
+    }
+    const std::string p = absl::StrCat("layer", layer, ".", index++);
+    out.push_back(&b.conv1);
+    out.push_back(&b.conv2);
+    if (names) {
+      names->push_back(p + ".conv1");
+      names->push_back(p + ".conv2");
+    }
+    if (b.shortcut) {
+      out.push_back(&*b.shortcut);
+      if (names) names->push_back(p + ".shortcut");
+    }
+  }
+  return out;
+}
+
+absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
+  std::vector<std::string> names;
+  const std::vector<ConvBn*> layers = Layers(&names);
+  cuda::GraphConv2d::Options o;
+  o.compare_legacy = options.conv_api == "fastest";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    ASSIGN_OR_RETURN(layers[i]->graph,
+                     cuda::GraphConv2d::Create(ctx.get(), layers[i]->conv.get(),
+                                               names[i], o));
+  }
+  return absl::OkStatus();
+}
+
+void CudaEmbeddingModel::Impl::LogGraphConvs(int n) {
+  if (std::find(logged_batches.begin(), logged_batches.end(), n) !=
+      logged_batches.end()) {
+    return;
+  }
+  logged_batches.push_back(n);
+  int on_graph = 0, on_legacy = 0;
+  std::string legacy_names;
+  std::vector<std::string> names;
+  const std::vector<ConvBn*> layers = Layers(&names);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    on_graph += layers[i]->graph->graph_shapes();
+    const int l = layers[i]->graph->legacy_shapes();
+    on_legacy += l;
+    if (l > 0) absl::StrAppend(&legacy_names, " ", names[i]);
+  }
+  std::fprintf(stderr,
+               "cuda:%d embedding conv_api %s, batches up to %d: %d layer "
+               "shapes on cuDNN graph engines, %d on the legacy call%s%s\n",
+               arena->device(), options.conv_api.c_str(), n, on_graph,
+               on_legacy, on_legacy > 0 ? ":" : "", legacy_names.c_str());
 }
 
 absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
@@ -415,6 +507,16 @@ double CudaEmbeddingModel::device_seconds() const {
 }
 int CudaEmbeddingModel::graphs() const { return impl_->graphs->size(); }
 
+std::vector<std::string> CudaEmbeddingModel::conv_engines() const {
+  std::vector<std::string> out;
+  if (!impl_->graph_api) return out;
+  for (ConvBn* c : impl_->Layers(nullptr)) {
+    for (std::string& line : c->graph->Describe())
+      out.push_back(std::move(line));
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
     const SafetensorsFile& w, std::shared_ptr<DeviceArena> arena_owner,
     const CudaModelOptions& options) {
@@ -440,6 +542,21 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   }
   const bool channels_last = impl->channels_last;
   impl->fused = options.fused_conv_epilogue;
+  if (options.conv_api != "legacy" && options.conv_api != "graph" &&
+      options.conv_api != "fastest") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CudaEmbeddingModel: conv_api '", options.conv_api,
+                     "' is not supported; use legacy, graph or fastest"));
+  }
+  impl->graph_api = options.conv_api != "legacy";
+  if (impl->graph_api && (impl->precision != cuda::Precision::kTf32 ||
+                          !impl->fused || !impl->channels_last)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CudaEmbeddingModel: conv_api '", options.conv_api,
+        "' needs precision tf32 with fused_conv_epilogue and channels_last "
+        "(precision is ",
+        options.precision, ")"));
+  }
   const bool fold = impl->fused;
   const bool half = impl->half;
   impl->arena_owner = std::move(arena_owner);
@@ -533,6 +650,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       in_planes = planes;
     }
   }
+  if (impl->graph_api) RETURN_IF_ERROR(impl->AttachGraphConvs());
   ASSIGN_OR_RETURN(std::vector<float> seg_w,
                    cuda::ReadTensor(w, "resnet.seg_1.weight",
                                     int64_t{kEmbeddingDim} * kStats));
@@ -650,6 +768,7 @@ absl::Status CudaEmbeddingModel::RunSpans(const WindowSpans& spans,
     RETURN_IF_ERROR(
         m.graphs->Run({n, masks_per_window}, m.options.use_cuda_graphs,
                       [&] { return m.Enqueue(n, masks_per_window); }));
+    if (m.graph_api) m.LogGraphConvs(n);
     RETURN_IF_ERROR(cuda::DownloadAsync(m.emb, emb_count, m.host_emb, stream,
                                         "embeddings"));
     RETURN_IF_ERROR(m.busy.End(stream));

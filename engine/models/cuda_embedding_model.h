@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/models/cuda_options.h"
@@ -49,6 +50,10 @@ class CudaEmbeddingModel : public EmbeddingModel {
 
   // Number of CUDA graphs captured so far (one per batch shape).
   int graphs() const;
+  // conv_api "graph" / "fastest": one line per trunk convolution and input
+  // shape seen so far, naming the cuDNN graph engine it runs (and its timed
+  // milliseconds) or why it stayed on the legacy call. Empty on "legacy".
+  std::vector<std::string> conv_engines() const;
   // Device time of all batches so far (CUDA events around each batch:
   // uploads, kernels, download), for the benchmark's busy/wall ratio.
   double device_seconds() const;

@@ -217,7 +217,7 @@ TEST_F(CudaModelsTest, SegmentationRandomWeightsSameDecisionsAsCpu) {
 void CheckEmbedding(const std::string& precision, double tolerance,
                     std::shared_ptr<DeviceArena> arena,
                     const SafetensorsFile& w, bool timed = false,
-                    bool fused = true) {
+                    bool fused = true, const std::string& conv_api = "legacy") {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
@@ -231,6 +231,7 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   o.precision = precision;
   o.timed_conv_algorithms = timed;
   o.fused_conv_epilogue = fused;
+  o.conv_api = conv_api;
   o.max_batch = 3;
   o.max_masks_per_window = 3;  // 6 masks: windows go one at a time... by pairs
   auto m = CudaEmbeddingModel::Create(w, arena, o);
@@ -242,9 +243,10 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, c).ok());
   const double rel = MaxRel(a, cpu, kEmbeddingDim);
   std::printf(
-      "embedding %s%s%s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
+      "embedding %s%s%s%s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
       precision.c_str(), timed ? " (timed algorithms)" : "",
-      fused ? "" : " (separate BN epilogue)", rel,
+      fused ? "" : " (separate BN epilogue)",
+      conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(), rel,
       MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
   EXPECT_EQ(a, b) << "eager run and graph replay differ";
@@ -313,6 +315,75 @@ TEST_F(CudaModelsTest, EmbeddingSeparateEpilogueMatchesCpu) {
   auto w = Open(emb_path_);
   CheckEmbedding("fp32", 1e-5, arena, *w, /*timed=*/false, /*fused=*/false);
   CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/false);
+}
+
+// The trunk through cuDNN's graph API (conv_api "graph", ADR 0072) keeps
+// the TF32 gate against the CPU network and agrees with the legacy TF32
+// path. Most of its convolutions must really run on graph engines: a path
+// that fell back to the legacy call everywhere would pass the numbers and
+// test nothing.
+TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
+                 "graph");
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/true, /*fused=*/true,
+                 "fastest");
+
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> win = Windows();
+  const std::vector<float> masks = Masks(rng);
+  auto run = [&](const std::string& api, std::vector<std::string>* engines) {
+    CudaModelOptions o;
+    o.precision = "tf32";
+    o.conv_api = api;
+    o.max_batch = kB;
+    o.max_masks_per_window = kMasks;
+    std::vector<float> out(size_t(kB) * kMasks * kEmbeddingDim, NAN);
+    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return out;
+    EXPECT_TRUE((*m)->Run(win, kB, masks, kMasks, out).ok());
+    if (engines) *engines = (*m)->conv_engines();
+    return out;
+  };
+  std::vector<std::string> engines;
+  const std::vector<float> legacy = run("legacy", nullptr);
+  const std::vector<float> graph = run("graph", &engines);
+  int on_graph = 0;
+  for (const std::string& line : engines) {
+    std::printf("  %s\n", line.c_str());
+    on_graph += line.find(": graph ") != std::string::npos;
+  }
+  const double rel = MaxRel(graph, legacy, kEmbeddingDim);
+  std::printf(
+      "embedding tf32 conv_api graph vs legacy: max relative %.3g; %d of %zu "
+      "layer shapes on graph engines\n",
+      rel, on_graph, engines.size());
+  // 36 convolutions, one batch shape.
+  EXPECT_EQ(engines.size(), 36u);
+  EXPECT_GE(on_graph, static_cast<int>(engines.size()) / 2);
+  EXPECT_LT(rel, 1e-3);
+}
+
+TEST_F(CudaModelsTest, EmbeddingGraphConvRejectsOtherPrecisions) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  for (const char* precision : {"fp32", "mixed"}) {
+    CudaModelOptions o;
+    o.precision = precision;
+    o.conv_api = "graph";
+    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument)
+        << precision << ": " << m.status();
+  }
+  CudaModelOptions o;
+  o.precision = "tf32";
+  o.conv_api = "cudnn9";
+  EXPECT_EQ(CudaEmbeddingModel::Create(*w, arena, o).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // Windows given as overlapping spans of one recording (the engine's and the

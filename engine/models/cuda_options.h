@@ -42,6 +42,14 @@ struct CudaModelOptions {
   // (cudnnConvolutionBiasActivationForward) instead of a separate pass over
   // the activations (kernels::LaunchScaleShiftAct). Off: the unfused path.
   bool fused_conv_epilogue = true;
+  // Embedding only, TF32 with fused_conv_epilogue and channels_last: the API
+  // the trunk's convolutions go through. "legacy" (default):
+  // cudnnConvolutionBiasActivationForward. "graph": one cuDNN graph per
+  // convolution and epilogue through the cuDNN frontend, its engine timed
+  // per shape on first use; shapes no graph engine supports stay legacy
+  // (engine/models/cudnn_graph_conv.h, ADR 0072). "fastest": as "graph",
+  // but each shape keeps the legacy call where that timed faster.
+  std::string conv_api = "legacy";
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;

@@ -32,6 +32,7 @@ TARGETS=(
   //bench/gpu:rtfx_main
 )
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  bash tools/third_party/get_cudnn_frontend.sh  # ADR 0072
   bazel --output_base="$OUTPUT_BASE" test --build_tests_only=false "${TARGETS[@]}" >/dev/null 2>&1 ||
     bazel --output_base="$OUTPUT_BASE" build "${TARGETS[@]}"
 fi

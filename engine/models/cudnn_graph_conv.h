@@ -1,0 +1,102 @@
+// One ResNet trunk convolution through cuDNN's graph API (the header-only
+// cuDNN frontend, //third_party/cudnn_frontend; ADR 0072). Each call is one
+// operation graph on NHWC float32 tensors with TF32 tensor-core math and
+// FP32 accumulation:
+//   ForwardBiasRelu: y = ReLU(conv(x, w) + bias [+ z])
+//   Forward:         y = conv(x, w)
+// so cuDNN may pick a fused engine that the legacy
+// cudnnConvolutionBiasActivationForward does not reach.
+//
+// Engine choice, once per (batch, height, width, epilogue) on first use,
+// eagerly (never during CUDA graph capture; cuda_graph_cache.h runs each
+// shape eagerly first): the heuristics' candidates (modes A and B, then the
+// fallback list) that are deterministic and fit the context's workspace are
+// built, at most `max_candidates` of them, each timed on the device with the
+// call's own tensors (it writes y; the call then overwrites it), and the
+// fastest is kept. A shape no graph engine supports runs on the legacy
+// Conv2d, which also owns the weights (its NHWC filter); so does every shape
+// when `compare_legacy` finds the legacy call faster. Describe() says which
+// engine each shape got and why (the embedding model logs a summary per
+// batch size and rtfx_main prints every line).
+//
+// Errors: absl::Status; cudnn_frontend's exceptions never leave this file.
+// A failing execution after the choice is an Internal error, not a silent
+// fallback.
+#ifndef DIARIZATION_ENGINE_MODELS_CUDNN_GRAPH_CONV_H_
+#define DIARIZATION_ENGINE_MODELS_CUDNN_GRAPH_CONV_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/models/cuda_context.h"
+#include "engine/models/cuda_conv2d.h"
+
+namespace diarization::models::cuda {
+
+class GraphConv2d {
+ public:
+  struct Options {
+    // Built and timed plans per shape (building one can take ~0.1-1 s when
+    // cuDNN compiles a fused kernel at run time).
+    int max_candidates = 8;
+    // Host time per shape after which no further candidate is built (once
+    // one is).
+    double build_budget_ms = 1000;
+    // Timed runs per candidate after one warm-up run; the minimum counts.
+    int timing_runs = 3;
+    // Also time the legacy call for each shape and keep it where it is
+    // faster (per layer and shape).
+    bool compare_legacy = false;
+  };
+
+  // `legacy` must be a float (not half), channels-last layer of a TF32
+  // context; it must outlive this object. `name` labels the log lines.
+  static absl::StatusOr<std::unique_ptr<GraphConv2d>> Create(
+      CudaContext* ctx, Conv2d* legacy, std::string name,
+      const Options& options);
+  ~GraphConv2d();
+  GraphConv2d(const GraphConv2d&) = delete;
+  GraphConv2d& operator=(const GraphConv2d&) = delete;
+
+  // Same contracts as Conv2d's (cuda_conv2d.h): x, y, z on the device, NHWC
+  // float; bias (out_channels) float; z null or shaped like y and not
+  // aliasing it; enqueued on the context's stream.
+  absl::Status Forward(const void* x, int n, int h, int w, void* y);
+  absl::Status ForwardBiasRelu(const void* x, int n, int h, int w,
+                               const void* bias, const void* z, void* y);
+
+  // One line per shape seen so far: "name n×c×h×w epilogue: graph <engine>
+  // (t ms, ws B)" or "...: legacy (<why>)".
+  std::vector<std::string> Describe() const;
+  // Shapes that run on a graph engine / on the legacy call.
+  int graph_shapes() const;
+  int legacy_shapes() const;
+
+  const Conv2d::Shape& shape() const { return legacy_->shape(); }
+  int OutH(int h) const { return legacy_->OutH(h); }
+  int OutW(int w) const { return legacy_->OutW(w); }
+
+ private:
+  struct Plan;
+  enum class Epilogue { kNone, kBiasRelu, kBiasAddRelu };
+  GraphConv2d() = default;
+  absl::StatusOr<Plan*> PlanFor(Epilogue e, const void* x, int n, int h, int w,
+                                const void* bias, const void* z, void* y);
+  std::string Line(const Plan& p) const;
+  absl::Status RunLegacy(Epilogue e, const void* x, int n, int h, int w,
+                         const void* bias, const void* z, void* y);
+
+  CudaContext* ctx_ = nullptr;
+  Conv2d* legacy_ = nullptr;
+  std::string name_;
+  Options options_;
+  struct Plans;
+  std::unique_ptr<Plans> plans_;
+};
+
+}  // namespace diarization::models::cuda
+
+#endif  // DIARIZATION_ENGINE_MODELS_CUDNN_GRAPH_CONV_H_
