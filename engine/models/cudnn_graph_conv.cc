@@ -187,9 +187,14 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
       return absl::UnimplementedError(
           absl::StrCat("no heuristics candidates: ", FeMessage(e)));
     }
-    // The project's rules for every precision: deterministic kernels only,
-    // and only what fits the arena's workspace.
-    g->deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC});
+    // The project's rules: deterministic kernels only, and only what fits
+    // the arena's workspace. TF32 is the precision asked for, so engines
+    // that down-convert the float inputs (to FP16/BF16) or reduce in less
+    // than FP32 are out too (PyTorch's cuDNN v8 path drops them likewise).
+    g->deselect_numeric_notes(
+        {fe::NumericalNote_t::NONDETERMINISTIC,
+         fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
+         fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION});
     g->deselect_workspace_greater_than(static_cast<int64_t>(workspace_bytes));
     return g;
   } catch (const std::exception& ex) {

@@ -10,7 +10,8 @@
 // Engine choice, once per (batch, height, width, epilogue) on first use,
 // eagerly (never during CUDA graph capture; cuda_graph_cache.h runs each
 // shape eagerly first): the heuristics' candidates (modes A and B, then the
-// fallback list) that are deterministic and fit the context's workspace are
+// fallback list) that are deterministic, fit the context's workspace and
+// neither down-convert the float inputs nor reduce in less than FP32 are
 // built, at most `max_candidates` of them, each timed on the device with the
 // call's own tensors (it writes y; the call then overwrites it), and the
 // fastest is kept. A shape no graph engine supports runs on the legacy
