@@ -314,6 +314,29 @@ absl::Status CpuEmbeddingModel::Run(std::span<const float> windows, int batch,
         batch, " × ", masks_per_window, " × ", kEmbeddingDim));
   }
   ApplyCpuThreads(options_.threads);
+  // At most max_windows_per_run windows per run, so the plans (and their
+  // activations) exist for a few fixed sizes only (cpu_options.h).
+  for (const CpuRunChunk& c :
+       CpuRunChunks(batch, options_.max_windows_per_run)) {
+    const size_t first = c.first, count = c.count;
+    RETURN_IF_ERROR(RunChunk(
+        windows.subspan(first * kWindowSamples, count * kWindowSamples),
+        c.count,
+        masks.subspan(first * s * kSegmentationFrames,
+                      count * s * kSegmentationFrames),
+        masks_per_window,
+        embeddings.subspan(first * s * kEmbeddingDim,
+                           count * s * kEmbeddingDim)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CpuEmbeddingModel::RunChunk(std::span<const float> windows,
+                                         int batch,
+                                         std::span<const float> masks,
+                                         int masks_per_window,
+                                         std::span<float> embeddings) {
+  const size_t b = batch;
   ASSIGN_OR_RETURN(TrunkPlan * trunk, GetTrunkPlan(batch));
   ASSIGN_OR_RETURN(HeadPlan * head, GetHeadPlan(batch * masks_per_window));
 

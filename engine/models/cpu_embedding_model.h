@@ -8,7 +8,9 @@
 // (pyannote runs the whole network once per (window, speaker); the results
 // agree up to float reordering, models.md §4). Mask weights are resampled
 // from 589 segmentation frames to the 125 trunk frames with PyTorch's
-// nearest rule. Pooling statistics are accumulated in double.
+// nearest rule. Pooling statistics are accumulated in double. A batch runs
+// in runs of at most CpuModelOptions::max_windows_per_run windows, each run
+// size with its own cached plan and activations.
 #ifndef DIARIZATION_ENGINE_MODELS_CPU_EMBEDDING_MODEL_H_
 #define DIARIZATION_ENGINE_MODELS_CPU_EMBEDDING_MODEL_H_
 
@@ -54,6 +56,10 @@ class CpuEmbeddingModel : public EmbeddingModel {
   CpuEmbeddingModel();
   absl::StatusOr<TrunkPlan*> GetTrunkPlan(int batch);
   absl::StatusOr<HeadPlan*> GetHeadPlan(int rows);
+  // Run for at most options_.max_windows_per_run windows (shapes checked).
+  absl::Status RunChunk(std::span<const float> windows, int batch,
+                        std::span<const float> masks, int masks_per_window,
+                        std::span<float> embeddings);
 
   CpuModelOptions options_;
   std::unique_ptr<Fbank> fbank_;

@@ -5,9 +5,11 @@
 // own WeSpeakerResNet34 is in cpu_parity_test.cc.
 #include "engine/models/cpu_embedding_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -252,6 +254,45 @@ TEST_F(CpuEmbeddingModelTest, SharedTrunkEqualsOneRunPerMask) {
       const double rel =
           RelL2(shared.data() + (i * num_masks + s) * 256, oned.data(), 256);
       EXPECT_LT(rel, 1e-6) << "window " << i << " mask " << s;
+    }
+  }
+}
+
+// A window's embeddings do not depend on its batch-mates or on the batch
+// size: the engine batches windows of different jobs together, so a job's
+// result must not depend on what else was running. 9 windows (1 s apart)
+// in one call, one call each, and in calls of 2 and 4, bit for bit.
+TEST_F(CpuEmbeddingModelTest, EmbeddingOfAWindowDoesNotDependOnItsBatch) {
+  const int n = 9, num_masks = 3;
+  std::vector<float> windows(static_cast<size_t>(n) * kWindowSamples);
+  for (int i = 0; i < n; ++i) {
+    std::copy(wav_.begin() + i * 16000,
+              wav_.begin() + i * 16000 + kWindowSamples,
+              windows.begin() + static_cast<size_t>(i) * kWindowSamples);
+  }
+  std::vector<float> masks = MakeMasks(n * num_masks, 17);
+  const size_t per_window = num_masks * 256;
+  std::vector<float> all(n * per_window);
+  ASSERT_TRUE(model_->Run(windows, n, masks, num_masks, all).ok());
+  for (int chunk : {1, 2, 4}) {
+    for (int first = 0; first < n; first += chunk) {
+      const int count = std::min(chunk, n - first);
+      std::vector<float> part(count * per_window);
+      ASSERT_TRUE(model_
+                      ->Run(std::span<const float>(windows).subspan(
+                                static_cast<size_t>(first) * kWindowSamples,
+                                static_cast<size_t>(count) * kWindowSamples),
+                            count,
+                            std::span<const float>(masks).subspan(
+                                static_cast<size_t>(first) * num_masks * 589,
+                                static_cast<size_t>(count) * num_masks * 589),
+                            num_masks, part)
+                      .ok());
+      for (size_t k = 0; k < part.size(); ++k) {
+        ASSERT_EQ(part[k], all[first * per_window + k])
+            << "calls of " << chunk << ", window " << first + k / per_window
+            << ", value " << k % per_window;
+      }
     }
   }
 }

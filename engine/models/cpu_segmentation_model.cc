@@ -522,6 +522,23 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
         batch, " × ", kSegmentationFrames, " × ", kPowersetClasses));
   }
   ApplyCpuThreads(options_.threads);
+  // At most max_windows_per_run windows per run, so the plans (and their
+  // activations) exist for a few fixed sizes only (cpu_options.h).
+  const size_t per_window = kSegmentationFrames * kPowersetClasses;
+  for (const CpuRunChunk& c :
+       CpuRunChunks(batch, options_.max_windows_per_run)) {
+    const size_t first = c.first, count = c.count;
+    RETURN_IF_ERROR(RunChunk(
+        windows.subspan(first * kWindowSamples, count * kWindowSamples),
+        c.count, log_probs.subspan(first * per_window, count * per_window)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CpuSegmentationModel::RunChunk(std::span<const float> windows,
+                                            int batch,
+                                            std::span<float> log_probs) {
+  const size_t b = batch;
   ASSIGN_OR_RETURN(Plan * p, GetPlan(batch));
   const Weights& w = *weights_;
   StageTimer timer("segmentation", batch);

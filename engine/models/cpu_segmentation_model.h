@@ -7,7 +7,8 @@
 // Convolutions, the LSTM (oneDNN's lstm_forward, bidirectional_concat) and the
 // linears (matmul with a leaky-ReLU post-op) are oneDNN primitives; pooling,
 // InstanceNorm and log-softmax are element-wise loops (statistics in double).
-// Primitives are built once per batch size and cached.
+// Primitives are built once per run size and cached; a batch runs in runs
+// of at most CpuModelOptions::max_windows_per_run windows (cpu_options.h).
 #ifndef DIARIZATION_ENGINE_MODELS_CPU_SEGMENTATION_MODEL_H_
 #define DIARIZATION_ENGINE_MODELS_CPU_SEGMENTATION_MODEL_H_
 
@@ -41,6 +42,9 @@ class CpuSegmentationModel : public SegmentationModel {
   struct Plan;
   CpuSegmentationModel();
   absl::StatusOr<Plan*> GetPlan(int batch);
+  // Run for at most options_.max_windows_per_run windows (shapes checked).
+  absl::Status RunChunk(std::span<const float> windows, int batch,
+                        std::span<float> log_probs);
 
   CpuModelOptions options_;
   std::unique_ptr<Weights> weights_;

@@ -4,8 +4,10 @@
 // cpu_parity_test.cc.
 #include "engine/models/cpu_segmentation_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,39 @@ TEST_F(CpuSegmentationModelTest, BatchedEqualsOneByOne) {
     for (int j = 0; j < kSegmentationFrames * 7; ++j) {
       ASSERT_NEAR(one[j], batched[i * kSegmentationFrames * 7 + j], 1e-5)
           << i << " " << j;
+    }
+  }
+}
+
+// Bit for bit whatever the batch: 9 windows (1 s apart) in one call, one
+// call each and in calls of 2 and 4 (the engine batches windows of
+// different jobs together; a job's result must not depend on them).
+TEST_F(CpuSegmentationModelTest, LogProbsOfAWindowDoNotDependOnItsBatch) {
+  const int n = 9;
+  const size_t per_window = kSegmentationFrames * kPowersetClasses;
+  std::vector<float> windows(static_cast<size_t>(n) * kWindowSamples);
+  for (int i = 0; i < n; ++i) {
+    std::copy(wav_.begin() + i * 16000,
+              wav_.begin() + i * 16000 + kWindowSamples,
+              windows.begin() + static_cast<size_t>(i) * kWindowSamples);
+  }
+  std::vector<float> all(n * per_window);
+  ASSERT_TRUE(model_->Run(windows, n, all).ok());
+  for (int chunk : {1, 2, 4}) {
+    for (int first = 0; first < n; first += chunk) {
+      const int count = std::min(chunk, n - first);
+      std::vector<float> part(count * per_window);
+      ASSERT_TRUE(model_
+                      ->Run(std::span<const float>(windows).subspan(
+                                static_cast<size_t>(first) * kWindowSamples,
+                                static_cast<size_t>(count) * kWindowSamples),
+                            count, part)
+                      .ok());
+      for (size_t k = 0; k < part.size(); ++k) {
+        ASSERT_EQ(part[k], all[first * per_window + k])
+            << "calls of " << chunk << ", window " << first + k / per_window
+            << ", value " << k % per_window;
+      }
     }
   }
 }
