@@ -3,9 +3,9 @@
 // threshold from a two-Gaussian calibration of the scores) → VB-HMM (vbx.h
 // with loopP) → label of the most responsible speaker → merged segments.
 // An independent check of the general VBx (../shared/data/vbx-example).
-// float64 throughout, as numpy.
-#ifndef DIARIZATION_ENGINE_PIPELINE_BUT_VBX_RECIPE_H_
-#define DIARIZATION_ENGINE_PIPELINE_BUT_VBX_RECIPE_H_
+// float64 throughout, as numpy. Test-only: it serves but_vbx_recipe_test.
+#ifndef DIARIZATION_TESTING_BUT_VBX_RECIPE_H_
+#define DIARIZATION_TESTING_BUT_VBX_RECIPE_H_
 
 #include <span>
 #include <string>
@@ -13,10 +13,9 @@
 
 #include "absl/status/statusor.h"
 #include "engine/pipeline/plda.h"
-#include "engine/pipeline/rttm.h"
 #include "engine/pipeline/vbx.h"
 
-namespace diarization::pipeline {
+namespace diarization::testing {
 
 struct ButVbxOptions {
   double threshold = -0.015;  // AHC bias
@@ -27,12 +26,12 @@ struct ButVbxOptions {
   // own UPGMA, clusters numbered by first occurrence); false = today's
   // vbhmm.py (fastcluster + scipy fcluster numbering).
   bool first_occurrence_labels = true;
-  VbxOptions vbx{.fa = 0.3,
-                 .fb = 17,
-                 .max_iters = 40,
-                 .epsilon = 1e-6,
-                 .loop_prob = 0.99,
-                 .hmm = true};
+  pipeline::VbxOptions vbx{.fa = 0.3,
+                           .fb = 17,
+                           .max_iters = 40,
+                           .epsilon = 1e-6,
+                           .loop_prob = 0.99,
+                           .hmm = true};
 };
 
 // diarization_lib.twoGMMcalib_lin: threshold between two Gaussians (shared
@@ -47,7 +46,7 @@ void MergeAdjacentLabels(std::vector<double>& starts, std::vector<double>& ends,
 
 struct ButVbxResult {
   std::vector<int> ahc_labels;
-  VbxResult vbx;
+  pipeline::VbxResult vbx;
   std::vector<int> labels;  // per x-vector, argmax of γ
   std::vector<double> starts, ends;
   std::vector<int> segment_labels;  // after merging
@@ -56,13 +55,13 @@ struct ButVbxResult {
 // xvectors: n × plda.input_dim; `plda` built from transform.h5 and the Kaldi
 // PLDA with scale_by_sqrt_dim = false.
 ButVbxResult RunButVbx(std::span<const float> xvectors, int n,
-                       const PldaModel& plda, std::vector<double> starts,
-                       std::vector<double> ends,
+                       const pipeline::PldaModel& plda,
+                       std::vector<double> starts, std::vector<double> ends,
                        const ButVbxOptions& options = {});
 
 // vbhmm.write_output: "SPEAKER file 1 %03f %03f <NA> <NA> label+1 <NA> <NA>".
 std::string ButRttm(const std::string& file, const ButVbxResult& result);
 
-}  // namespace diarization::pipeline
+}  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_PIPELINE_BUT_VBX_RECIPE_H_
+#endif  // DIARIZATION_TESTING_BUT_VBX_RECIPE_H_

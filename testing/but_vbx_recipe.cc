@@ -1,4 +1,4 @@
-#include "engine/pipeline/but_vbx_recipe.h"
+#include "testing/but_vbx_recipe.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,15 @@
 #include "absl/strings/str_format.h"
 #include "engine/pipeline/ahc.h"
 
-namespace diarization::pipeline {
+namespace diarization::testing {
+
+using pipeline::AverageLinkage;
+using pipeline::ClusterVbx;
+using pipeline::FclusterDistance;
+using pipeline::Merge;
+using pipeline::PldaModel;
+using pipeline::PldaTransform;
+using pipeline::XvecTransform;
 
 double TwoGmmCalibrationThreshold(std::span<const double> s, int iterations) {
   const double n = static_cast<double>(s.size());
@@ -156,4 +164,4 @@ std::string ButRttm(const std::string& file, const ButVbxResult& r) {
   return out;
 }
 
-}  // namespace diarization::pipeline
+}  // namespace diarization::testing

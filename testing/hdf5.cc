@@ -1,11 +1,11 @@
-#include "engine/io/hdf5.h"
+#include "testing/hdf5.h"
 
 #include <hdf5.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace diarization::io {
+namespace diarization::testing {
 
 absl::StatusOr<Hdf5Dataset> ReadHdf5Dataset(const std::string& path,
                                             const std::string& name) {
@@ -45,4 +45,4 @@ absl::StatusOr<Hdf5Dataset> ReadHdf5Dataset(const std::string& path,
   return out;
 }
 
-}  // namespace diarization::io
+}  // namespace diarization::testing

@@ -1,4 +1,4 @@
-#include "engine/io/kaldi.h"
+#include "testing/kaldi.h"
 
 #include <cstdint>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 
-namespace diarization::io {
+namespace diarization::testing {
 namespace {
 
 class Reader {
@@ -129,4 +129,4 @@ absl::StatusOr<KaldiPlda> ReadKaldiPlda(const std::string& path) {
   return plda;
 }
 
-}  // namespace diarization::io
+}  // namespace diarization::testing

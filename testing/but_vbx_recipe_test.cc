@@ -1,18 +1,18 @@
 // BUT's VBx example (AMI ES2005a): from the recipe's own x-vectors, transform
 // and PLDA, the VB-HMM (loopP 0.99, Fa 0.3, Fb 17) reproduces exp/ES2005a.rttm
 // exactly — a second, independent check of the general VBx.
-#include "engine/pipeline/but_vbx_recipe.h"
+#include "testing/but_vbx_recipe.h"
 
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
 #include "engine/common/test_data.h"
-#include "engine/io/hdf5.h"
-#include "engine/io/kaldi.h"
 #include "gtest/gtest.h"
+#include "testing/hdf5.h"
+#include "testing/kaldi.h"
 
-namespace diarization::pipeline {
+namespace diarization::testing {
 namespace {
 
 TEST(ButVbxRecipeTest, TwoGmmThresholdSeparatesTwoModes) {
@@ -41,22 +41,20 @@ TEST(ButVbxRecipeTest, MergeAdjacentLabels) {
 }
 
 TEST(ButVbxRecipeTest, ReproducesTheExampleRttm) {
-  const std::string data =
-      diarization::testing::TestDataDir() + "/vbx-example/exp/";
-  const std::string model =
-      diarization::testing::SharedModelsDir() + "/vbx-ResNet101_16kHz/";
-  auto ark = io::ReadKaldiVectorArk(data + "ES2005a.ark");
+  const std::string data = TestDataDir() + "/vbx-example/exp/";
+  const std::string model = SharedModelsDir() + "/vbx-ResNet101_16kHz/";
+  auto ark = ReadKaldiVectorArk(data + "ES2005a.ark");
   ASSERT_TRUE(ark.ok()) << ark.status();
-  auto kplda = io::ReadKaldiPlda(model + "plda");
+  auto kplda = ReadKaldiPlda(model + "plda");
   ASSERT_TRUE(kplda.ok()) << kplda.status();
-  auto mean1 = io::ReadHdf5Dataset(model + "transform.h5", "mean1");
-  auto mean2 = io::ReadHdf5Dataset(model + "transform.h5", "mean2");
-  auto lda = io::ReadHdf5Dataset(model + "transform.h5", "lda");
+  auto mean1 = ReadHdf5Dataset(model + "transform.h5", "mean1");
+  auto mean2 = ReadHdf5Dataset(model + "transform.h5", "mean2");
+  auto lda = ReadHdf5Dataset(model + "transform.h5", "lda");
   ASSERT_TRUE(mean1.ok() && mean2.ok() && lda.ok())
       << mean1.status() << lda.status();
   ASSERT_EQ(lda->shape, (std::vector<int64_t>{256, 128}));
-  auto plda = BuildPlda(mean1->values, mean2->values, lda->values, kplda->mean,
-                        kplda->transform, kplda->psi);
+  auto plda = pipeline::BuildPlda(mean1->values, mean2->values, lda->values,
+                                  kplda->mean, kplda->transform, kplda->psi);
   ASSERT_TRUE(plda.ok()) << plda.status();
   plda->scale_by_sqrt_dim = false;  // BUT's l2_norm has no √dim
 
@@ -88,4 +86,4 @@ TEST(ButVbxRecipeTest, ReproducesTheExampleRttm) {
 }
 
 }  // namespace
-}  // namespace diarization::pipeline
+}  // namespace diarization::testing

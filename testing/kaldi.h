@@ -3,8 +3,8 @@
 // kaldi_io.read_vec_flt_ark reads them) and the <Plda> model (mean, transform,
 // psi, as VBx's kaldi_utils.read_plda). Binary mode only; errors name the
 // byte offset.
-#ifndef DIARIZATION_ENGINE_IO_KALDI_H_
-#define DIARIZATION_ENGINE_IO_KALDI_H_
+#ifndef DIARIZATION_TESTING_KALDI_H_
+#define DIARIZATION_TESTING_KALDI_H_
 
 #include <string>
 #include <utility>
@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace diarization::io {
+namespace diarization::testing {
 
 struct KaldiVector {
   std::string key;
@@ -32,6 +32,6 @@ struct KaldiPlda {
 
 absl::StatusOr<KaldiPlda> ReadKaldiPlda(const std::string& path);
 
-}  // namespace diarization::io
+}  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_IO_KALDI_H_
+#endif  // DIARIZATION_TESTING_KALDI_H_

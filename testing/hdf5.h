@@ -1,7 +1,7 @@
 // Reads a numeric dataset of an HDF5 file as float64 (libhdf5), e.g. BUT
 // VBx's transform.h5 {mean1, mean2, lda}.
-#ifndef DIARIZATION_ENGINE_IO_HDF5_H_
-#define DIARIZATION_ENGINE_IO_HDF5_H_
+#ifndef DIARIZATION_TESTING_HDF5_H_
+#define DIARIZATION_TESTING_HDF5_H_
 
 #include <cstdint>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace diarization::io {
+namespace diarization::testing {
 
 struct Hdf5Dataset {
   std::vector<int64_t> shape;
@@ -19,6 +19,6 @@ struct Hdf5Dataset {
 absl::StatusOr<Hdf5Dataset> ReadHdf5Dataset(const std::string& path,
                                             const std::string& name);
 
-}  // namespace diarization::io
+}  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_IO_HDF5_H_
+#endif  // DIARIZATION_TESTING_HDF5_H_
