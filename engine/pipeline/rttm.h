@@ -1,4 +1,5 @@
-// Speaker segments and their RTTM text form (NIST RTTM, as pyannote writes it).
+// The RTTM text form of speaker segments (segment.h): NIST RTTM, as
+// pyannote writes it.
 //
 // Writer: pyannote.core Annotation.write_rttm — one line per segment,
 //   SPEAKER {uri} 1 {start:.3f} {duration:.3f} <NA> <NA> {label} <NA> <NA>
@@ -12,19 +13,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/pipeline/segment.h"
 
 namespace diarization {
-
-// One speaker turn: [start_s, end_s) in seconds, and a speaker label.
-struct Segment {
-  double start_s = 0.0;
-  double end_s = 0.0;
-  std::string speaker;
-  // File id the segment belongs to (the RTTM "uri" column).
-  std::string uri;
-
-  friend bool operator==(const Segment&, const Segment&) = default;
-};
 
 // Formats segments as RTTM lines ("%.{decimals}f" for onset and duration,
 // pyannote uses 3). Segments are written in the order given; `uri` overrides

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/pipeline/reconstruction.h"
-#include "engine/pipeline/rttm.h"
+#include "engine/pipeline/segment.h"
 
 namespace diarization::pipeline {
 
