@@ -12,49 +12,14 @@
 #include "kernels/nn_ops.h"
 #include "kernels/sinc_conv.h"
 #include "kernels/stats_pool.h"
+#include "testing/cuda_test_buffers.h"
 
 namespace diarization::kernels {
 namespace {
 
-std::mt19937& Rng() {
-  static std::mt19937 rng(std::random_device{}());
-  return rng;
-}
-
-std::vector<float> Random(size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(Rng());
-  return v;
-}
-
-// Device copy of a host vector, freed at scope exit.
-struct Dev {
-  float* p = nullptr;
-  size_t n = 0;
-  explicit Dev(const std::vector<float>& h) : n(h.size()) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(float)),
-              cudaSuccess);
-    EXPECT_EQ(
-        cudaMemcpy(p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice),
-        cudaSuccess);
-  }
-  explicit Dev(size_t count) : n(count) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(float)),
-              cudaSuccess);
-    // Poison: NaN everywhere, so an unwritten output fails.
-    EXPECT_EQ(cudaMemset(p, 0xff, n * sizeof(float)), cudaSuccess);
-  }
-  ~Dev() { cudaFree(p); }
-  std::vector<float> Host() const {
-    std::vector<float> h(n);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_EQ(
-        cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost),
-        cudaSuccess);
-    return h;
-  }
-};
+using ::diarization::testing::Random;
+using ::diarization::testing::Rng;
+using Dev = ::diarization::testing::DeviceFloats;
 
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());

@@ -23,51 +23,13 @@
 #include "gtest/gtest.h"
 #include "kernels/lstm.h"
 #include "kernels/lstm_reference.h"
+#include "testing/cuda_test_buffers.h"
 
 namespace diarization::kernels {
 namespace {
 
-std::mt19937& Rng() {
-  static std::mt19937 rng(std::random_device{}());
-  return rng;
-}
-
-std::vector<float> Random(size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(Rng());
-  return v;
-}
-
-struct Dev {
-  float* p = nullptr;
-  size_t n = 0;
-  explicit Dev(const std::vector<float>& h) : n(h.size()) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(float)),
-              cudaSuccess);
-    EXPECT_EQ(
-        cudaMemcpy(p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice),
-        cudaSuccess);
-  }
-  explicit Dev(size_t count) : n(count) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(float)),
-              cudaSuccess);
-    Poison();
-  }
-  ~Dev() { cudaFree(p); }
-  // NaN everywhere, so an unwritten output fails.
-  void Poison() {
-    EXPECT_EQ(cudaMemset(p, 0xff, n * sizeof(float)), cudaSuccess);
-  }
-  std::vector<float> Host() const {
-    std::vector<float> h(n);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_EQ(
-        cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost),
-        cudaSuccess);
-    return h;
-  }
-};
+using ::diarization::testing::Random;
+using Dev = ::diarization::testing::DeviceFloats;
 
 std::vector<int> Batches() {
   std::vector<int> v;
