@@ -29,14 +29,15 @@
 #include "absl/time/clock.h"
 #include "engine/common/status_macros.h"
 #include "engine/pipeline/diarization.h"
+#include "engine/runtime/devices.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
 #include "prometheus/registry.h"
 #include "server/auth/port_security.h"
-#include "server/backends.h"
 #include "server/build_stamp.h"
 #include "server/grpc_server.h"
 #include "server/metrics_endpoint.h"
+#include "server/model_info.h"
 #include "server/process_metrics.h"
 #include "server/request_log.h"
 #include "server/version.h"
@@ -332,7 +333,7 @@ absl::Status Run() {
 
   // Load the models and build the engine while health says NOT_SERVING.
   const absl::Time load_start = absl::Now();
-  BackendOptions backend;
+  runtime::DevicesOptions backend;
   backend.device = absl::GetFlag(FLAGS_device);
   backend.cpu_threads = absl::GetFlag(FLAGS_threads);
   backend.cuda_embedding_precision =
@@ -343,7 +344,11 @@ absl::Status Run() {
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
   backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
-  ASSIGN_OR_RETURN(LoadedModels loaded, LoadModels(models_dir, backend));
+  ASSIGN_OR_RETURN(runtime::LoadedDevices loaded,
+                   runtime::LoadDevices(models_dir, backend));
+  for (const runtime::Device& d : loaded.devices) {
+    LogEvent("device", absl::StrCat(d.name, ": ", d.description));
+  }
 
   runtime::EngineOptions engine_options;
   engine_options.segmentation_batch_size =
@@ -364,7 +369,7 @@ absl::Status Run() {
       runtime::Engine::Create(engine_options, std::move(loaded.devices),
                               std::move(loaded.plda), metrics));
   server->SetEngine(std::shared_ptr<runtime::Engine>(std::move(engine)),
-                    std::move(loaded.model_info));
+                    DescribeModels(loaded.models));
   LogEvent("serving",
            absl::StrCat(
                "models=", models_dir, " device=", backend.device,

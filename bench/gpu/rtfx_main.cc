@@ -44,6 +44,7 @@
 #include "engine/pipeline/embedding_masks.h"
 #include "engine/pipeline/plda.h"
 #include "engine/pipeline/powerset.h"
+#include "engine/runtime/devices_cuda.h"
 
 ABSL_FLAG(std::string, data, "", "Golden data folder (../shared/data).");
 ABSL_FLAG(std::string, files,
@@ -178,12 +179,12 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(seg_override, models::SafetensorsFile::Open(absl::GetFlag(
                                        FLAGS_segmentation_weights)));
   }
-  ASSIGN_OR_RETURN(
-      models::CudaBackend backend,
-      seg_override
-          ? models::CreateCudaBackendFromFiles(*seg_override, dir->embedding(),
-                                               absl::GetFlag(FLAGS_device), opt)
-          : models::CreateCudaBackend(*dir, absl::GetFlag(FLAGS_device), opt));
+  // Built as the service builds its devices (engine/runtime/devices.h),
+  // with the benchmark's backend options.
+  ASSIGN_OR_RETURN(runtime::CudaDeviceParts cuda,
+                   runtime::MakeCudaDeviceParts(*dir, absl::GetFlag(FLAGS_device),
+                                                {}, opt, seg_override.get()));
+  runtime::Device& device = cuda.device;
   const double load_s = Since(t_load);
 
   const pipeline::PipelineConfig config = pipeline::PipelineConfig::Accurate();
@@ -220,7 +221,7 @@ absl::Status Run() {
   };
 
   auto segment = [&](int first, int n, Spans& w) {
-    return backend.segmentation->RunSpans(
+    return device.segmentation->RunSpans(
         spans_of(first, n, w),
         std::span<float>(log_probs).subspan(
             size_t(first) * kF * models::kPowersetClasses,
@@ -240,7 +241,7 @@ absl::Status Run() {
                                     n, config);
   };
   auto embed = [&](int first, int n, std::span<const float> m, Spans& w) {
-    return backend.embedding->RunSpans(
+    return device.embedding->RunSpans(
         spans_of(first, n, w), m, 3,
         std::span<float>(embeddings)
             .subspan(size_t(first) * 3 * models::kEmbeddingDim,
@@ -340,13 +341,13 @@ absl::Status Run() {
   RETURN_IF_ERROR(pass(warm, &speakers));  // captures the CUDA graphs
   const int repeats = std::max(1, absl::GetFlag(FLAGS_repeats));
   // Device time of the timed passes (CUDA events around every batch).
-  const double seg_busy0 = backend.segmentation->device_seconds();
-  const double emb_busy0 = backend.embedding->device_seconds();
+  const double seg_busy0 = cuda.segmentation->device_seconds();
+  const double emb_busy0 = cuda.embedding->device_seconds();
   for (int r = 0; r < repeats; ++r) RETURN_IF_ERROR(pass(timed, &speakers));
   const double seg_busy =
-      (backend.segmentation->device_seconds() - seg_busy0) / repeats;
+      (cuda.segmentation->device_seconds() - seg_busy0) / repeats;
   const double emb_busy =
-      (backend.embedding->device_seconds() - emb_busy0) / repeats;
+      (cuda.embedding->device_seconds() - emb_busy0) / repeats;
   auto avg = [&](double v) { return v / repeats; };
 
   // The fbank stage alone (eager, same batches), to split the embedding time.
@@ -358,21 +359,21 @@ absl::Status Run() {
       const int n = std::min(batch, num_chunks - first);
       const std::vector<float> w =
           models::MaterializeWindows(spans_of(first, n, windows));
-      RETURN_IF_ERROR(backend.embedding->ComputeFbank(
+      RETURN_IF_ERROR(cuda.embedding->ComputeFbank(
           w, n, std::span<float>(fb).first(size_t(n) * 998 * 80)));
     }
     fbank_s = Since(t0);
   }
 
-  const models::CudaMemorySnapshot mem = backend.Memory();
+  const models::CudaMemorySnapshot mem = cuda.backend->Memory();
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
       "(segmentation %d, %s sinc), embedding %s (%s, %s epilogue, conv api "
       "%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
-      backend.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
+      device.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
-      backend.embedding->precision().c_str(),
+      device.embedding->precision().c_str(),
       opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"
                                                                        : "NCHW",
       opt.embedding.fused_conv_epilogue ? "fused" : "separate",
@@ -420,9 +421,9 @@ absl::Status Run() {
       "(used by the whole process incl. context: %.2f GiB)\n",
       GiB(mem.device_total_bytes), GiB(mem.device_free_bytes), GiB(min_free),
       GiB(mem.device_total_bytes - min_free));
-  std::printf("%s", backend.arena->DebugString().c_str());
+  std::printf("%s", cuda.backend->arena->DebugString().c_str());
   // conv_api graph / fastest: the engine of each trunk convolution.
-  for (const std::string& line : backend.embedding->conv_engines()) {
+  for (const std::string& line : cuda.embedding->conv_engines()) {
     std::printf("  %s\n", line.c_str());
   }
   if (const std::string out = absl::GetFlag(FLAGS_rttm_out); !out.empty()) {

@@ -43,14 +43,14 @@
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
+#include "engine/runtime/devices.h"
 #include "engine/runtime/engine.h"
-#include "server/backends.h"
 
 ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG).");
 ABSL_FLAG(std::string, models, "", "Model directory.");
 ABSL_FLAG(std::string, device, "cpu",
           "cpu, cuda (every GPU) or cuda:N[,M...]: devices are built as the "
-          "server builds them (server/backends.h).");
+          "server builds them (engine/runtime/devices.h).");
 ABSL_FLAG(std::string, embedding_precision, "tf32",
           "CUDA embedding precision: tf32 or fp32.");
 ABSL_FLAG(int, cuda_max_batch, 32,
@@ -165,7 +165,7 @@ absl::Status Run() {
   }
 
   const absl::Time load_start = absl::Now();
-  server::BackendOptions backend;
+  runtime::DevicesOptions backend;
   backend.device = absl::GetFlag(FLAGS_device);
   backend.cpu_threads = absl::GetFlag(FLAGS_threads);
   backend.cuda_embedding_precision = absl::GetFlag(FLAGS_embedding_precision);
@@ -173,8 +173,8 @@ absl::Status Run() {
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
   backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
-  ASSIGN_OR_RETURN(server::LoadedModels loaded,
-                   server::LoadModels(models_path, backend));
+  ASSIGN_OR_RETURN(runtime::LoadedDevices loaded,
+                   runtime::LoadDevices(models_path, backend));
   std::string device_description;
   for (const runtime::Device& d : loaded.devices) {
     absl::StrAppend(&device_description, device_description.empty() ? "" : "; ",

@@ -1,4 +1,4 @@
-#include "server/backends.h"
+#include "engine/runtime/devices.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -7,35 +7,14 @@
 #include "engine/io/plda_files.h"
 #include "engine/models/cpu_backend.h"
 #include "engine/pipeline/plda.h"
-#include "server/cuda_devices.h"
-#include "server/request_log.h"
 
-namespace diarization::server {
-namespace {
+namespace diarization::runtime {
 
-v1::ModelInfo Describe(const char* role, const models::ModelSummary& m) {
-  v1::ModelInfo info;
-  info.set_role(role);
-  info.set_name(m.name);
-  info.set_architecture(m.architecture);
-  info.set_precision(m.precision.empty() ? "fp64" : m.precision);
-  info.set_random_weights(m.random_weights);
-  info.set_source(m.source);
-  for (const models::ManifestFile& f : m.files) {
-    v1::ModelFile* file = info.add_files();
-    file->set_path(f.path);
-    file->set_sha256(f.sha256);
-    file->set_size_bytes(f.bytes);
-  }
-  if (!m.files.empty()) info.set_sha256(m.files.front().sha256);
-  return info;
-}
-
-absl::StatusOr<runtime::Device> MakeCpuDevice(const models::ModelDirectory& dir,
-                                              int threads) {
+absl::StatusOr<Device> MakeCpuDevice(const models::ModelDirectory& dir,
+                                     int threads) {
   ASSIGN_OR_RETURN(models::CpuBackend cpu,
                    models::CreateCpuBackend(dir, {.threads = threads}));
-  runtime::Device d;
+  Device d;
   d.name = "cpu";
   d.description = cpu.description;
   d.segmentation_precision = cpu.precision;
@@ -44,8 +23,6 @@ absl::StatusOr<runtime::Device> MakeCpuDevice(const models::ModelDirectory& dir,
   d.embedding = std::move(cpu.embedding);
   return d;
 }
-
-}  // namespace
 
 absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device) {
   DeviceSpec spec;
@@ -86,15 +63,8 @@ absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device) {
       "--device=", device, ": use auto, cpu, cuda or cuda:N[,M...]"));
 }
 
-std::vector<v1::ModelInfo> DescribeModels(
-    const models::ModelDirectorySummary& summary) {
-  return {Describe("segmentation", summary.segmentation),
-          Describe("embedding", summary.embedding),
-          Describe("plda", summary.plda)};
-}
-
-absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
-                                        const BackendOptions& options) {
+absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
+                                          const DevicesOptions& options) {
   ASSIGN_OR_RETURN(DeviceSpec spec, ParseDeviceSpec(options.device));
   if (options.pipelines_per_device < 1 || options.pipelines_per_device > 8) {
     return absl::InvalidArgumentError(
@@ -120,9 +90,9 @@ absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
 
   ASSIGN_OR_RETURN(std::unique_ptr<models::ModelDirectory> models,
                    models::ModelDirectory::Open(dir));
-  LoadedModels loaded;
-  const models::ModelDirectorySummary summary = models->summary();
-  loaded.model_info = DescribeModels(summary);
+  LoadedDevices loaded;
+  loaded.models = models->summary();
+  const models::ModelDirectorySummary& summary = loaded.models;
   loaded.random_weights = summary.segmentation.random_weights ||
                           summary.embedding.random_weights ||
                           summary.plda.random_weights;
@@ -130,14 +100,14 @@ absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
   loaded.plda = std::make_shared<const pipeline::PldaModel>(std::move(plda));
 
   if (spec.cpu) {
-    ASSIGN_OR_RETURN(runtime::Device d,
+    ASSIGN_OR_RETURN(Device d,
                      MakeCpuDevice(*models, options.cpu_threads));
     loaded.devices.push_back(std::move(d));
   }
   for (int ordinal : spec.cuda_ordinals) {
     for (int p = 0; p < options.pipelines_per_device; ++p) {
       ASSIGN_OR_RETURN(
-          runtime::Device d,
+          Device d,
           MakeCudaDevice(
               *models, ordinal,
               {.embedding_precision = options.cuda_embedding_precision,
@@ -149,10 +119,7 @@ absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
       loaded.devices.push_back(std::move(d));
     }
   }
-  for (const runtime::Device& d : loaded.devices) {
-    LogEvent("device", absl::StrCat(d.name, ": ", d.description));
-  }
   return loaded;
 }
 
-}  // namespace diarization::server
+}  // namespace diarization::runtime

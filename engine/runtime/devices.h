@@ -1,22 +1,33 @@
-// Loading at start-up: the model directory (verified against its manifest),
-// the PLDA, and one engine Device per requested device, plus what GetInfo
-// reports about the models.
-#ifndef DIARIZATION_SERVER_BACKENDS_H_
-#define DIARIZATION_SERVER_BACKENDS_H_
+// Device assembly: the engine Devices (device.h) of a process, built from a
+// model directory (verified against its manifest) and the model backends,
+// plus the PLDA. Every caller that runs the networks builds its devices
+// here: the server, tools/diarize, bench/gpu/rtfx_main and
+// bench/service_overhead/engine_direct, so they all run what serves.
+//
+// Linked in one of two versions (docs/adr/0067-device-assembly-in-the-engine.md):
+// //engine/runtime:devices_cpu (devices_none.cc: no CUDA backend; builds and
+// runs on machines without the CUDA toolkit) or //engine/runtime:devices_cuda
+// (devices_cuda.cc, with the CUDA backend; devices_cuda.h adds what only
+// that version has). The same functions are declared for both; without the
+// CUDA backend the CUDA ones fail with FAILED_PRECONDITION.
+//
+// Errors name the flags of the binaries that pass these options through
+// (--device, --pipelines_per_device), since that is what a user changes.
+#ifndef DIARIZATION_ENGINE_RUNTIME_DEVICES_H_
+#define DIARIZATION_ENGINE_RUNTIME_DEVICES_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "diarization/v1/diarization.pb.h"
 #include "engine/models/model_dir.h"
-#include "engine/pipeline/diarization.h"
+#include "engine/pipeline/plda.h"
 #include "engine/runtime/device.h"
 
-namespace diarization::server {
+namespace diarization::runtime {
 
-struct BackendOptions {
+struct DevicesOptions {
   // "auto", "cpu", "cuda" (every GPU) or "cuda:0,1" (these GPUs).
   std::string device = "auto";
   // OpenMP threads of the CPU networks; 0 = all cores.
@@ -53,21 +64,51 @@ struct DeviceSpec {
 // backend is linked and a GPU is visible, else cpu.
 absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device);
 
-struct LoadedModels {
-  std::vector<runtime::Device> devices;
+struct LoadedDevices {
+  std::vector<Device> devices;
   std::shared_ptr<const pipeline::PldaModel> plda;
-  std::vector<v1::ModelInfo> model_info;
+  // What the directory holds (names, sources, file hashes), for GetInfo.
+  models::ModelDirectorySummary models;
   // Any model carries random weights (results are not diarization).
   bool random_weights = false;
 };
 
-absl::StatusOr<LoadedModels> LoadModels(const std::string& dir,
-                                        const BackendOptions& options);
+// Opens the model directory, loads the PLDA and builds the devices that
+// `options.device` names. The device spec and the pipeline count are checked
+// before the directory is opened.
+absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
+                                          const DevicesOptions& options);
 
-// GetInfo's description of the directory's models.
-std::vector<v1::ModelInfo> DescribeModels(
-    const models::ModelDirectorySummary& summary);
+// The CPU device ("cpu"): both CPU networks on `threads` OpenMP threads
+// (0 = all cores).
+absl::StatusOr<Device> MakeCpuDevice(const models::ModelDirectory& dir,
+                                     int threads);
 
-}  // namespace diarization::server
+// Whether this binary has the CUDA backend (devices_cuda).
+bool CudaBackendLinked();
 
-#endif  // DIARIZATION_SERVER_BACKENDS_H_
+// Visible GPUs; 0 without the backend, a driver or a GPU.
+int CudaDeviceCount();
+
+struct CudaDeviceOptions {
+  std::string embedding_precision = "tf32";
+  int max_batch = 32;
+  // This pipeline's index among the GPU's `pipelines` (DevicesOptions::
+  // pipelines_per_device): the Device is "cuda:N" for one pipeline, else
+  // "cuda:N/p<pipeline>".
+  int pipeline = 0;
+  int pipelines = 1;
+  std::string lstm_kernel = "qualified";
+  bool cooperative_token = true;
+};
+
+// One engine Device (one pipeline) on GPU `ordinal`: its own models, streams
+// and arena, weights resident. Its description says which LSTM kernel runs
+// and why (GetInfo shows it).
+absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
+                                      int ordinal,
+                                      const CudaDeviceOptions& options);
+
+}  // namespace diarization::runtime
+
+#endif  // DIARIZATION_ENGINE_RUNTIME_DEVICES_H_

@@ -1,4 +1,6 @@
 // The build with the CUDA backend (engine/models/cuda_backend.h).
+#include "engine/runtime/devices_cuda.h"
+
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -6,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_backend.h"
-#include "server/cuda_devices.h"
+#include "engine/runtime/devices.h"
 
-namespace diarization::server {
+namespace diarization::runtime {
 
 bool CudaBackendLinked() { return true; }
 
@@ -21,26 +23,27 @@ int CudaDeviceCount() {
   return count;
 }
 
-absl::StatusOr<runtime::Device> MakeCudaDevice(
+absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
     const models::ModelDirectory& dir, int ordinal,
-    const CudaDeviceOptions& device_options) {
+    const CudaDeviceOptions& device_options,
+    const models::CudaBackendOptions& options,
+    const models::SafetensorsFile* segmentation_weights) {
   const int count = CudaDeviceCount();
   if (ordinal < 0 || ordinal >= count) {
     return absl::InvalidArgumentError(
         absl::StrCat("--device asks for cuda:", ordinal, " but ", count,
                      " GPU(s) are visible (CUDA_VISIBLE_DEVICES, driver?)"));
   }
-  models::CudaBackendOptions options;
-  options.segmentation.max_batch = device_options.max_batch;
-  options.segmentation.lstm_kernel = device_options.lstm_kernel;
-  options.segmentation.cooperative_token = device_options.cooperative_token;
-  options.embedding.max_batch = device_options.max_batch;
-  options.embedding.precision = device_options.embedding_precision;
   // Each pipeline has its own arena (CreateCudaBackend makes one), so its
   // own budget.
-  ASSIGN_OR_RETURN(models::CudaBackend cuda,
-                   models::CreateCudaBackend(dir, ordinal, options));
-  runtime::Device d;
+  ASSIGN_OR_RETURN(
+      models::CudaBackend cuda,
+      segmentation_weights != nullptr
+          ? models::CreateCudaBackendFromFiles(
+                *segmentation_weights, dir.embedding(), ordinal, options)
+          : models::CreateCudaBackend(dir, ordinal, options));
+  CudaDeviceParts parts;
+  Device& d = parts.device;
   const bool several = device_options.pipelines > 1;
   d.name = several
                ? absl::StrCat(cuda.device_name, "/p", device_options.pipeline)
@@ -53,14 +56,17 @@ absl::StatusOr<runtime::Device> MakeCudaDevice(
       "; ", cuda.segmentation->lstm_selection());
   d.segmentation_precision = cuda.segmentation->precision();
   d.embedding_precision = cuda.embedding->precision();
+  parts.segmentation = cuda.segmentation.get();
+  parts.embedding = cuda.embedding.get();
   d.segmentation = std::move(cuda.segmentation);
   d.embedding = std::move(cuda.embedding);
   // The arena outlives the models: the snapshot closure keeps the rest of
   // the backend (arena, names) alive.
-  auto backend = std::make_shared<models::CudaBackend>(std::move(cuda));
+  auto backend = std::make_shared<const models::CudaBackend>(std::move(cuda));
+  parts.backend = backend;
   d.memory_stats = [backend] {
     const models::CudaMemorySnapshot m = backend->Memory();
-    runtime::DeviceMemoryStats s;
+    DeviceMemoryStats s;
     s.arena_reserved_bytes = m.arena.reserved_bytes;
     s.arena_mapped_bytes = m.arena.mapped_bytes;
     s.arena_used_bytes = m.arena.used_bytes;
@@ -80,7 +86,21 @@ absl::StatusOr<runtime::Device> MakeCudaDevice(
   // overlaps embedding of earlier ones (H200: 384x -> 506x RTFx on one
   // 10-min file, identical RTTM; docs/benchmarks.md "Engine").
   d.concurrent_stages = true;
-  return d;
+  return parts;
 }
 
-}  // namespace diarization::server
+absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
+                                      int ordinal,
+                                      const CudaDeviceOptions& device_options) {
+  models::CudaBackendOptions options;
+  options.segmentation.max_batch = device_options.max_batch;
+  options.segmentation.lstm_kernel = device_options.lstm_kernel;
+  options.segmentation.cooperative_token = device_options.cooperative_token;
+  options.embedding.max_batch = device_options.max_batch;
+  options.embedding.precision = device_options.embedding_precision;
+  ASSIGN_OR_RETURN(CudaDeviceParts parts,
+                   MakeCudaDeviceParts(dir, ordinal, device_options, options));
+  return std::move(parts.device);
+}
+
+}  // namespace diarization::runtime

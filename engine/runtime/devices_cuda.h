@@ -1,43 +1,45 @@
-// The CUDA side of backends.cc, linked in one of two versions:
-// cuda_devices_cuda.cc (//server:diarization_server_cuda, with the CUDA
-// backend) or cuda_devices_none.cc (//server:diarization_server, CPU only,
-// which builds and runs on machines without the CUDA toolkit).
-#ifndef DIARIZATION_SERVER_CUDA_DEVICES_H_
-#define DIARIZATION_SERVER_CUDA_DEVICES_H_
+// What only the CUDA version of device assembly (//engine/runtime:
+// devices_cuda) has: a CUDA Device built from the backend's options given in
+// full, with views of the CUDA backend behind it. For benchmarks that tune
+// the CUDA networks beyond the service's options and read their CUDA-only
+// counters (bench/gpu/rtfx_main), while running the Device exactly as the
+// engine gets it from MakeCudaDevice (devices.h).
+#ifndef DIARIZATION_ENGINE_RUNTIME_DEVICES_CUDA_H_
+#define DIARIZATION_ENGINE_RUNTIME_DEVICES_CUDA_H_
 
-#include <string>
+#include <memory>
 
 #include "absl/status/statusor.h"
+#include "engine/models/cuda_backend.h"
 #include "engine/models/model_dir.h"
+#include "engine/models/safetensors.h"
 #include "engine/runtime/device.h"
+#include "engine/runtime/devices.h"
 
-namespace diarization::server {
+namespace diarization::runtime {
 
-// Whether this binary has the CUDA backend.
-bool CudaBackendLinked();
-
-// Visible GPUs; 0 without the backend, a driver or a GPU.
-int CudaDeviceCount();
-
-struct CudaDeviceOptions {
-  std::string embedding_precision = "tf32";
-  int max_batch = 32;
-  // This pipeline's index among the GPU's `pipelines` (BackendOptions::
-  // pipelines_per_device): the Device is "cuda:N" for one pipeline, else
-  // "cuda:N/p<pipeline>".
-  int pipeline = 0;
-  int pipelines = 1;
-  std::string lstm_kernel = "qualified";
-  bool cooperative_token = true;
+struct CudaDeviceParts {
+  Device device;
+  // The device's two models as their CUDA classes (device_seconds, fbank):
+  // valid while device.segmentation and device.embedding live.
+  models::CudaSegmentationModel* segmentation = nullptr;
+  models::CudaEmbeddingModel* embedding = nullptr;
+  // The rest of the backend (arena, names; its models are in `device`),
+  // shared with device.memory_stats.
+  std::shared_ptr<const models::CudaBackend> backend;
 };
 
-// One engine Device (one pipeline) on GPU `ordinal`: its own models, streams
-// and arena, weights resident. Its description says which LSTM kernel runs
-// and why (GetInfo shows it).
-absl::StatusOr<runtime::Device> MakeCudaDevice(
+// MakeCudaDevice with `backend_options` as given (device_options names the
+// Device and its pipeline; its precision, batch, LSTM kernel and token
+// fields are ignored here). `segmentation_weights`, when not null, replaces
+// the directory's segmentation network (benchmarks: real segmentation
+// weights with a random embedding network).
+absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
     const models::ModelDirectory& dir, int ordinal,
-    const CudaDeviceOptions& options);
+    const CudaDeviceOptions& device_options,
+    const models::CudaBackendOptions& backend_options,
+    const models::SafetensorsFile* segmentation_weights = nullptr);
 
-}  // namespace diarization::server
+}  // namespace diarization::runtime
 
-#endif  // DIARIZATION_SERVER_CUDA_DEVICES_H_
+#endif  // DIARIZATION_ENGINE_RUNTIME_DEVICES_CUDA_H_

@@ -1,20 +1,20 @@
 // The CPU-only build: no CUDA backend.
 #include "absl/strings/str_cat.h"
-#include "server/cuda_devices.h"
+#include "engine/runtime/devices.h"
 
-namespace diarization::server {
+namespace diarization::runtime {
 
 bool CudaBackendLinked() { return false; }
 
 int CudaDeviceCount() { return 0; }
 
-absl::StatusOr<runtime::Device> MakeCudaDevice(
-    const models::ModelDirectory& /*dir*/, int ordinal,
-    const CudaDeviceOptions& /*options*/) {
+absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& /*dir*/,
+                                      int ordinal,
+                                      const CudaDeviceOptions& /*options*/) {
   return absl::FailedPreconditionError(
       absl::StrCat("--device=cuda:", ordinal,
                    ": this binary was built without the CUDA backend; run "
                    "//server:diarization_server_cuda, or use --device=cpu"));
 }
 
-}  // namespace diarization::server
+}  // namespace diarization::runtime

@@ -1,9 +1,9 @@
-#include "server/backends.h"
+#include "engine/runtime/devices.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace diarization::server {
+namespace diarization::runtime {
 namespace {
 
 using ::testing::ElementsAre;
@@ -39,22 +39,22 @@ TEST(ParseDeviceSpec, Errors) {
   }
 }
 
-TEST(LoadModels, CudaWithoutTheBackendFailsClearly) {
+TEST(LoadDevices, CudaWithoutTheBackendFailsClearly) {
   // The device is checked before the directory is opened.
-  auto r = LoadModels("/nonexistent", {.device = "cuda"});
+  auto r = LoadDevices("/nonexistent", {.device = "cuda"});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("built without the CUDA backend"));
-  r = LoadModels("/nonexistent", {.device = "cuda:0"});
+  r = LoadDevices("/nonexistent", {.device = "cuda:0"});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("built without the CUDA backend"));
 }
 
-TEST(LoadModels, PipelinesPerDeviceIsBounded) {
+TEST(LoadDevices, PipelinesPerDeviceIsBounded) {
   // Checked before the directory is opened.
   for (int n : {0, -1, 9}) {
-    auto r = LoadModels("/nonexistent",
+    auto r = LoadDevices("/nonexistent",
                         {.device = "cpu", .pipelines_per_device = n});
     ASSERT_FALSE(r.ok()) << n;
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << n;
@@ -63,11 +63,11 @@ TEST(LoadModels, PipelinesPerDeviceIsBounded) {
   }
 }
 
-TEST(LoadModels, MissingDirectoryFails) {
-  auto r = LoadModels("/nonexistent/models", {.device = "cpu"});
+TEST(LoadDevices, MissingDirectoryFails) {
+  auto r = LoadDevices("/nonexistent/models", {.device = "cpu"});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound) << r.status();
 }
 
 }  // namespace
-}  // namespace diarization::server
+}  // namespace diarization::runtime

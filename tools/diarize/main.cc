@@ -28,7 +28,6 @@
 #include "engine/common/status_macros.h"
 #include "engine/common/user_path.h"
 #include "engine/io/plda_files.h"
-#include "engine/models/cpu_backend.h"
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/chunks.h"
 #include "engine/pipeline/diarization.h"
@@ -36,6 +35,7 @@
 #include "engine/pipeline/plda.h"
 #include "engine/pipeline/powerset.h"
 #include "engine/pipeline/rttm.h"
+#include "engine/runtime/devices.h"
 
 ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG; any rate).");
 ABSL_FLAG(std::string, models, "",
@@ -122,9 +122,8 @@ absl::Status Run() {
   const auto t0 = Clock::now();
   ASSIGN_OR_RETURN(audio::Waveform wave, audio::DecodeFilePath(audio_path));
   ASSIGN_OR_RETURN(auto dir, models::ModelDirectory::Open(models_path));
-  ASSIGN_OR_RETURN(models::CpuBackend backend,
-                   models::CreateCpuBackend(
-                       *dir, {.threads = absl::GetFlag(FLAGS_threads)}));
+  ASSIGN_OR_RETURN(runtime::Device device,
+                   runtime::MakeCpuDevice(*dir, absl::GetFlag(FLAGS_threads)));
   ASSIGN_OR_RETURN(pipeline::PldaModel plda, io::LoadPlda(dir->plda_dir()));
   const auto t_load = Clock::now();
 
@@ -158,7 +157,7 @@ absl::Status Run() {
   for (int first = 0; first < num_chunks; first += batch) {
     const int count = std::min(batch, num_chunks - first);
     fill_windows(first, count, windows);
-    RETURN_IF_ERROR(backend.segmentation->Run(
+    RETURN_IF_ERROR(device.segmentation->Run(
         windows, count,
         std::span<float>(log_probs).subspan(
             static_cast<size_t>(first) * kF * models::kPowersetClasses,
@@ -175,7 +174,7 @@ absl::Status Run() {
   for (int first = 0; first < num_chunks; first += batch) {
     const int count = std::min(batch, num_chunks - first);
     fill_windows(first, count, windows);
-    RETURN_IF_ERROR(backend.embedding->Run(
+    RETURN_IF_ERROR(device.embedding->Run(
         windows, count,
         std::span<const float>(masks).subspan(
             static_cast<size_t>(first) * 3 * kF,
@@ -223,7 +222,7 @@ absl::Status Run() {
       "(%s)\n  load %.2f s, segmentation %.2f s, embeddings %.2f s, "
       "clustering %.2f s; RTFx %.1f (networks+clustering)\n",
       wave.duration_s(), num_chunks, result.labels.size(),
-      result.segments.size(), backend.description.c_str(), Seconds(t0, t_load),
+      result.segments.size(), device.description.c_str(), Seconds(t0, t_load),
       Seconds(t_load, t_seg), Seconds(t_seg, t_emb), Seconds(t_emb, t_end),
       wave.duration_s() / Seconds(t_load, t_end));
   return absl::OkStatus();
