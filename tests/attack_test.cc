@@ -26,12 +26,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "diarization/v1/diarization.grpc.pb.h"
-#include "engine/audio/testing/silent_flac.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "server/test_client_calls.h"
+#include "testing/silent_flac.h"
 #include "tests/server_process.h"
 
 namespace diarization::testing {

@@ -1,5 +1,5 @@
 // FLAC format: https://xiph.org/flac/format.html (RFC 9639).
-#include "engine/audio/testing/silent_flac.h"
+#include "testing/silent_flac.h"
 
 #include <cmath>
 #include <string>

@@ -3,8 +3,8 @@
 // largest block size), so hours of 192 kHz × 8-channel audio fit in about a
 // megabyte and are made in milliseconds. The decoder-bomb shape of issue 13:
 // a 1.4 MB upload that decodes to 14000 s.
-#ifndef DIARIZATION_ENGINE_AUDIO_TESTING_SILENT_FLAC_H_
-#define DIARIZATION_ENGINE_AUDIO_TESTING_SILENT_FLAC_H_
+#ifndef DIARIZATION_TESTING_SILENT_FLAC_H_
+#define DIARIZATION_TESTING_SILENT_FLAC_H_
 
 #include <cstdint>
 #include <string>
@@ -28,4 +28,4 @@ std::string SilentFlac(const SilentFlacOptions& options);
 
 }  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_AUDIO_TESTING_SILENT_FLAC_H_
+#endif  // DIARIZATION_TESTING_SILENT_FLAC_H_
