@@ -94,6 +94,12 @@ ABSL_FLAG(std::string, conv_api, "legacy",
           "cudnnConvolutionBiasActivationForward), graph (cuDNN graphs "
           "through the cuDNN frontend, engines timed per shape) or fastest "
           "(graph, or legacy where that timed faster per layer).");
+ABSL_FLAG(bool, graph_runtime_compilation, false,
+          "With --conv_api graph/fastest: also time the engines cuDNN "
+          "compiles at run time (slower first use of each shape).");
+ABSL_FLAG(bool, direct_stem, false,
+          "Embedding stem (one input channel) through kernels/stem_conv "
+          "instead of cuDNN (TF32, fused epilogue).");
 
 namespace {
 
@@ -173,6 +179,9 @@ absl::Status Run() {
   opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
   opt.embedding.fused_conv_epilogue = absl::GetFlag(FLAGS_fused_epilogue);
   opt.embedding.conv_api = absl::GetFlag(FLAGS_conv_api);
+  opt.embedding.direct_stem_conv = absl::GetFlag(FLAGS_direct_stem);
+  opt.embedding.conv_graph_runtime_compilation =
+      absl::GetFlag(FLAGS_graph_runtime_compilation);
   const auto t_load = Clock::now();
   std::unique_ptr<models::SafetensorsFile> seg_override;
   if (!absl::GetFlag(FLAGS_segmentation_weights).empty()) {
@@ -369,7 +378,7 @@ absl::Status Run() {
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
       "(segmentation %d, %s sinc), embedding %s (%s, %s epilogue, conv api "
-      "%s), %s, "
+      "%s%s%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       device.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
@@ -378,6 +387,10 @@ absl::Status Run() {
                                                                        : "NCHW",
       opt.embedding.fused_conv_epilogue ? "fused" : "separate",
       opt.embedding.conv_api.c_str(),
+      opt.embedding.conv_graph_runtime_compilation
+          ? ", runtime-compiled engines"
+          : "",
+      opt.embedding.direct_stem_conv ? ", direct stem" : "",
       overlap ? "stages overlapped" : "stages in sequence",
       absl::GetFlag(FLAGS_graphs) ? "on" : "off",
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);

@@ -26,6 +26,7 @@
 #include "kernels/nn_ops.h"
 #include "kernels/precision_cast.h"
 #include "kernels/stats_pool.h"
+#include "kernels/stem_conv.h"
 
 namespace diarization::models {
 namespace {
@@ -166,6 +167,8 @@ struct CudaEmbeddingModel::Impl {
   bool half = false;
   // CudaModelOptions::conv_api is "graph" or "fastest".
   bool graph_api = false;
+  // CudaModelOptions::direct_stem_conv.
+  bool direct_stem = false;
   // Batch sizes whose first run was summarised on stderr (graph API).
   std::vector<int> logged_batches;
   // Declared first: destroyed last, after every buffer went back to it.
@@ -349,8 +352,22 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
     int* out_h, int* out_w, void** free_buf) {
   int h = kMel, w = kFrames;
   // Stem: ReLU(conv'(x) + shift).
-  RETURN_IF_ERROR(
-      ConvBiasRelu(stem, input, n, h, w, stem.shift.data(), nullptr, cur));
+  if (direct_stem) {
+    // The channels-last filter of one input channel is (32, 3, 3).
+    static_assert(kStem == kernels::kStemConvChannels);
+    RETURN_IF_ERROR(kernels::LaunchStemConv3x3Relu(
+        {.x = static_cast<const float*>(input),
+         .weights = static_cast<const float*>(stem.conv->weights()),
+         .bias = stem.shift.f32(),
+         .y = static_cast<float*>(cur),
+         .n = n,
+         .h = h,
+         .w = w},
+        ctx->stream()));
+  } else {
+    RETURN_IF_ERROR(
+        ConvBiasRelu(stem, input, n, h, w, stem.shift.data(), nullptr, cur));
+  }
   // BasicBlock with three buffers: x (cur), t, and the output.
   for (Block& b : blocks) {
     const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
@@ -417,6 +434,7 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   const std::vector<ConvBn*> layers = Layers(&names);
   cuda::GraphConv2d::Options o;
   o.compare_legacy = options.conv_api == "fastest";
+  o.runtime_compilation = options.conv_graph_runtime_compilation;
   for (size_t i = 0; i < layers.size(); ++i) {
     ASSIGN_OR_RETURN(layers[i]->graph,
                      cuda::GraphConv2d::Create(ctx.get(), layers[i]->conv.get(),
@@ -555,6 +573,14 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
         "CudaEmbeddingModel: conv_api '", options.conv_api,
         "' needs precision tf32 with fused_conv_epilogue and channels_last "
         "(precision is ",
+        options.precision, ")"));
+  }
+  impl->direct_stem = options.direct_stem_conv;
+  if (impl->direct_stem &&
+      (impl->half || !impl->fused || !impl->channels_last)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CudaEmbeddingModel: direct_stem_conv needs precision tf32 with "
+        "fused_conv_epilogue and channels_last (precision is ",
         options.precision, ")"));
   }
   const bool fold = impl->fused;

@@ -217,7 +217,8 @@ TEST_F(CudaModelsTest, SegmentationRandomWeightsSameDecisionsAsCpu) {
 void CheckEmbedding(const std::string& precision, double tolerance,
                     std::shared_ptr<DeviceArena> arena,
                     const SafetensorsFile& w, bool timed = false,
-                    bool fused = true, const std::string& conv_api = "legacy") {
+                    bool fused = true, const std::string& conv_api = "legacy",
+                    bool direct_stem = false) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
@@ -232,6 +233,7 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   o.timed_conv_algorithms = timed;
   o.fused_conv_epilogue = fused;
   o.conv_api = conv_api;
+  o.direct_stem_conv = direct_stem;
   o.max_batch = 3;
   o.max_masks_per_window = 3;  // 6 masks: windows go one at a time... by pairs
   auto m = CudaEmbeddingModel::Create(w, arena, o);
@@ -243,11 +245,12 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, c).ok());
   const double rel = MaxRel(a, cpu, kEmbeddingDim);
   std::printf(
-      "embedding %s%s%s%s max relative |cuda - cpu| = %.3g (max abs %.3g)\n",
+      "embedding %s%s%s%s%s max relative |cuda - cpu| = %.3g (max abs "
+      "%.3g)\n",
       precision.c_str(), timed ? " (timed algorithms)" : "",
       fused ? "" : " (separate BN epilogue)",
-      conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(), rel,
-      MaxAbs(a, cpu));
+      conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(),
+      direct_stem ? " (direct stem)" : "", rel, MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
   EXPECT_EQ(a, b) << "eager run and graph replay differ";
   EXPECT_EQ(b, c) << "two graph replays differ";
@@ -365,6 +368,23 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
   EXPECT_EQ(engines.size(), 36u);
   EXPECT_GE(on_graph, static_cast<int>(engines.size()) / 2);
   EXPECT_LT(rel, 1e-3);
+}
+
+// The stem through kernels/stem_conv (float32 FMAs instead of cuDNN's
+// TF32 path) keeps the TF32 gate, alone and under the graph API.
+TEST_F(CudaModelsTest, EmbeddingDirectStemMatchesCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
+                 "legacy", /*direct_stem=*/true);
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
+                 "graph", /*direct_stem=*/true);
+  CudaModelOptions o;
+  o.precision = "fp32";
+  o.direct_stem_conv = true;
+  EXPECT_EQ(CudaEmbeddingModel::Create(*w, arena, o).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(CudaModelsTest, EmbeddingGraphConvRejectsOtherPrecisions) {

@@ -50,6 +50,15 @@ struct CudaModelOptions {
   // (engine/models/cudnn_graph_conv.h, ADR 0072). "fastest": as "graph",
   // but each shape keeps the legacy call where that timed faster.
   std::string conv_api = "legacy";
+  // With conv_api "graph" / "fastest": also time the engines cuDNN compiles
+  // at run time (NVRTC; up to a second each to build). Off: those are tried
+  // only for shapes no precompiled engine supports.
+  bool conv_graph_runtime_compilation = false;
+  // Embedding only, TF32 with fused_conv_epilogue and channels_last: the
+  // stem (3×3, one input channel) through the project's direct kernel
+  // (kernels/stem_conv.h, float32 FMAs) instead of cuDNN's generic kernel.
+  // Opt-in until a GPU round measures it.
+  bool direct_stem_conv = false;
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;

@@ -1,5 +1,6 @@
 #include "engine/models/cudnn_graph_conv.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -83,6 +84,8 @@ struct GraphConv2d::Plan {
   std::string why_legacy;
   float graph_ms = -1, legacy_ms = -1;
   int offered = 0, built = 0, timed = 0;
+  // Of the built candidates, those cuDNN compiled at run time.
+  int runtime_compiled = 0;
   // Host wall time of the choice (building and timing the candidates).
   double choose_ms = 0;
 };
@@ -303,23 +306,42 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
     try {
       const int64_t count = g->get_execution_plan_count();
       plan->offered = static_cast<int>(count);
-      for (int64_t i = 0; i < count && static_cast<int>(built.size()) <
-                                           options_.max_candidates;
-           ++i) {
-        std::string engine;
-        if (g->get_plan_name_at_index(i, engine).is_bad()) continue;
-        if (!seen.insert(engine).second) continue;
-        fe::error_t be = g->build_plan_at_index(i);
-        if (be.is_bad()) {
-          if (reasons.size() < 2000)
-            absl::StrAppend(&reasons, " [", engine, ": ", be.get_message(),
-                            "]");
-          continue;
+      // Engines cuDNN compiles at run time (NVRTC) take up to a second each
+      // to build: with runtime_compilation off they are tried only when no
+      // precompiled engine could be built (second pass).
+      auto runtime_compiled = [&](int64_t i) {
+        std::vector<fe::BehaviorNote_t> notes;
+        if (g->get_behavior_notes_for_plan_at_index(i, notes).is_bad()) {
+          return false;
         }
-        built.push_back(i);
-        // Runtime-compiled engines can take a second each to build: stop
-        // once the budget is spent and something was built.
-        if (since_ms(t_choose) > options_.build_budget_ms) break;
+        return std::find(notes.begin(), notes.end(),
+                         fe::BehaviorNote_t::RUNTIME_COMPILATION) !=
+               notes.end();
+      };
+      for (int pass = 0; pass < 2 && built.empty(); ++pass) {
+        if (pass == 1 && options_.runtime_compilation) break;
+        for (int64_t i = 0; i < count && static_cast<int>(built.size()) <
+                                             options_.max_candidates;
+             ++i) {
+          const bool rtc = runtime_compiled(i);
+          if (pass == 0 && rtc && !options_.runtime_compilation) continue;
+          if (pass == 1 && !rtc) continue;
+          std::string engine;
+          if (g->get_plan_name_at_index(i, engine).is_bad()) continue;
+          if (!seen.insert(engine).second) continue;
+          fe::error_t be = g->build_plan_at_index(i);
+          if (be.is_bad()) {
+            if (reasons.size() < 2000) {
+              absl::StrAppend(&reasons, " [", engine, ": ", be.get_message(),
+                              "]");
+            }
+            continue;
+          }
+          built.push_back(i);
+          if (rtc) ++plan->runtime_compiled;
+          // Stop once the budget is spent and something was built.
+          if (since_ms(t_choose) > options_.build_budget_ms) break;
+        }
       }
     } catch (const std::exception& ex) {
       absl::StrAppend(&reasons, " [cudnn_frontend threw: ", ex.what(), "]");
@@ -459,7 +481,8 @@ std::string GraphConv2d::Line(const Plan& p) const {
   if (p.graph != nullptr) {
     absl::StrAppend(&line, "graph ", p.engine, " (", p.graph_ms, " ms, ws ",
                     p.workspace, " B; ", p.timed, " of ", p.offered,
-                    " candidates timed");
+                    " candidates timed, ", p.runtime_compiled,
+                    " of them runtime-compiled");
     if (p.legacy_ms >= 0) {
       absl::StrAppend(&line, "; legacy ", p.legacy_ms, " ms");
     }

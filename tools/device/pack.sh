@@ -27,6 +27,7 @@ TARGETS=(
   //kernels:powerset_decode_test
   //kernels:kernels_test
   //kernels:window_gather_test
+  //kernels:stem_conv_test
   //engine/models:cuda_models_test
   //engine/models:cuda_reference_test
   //bench/gpu:rtfx_main
