@@ -94,9 +94,10 @@ ABSL_FLAG(std::string, conv_api, "legacy",
           "cudnnConvolutionBiasActivationForward), graph (cuDNN graphs "
           "through the cuDNN frontend, engines timed per shape) or fastest "
           "(graph, or legacy where that timed faster per layer).");
-ABSL_FLAG(bool, graph_runtime_compilation, false,
-          "With --conv_api graph/fastest: also time the engines cuDNN "
-          "compiles at run time (slower first use of each shape).");
+ABSL_FLAG(bool, graph_runtime_compilation, true,
+          "With --conv_api graph/fastest: time the engines cuDNN compiles at "
+          "run time too (false: only where no precompiled engine builds; "
+          "shorter first use of each shape).");
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
           "instead of cuDNN (TF32, fused epilogue).");

@@ -50,10 +50,11 @@ struct CudaModelOptions {
   // (engine/models/cudnn_graph_conv.h, ADR 0072). "fastest": as "graph",
   // but each shape keeps the legacy call where that timed faster.
   std::string conv_api = "legacy";
-  // With conv_api "graph" / "fastest": also time the engines cuDNN compiles
-  // at run time (NVRTC; up to a second each to build). Off: those are tried
-  // only for shapes no precompiled engine supports.
-  bool conv_graph_runtime_compilation = false;
+  // With conv_api "graph" / "fastest": time the engines cuDNN compiles at
+  // run time (NVRTC; up to a second each to build) with the precompiled
+  // ones. Off: those are tried only for shapes no precompiled engine
+  // supports (shorter first use of a shape; speed not yet measured).
+  bool conv_graph_runtime_compilation = true;
   // Embedding only, TF32 with fused_conv_epilogue and channels_last: the
   // stem (3×3, one input channel) through the project's direct kernel
   // (kernels/stem_conv.h, float32 FMAs) instead of cuDNN's generic kernel.

@@ -46,10 +46,12 @@ class GraphConv2d {
     // Host time per shape after which no further candidate is built (once
     // one is).
     double build_budget_ms = 1000;
-    // Consider engines cuDNN compiles at run time (NVRTC) alongside the
-    // precompiled ones. Off: they are tried only where no precompiled
-    // engine builds, which keeps the first use of a shape short.
-    bool runtime_compilation = false;
+    // Consider engines cuDNN compiles at run time (NVRTC; up to a second
+    // each to build) alongside the precompiled ones (the configuration
+    // measured in docs/benchmarks.md, 14:31). Off: they are tried only where
+    // no precompiled engine builds, which keeps the first use of a shape
+    // short.
+    bool runtime_compilation = true;
     // Timed runs per candidate after one warm-up run; the minimum counts.
     int timing_runs = 3;
     // Also time the legacy call for each shape and keep it where it is
