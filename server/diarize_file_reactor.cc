@@ -115,8 +115,13 @@ absl::Status DiarizeFileReactor::Admit(runtime::Engine& engine) {
     }
   }
   // 2. Admission for it.
-  absl::StatusOr<runtime::Reservation> reserved =
-      engine.Reserve({.audio_s = announced_s, .peer = PeerKey(context_)});
+  runtime::AdmissionRequest request{.audio_s = announced_s,
+                                    .peer = PeerKey(context_)};
+  if (const auto& who = slot_.principal()) {
+    request.principal = who->name;
+    request.principal_backlog_share = who->limits.max_backlog_share;
+  }
+  absl::StatusOr<runtime::Reservation> reserved = engine.Reserve(request);
   if (!reserved.ok()) return reserved.status();
   reservation_ = *std::move(reserved);
   return absl::OkStatus();

@@ -148,6 +148,10 @@ absl::Status DiarizeReactor::StartJob(const ValidatedConfig& config) {
   runtime::JobOptions options =
       ToJobOptions(config, std::min(client_deadline_, stream_deadline_));
   options.peer = PeerKey(context_);
+  if (const auto& who = slot_.principal()) {
+    options.principal = who->name;
+    options.principal_backlog_share = who->limits.max_backlog_share;
+  }
   // The job's completion holds a reference until it has run: it may come
   // after the call has ended (a timer ended it while the job started).
   AddRef();

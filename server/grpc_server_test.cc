@@ -33,6 +33,10 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "server/auth/server_credentials.h"
+#include "server/auth/token_auth.h"
+#include "server/auth/token_file.h"
+#include "server/auth/token_store.h"
 #include "server/test_client_calls.h"
 
 namespace diarization::server {
@@ -122,6 +126,16 @@ class ServerTest : public ::testing::Test {
     options.limits = limits;
     options.limits.max_backlog_audio_s = max_backlog_audio_s;
     options.version = "test";
+    if (!token_file_json_.empty()) {
+      auto table = auth::ParseTokenFile(token_file_json_);
+      ASSERT_TRUE(table.ok()) << table.status();
+      options.tokens = auth::TokenStore::FromTable(*std::move(table));
+      auto credentials = auth::MakeServerCredentials(
+          {}, options.listen,
+          std::make_shared<auth::TokenAuthProcessor>(options.tokens));
+      ASSERT_TRUE(credentials.ok()) << credentials.status();
+      options.credentials = *std::move(credentials);
+    }
     auto server = GrpcServer::Start(options, metrics_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -219,6 +233,8 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<v1::Diarization::Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
   double max_backlog_audio_s_ = 3600;
+  // Set before Start: serve with these tokens (auth/token_file.h).
+  std::string token_file_json_;
 };
 
 TEST_F(ServerTest, LoadingThenServing) {
@@ -562,6 +578,85 @@ TEST_F(ServerTest, FullBacklogIsResourceExhaustedWithRetryHint) {
   first_context.TryCancel();
   first->Finish();
   control_->SetGate(true);
+  ExpectNoOpenCalls();
+}
+
+// A token's max_backlog_share holds all its calls together, from any
+// connection; another token is not held by it. Backlog 40 s: "batch" may
+// hold 10 s. With the networks stopped, its 8 s stream stays in the
+// backlog, and its 4 s upload is refused at once (without the per-token
+// limit it would be admitted and wait for the networks until its deadline),
+// while the same upload with the other token is admitted (it waits until its
+// deadline, since nothing is processed).
+TEST_F(ServerTest, TokenBacklogShareHoldsAllItsCalls) {
+  const std::string batch = "batch-token-0123456789abcdef";
+  const std::string other = "other-token-0123456789abcdef";
+  token_file_json_ =
+      absl::StrFormat(R"({"tokens": [)"
+                      R"({"name": "batch", "token": "%s", "methods": ["*"],)"
+                      R"( "limits": {"max_backlog_share": 0.25}},)"
+                      R"({"name": "other", "token": "%s", "methods": ["*"]}]})",
+                      batch, other);
+  Start({}, /*max_backlog_audio_s=*/40);
+  control_->SetGate(false);  // nothing gets processed
+  grpc::ClientContext stream_context;
+  stream_context.AddMetadata("authorization", "Bearer " + batch);
+  auto stream = stub_->Diarize(&stream_context);
+  ASSERT_TRUE(stream->Write(ConfigRequest(RawConfig())));
+  v1::DiarizeRequest chunk;
+  chunk.set_audio(Pcm16(8, 1));
+  ASSERT_TRUE(stream->Write(chunk));
+  // Less than a window: it stays in the backlog until the half-close.
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (engine_->backlog_audio_s() < 8.0 - 1e-6 && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_NEAR(engine_->backlog_audio_s(), 8.0, 1e-6);
+
+  // Its own connection, so the limit is the token's, not the peer's.
+  auto channel =
+      grpc::CreateChannel(absl::StrFormat("127.0.0.1:%d", server_->port()),
+                          grpc::InsecureChannelCredentials());
+  auto stub = v1::Diarization::NewStub(channel);
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + batch);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    v1::DiarizeResult result;
+    grpc::Status s = testing::DiarizeFile(*stub, RawConfig(), Pcm16(4, 1),
+                                          &result, &context);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr("max_backlog_share"));
+    EXPECT_THAT(s.error_message(), HasSubstr("\"batch\""));
+    EXPECT_NE(context.GetServerTrailingMetadata().find("retry-after-s"),
+              context.GetServerTrailingMetadata().end());
+  }
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + other);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
+    v1::DiarizeResult result;
+    grpc::Status s = testing::DiarizeFile(*stub, RawConfig(), Pcm16(4, 1),
+                                          &result, &context);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+        << s.error_message();
+  }
+  // Processed, the stream completes and gives the token's room back.
+  control_->SetGate(true);
+  ASSERT_TRUE(stream->WritesDone());
+  v1::DiarizeResponse response;
+  while (stream->Read(&response)) {
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + batch);
+    v1::DiarizeResult result;
+    grpc::Status s = testing::DiarizeFile(*stub, RawConfig(), Pcm16(10, 1),
+                                          &result, &context);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+  }
   ExpectNoOpenCalls();
 }
 

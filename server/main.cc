@@ -119,6 +119,12 @@ ABSL_FLAG(int, max_calls_per_peer, 0,
           "Calls one peer (address) may have admitted at once (0 = no limit)");
 ABSL_FLAG(double, max_peer_backlog_audio_s, 0.0,
           "Backlog seconds one peer may hold (0 = no limit)");
+ABSL_FLAG(int64_t, max_rss_mb, 0,
+          "Memory high-water mark: while the server's resident set is above "
+          "it, new calls get RESOURCE_EXHAUSTED (0 = none)");
+ABSL_FLAG(int64_t, max_job_memory_mb, 0,
+          "Memory high-water mark: while jobs hold more audio and results "
+          "than this, new calls get RESOURCE_EXHAUSTED (0 = none)");
 ABSL_FLAG(double, keepalive_time_s, 60.0,
           "gRPC keepalive: ping a connection after this many idle seconds");
 ABSL_FLAG(double, keepalive_timeout_s, 20.0,
@@ -364,6 +370,9 @@ absl::Status Run() {
   engine_options.max_calls_per_peer = absl::GetFlag(FLAGS_max_calls_per_peer);
   engine_options.max_peer_backlog_audio_s =
       absl::GetFlag(FLAGS_max_peer_backlog_audio_s);
+  engine_options.max_process_rss_bytes = absl::GetFlag(FLAGS_max_rss_mb) << 20;
+  engine_options.max_job_memory_bytes = absl::GetFlag(FLAGS_max_job_memory_mb)
+                                        << 20;
   ASSIGN_OR_RETURN(
       std::unique_ptr<runtime::Engine> engine,
       runtime::Engine::Create(engine_options, std::move(loaded.devices),

@@ -93,8 +93,9 @@ AdmissionLedger::AdmissionLedger(const EngineOptions& options, int num_devices,
       device_jobs_(num_devices, 0),
       last_tick_(absl::Now()) {}
 
-absl::StatusOr<Reservation> AdmissionLedger::Reserve(int64_t samples,
-                                                     std::string peer) {
+absl::StatusOr<Reservation> AdmissionLedger::Reserve(
+    int64_t samples, std::string peer, std::string principal,
+    double principal_backlog_share) {
   if (samples > max_request_samples_) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%.1f s of audio exceed the engine's limit for one recording of "
@@ -117,19 +118,35 @@ absl::StatusOr<Reservation> AdmissionLedger::Reserve(int64_t samples,
                         rss >> 20, max_rss_bytes_ >> 20),
         frac * Seconds(total_samples_), 1.0, fallback);
   }
-  absl::Status s = CheckLocked(samples, peer, /*new_call=*/true, fallback);
+  Ticket caller;
+  caller.peer = peer;
+  caller.principal = std::move(principal);
+  if (!caller.principal.empty() && principal_backlog_share > 0.0) {
+    caller.principal_max_samples =
+        std::max<int64_t>(1, Samples(Seconds(max_backlog_samples_) *
+                                     std::min(1.0, principal_backlog_share)));
+  }
+  absl::Status s = CheckLocked(samples, caller, /*new_call=*/true, fallback);
   if (!s.ok()) return s;
   const uint64_t id = next_ticket_++;
   Ticket& t = tickets_[id];
-  t.peer = peer;
-  if (!peer.empty()) ++peers_[peer].calls;
+  t = std::move(caller);
+  if (!t.peer.empty()) ++peers_[t.peer].calls;
+  if (!t.principal.empty()) ++principals_[t.principal].calls;
   MoveLocked(t, samples);
   return Reservation(shared_from_this(), id, Seconds(samples), std::move(peer));
 }
 
-absl::Status AdmissionLedger::CheckLocked(int64_t samples,
-                                          const std::string& peer,
+double AdmissionLedger::CallShareLocked(const Peer& p) const {
+  const int calls = static_cast<int>(tickets_.size());
+  return calls > 0
+             ? std::min(1.0, std::max(1, p.calls) / static_cast<double>(calls))
+             : 1.0;
+}
+
+absl::Status AdmissionLedger::CheckLocked(int64_t samples, const Ticket& t,
                                           bool new_call, double fallback) {
+  const std::string& peer = t.peer;
   if (max_job_bytes_ > 0 && total_bytes_ > max_job_bytes_) {
     const double frac =
         static_cast<double>(total_bytes_ - max_job_bytes_) / total_bytes_;
@@ -144,11 +161,7 @@ absl::Status AdmissionLedger::CheckLocked(int64_t samples,
     const Peer p = it == peers_.end() ? Peer{} : it->second;
     // Batches take windows round-robin across jobs, so a caller's calls
     // drain at their share of the drain rate.
-    const int calls = static_cast<int>(tickets_.size());
-    const double share =
-        calls > 0
-            ? std::min(1.0, std::max(1, p.calls) / static_cast<double>(calls))
-            : 1.0;
+    const double share = CallShareLocked(p);
     if (new_call && max_calls_per_peer_ > 0 && p.calls >= max_calls_per_peer_) {
       // One of its calls has to end: about its average backlog.
       return ExhaustedLocked(
@@ -166,6 +179,23 @@ absl::Status AdmissionLedger::CheckLocked(int64_t samples,
                           Seconds(max_peer_backlog_samples_), Seconds(samples)),
           Seconds(p.samples + samples - max_peer_backlog_samples_), share,
           fallback);
+    }
+  }
+  if (t.principal_max_samples > 0) {
+    auto it = principals_.find(t.principal);
+    const Peer p = it == principals_.end() ? Peer{} : it->second;
+    const int64_t limit = t.principal_max_samples;
+    // Like the engine backlog: a recording must fit, a stream needs the
+    // principal below its limit (its audio is then paced by flow control).
+    if (samples > 0 ? p.samples + samples > limit : p.samples >= limit) {
+      return ExhaustedLocked(
+          absl::StrFormat("the backlog of this caller's token \"%s\" is %.1f s "
+                          "of audio (its max_backlog_share allows %.1f s) and "
+                          "the request adds %.1f s",
+                          t.principal, Seconds(p.samples), Seconds(limit),
+                          Seconds(samples)),
+          Seconds(p.samples - limit + (samples > 0 ? samples : kWindowSamples)),
+          CallShareLocked(p), fallback);
     }
   }
   const bool full = samples > 0
@@ -223,7 +253,7 @@ absl::Status AdmissionLedger::Resize(uint64_t ticket, int64_t samples) {
           "%.1f s; stream it instead or split it",
           Seconds(samples), Seconds(max_request_samples_)));
     }
-    RETURN_IF_ERROR(CheckLocked(extra, t->peer, /*new_call=*/false, fallback));
+    RETURN_IF_ERROR(CheckLocked(extra, *t, /*new_call=*/false, fallback));
   }
   MoveLocked(*t, extra);
   return absl::OkStatus();
@@ -281,6 +311,10 @@ void AdmissionLedger::Close(uint64_t ticket) {
     auto it = peers_.find(t->peer);
     if (--it->second.calls == 0) peers_.erase(it);
   }
+  if (!t->principal.empty()) {
+    auto it = principals_.find(t->principal);
+    if (--it->second.calls == 0) principals_.erase(it);
+  }
   tickets_.erase(ticket);
 }
 
@@ -291,6 +325,7 @@ void AdmissionLedger::MoveLocked(Ticket& t, int64_t delta) {
   total_samples_ += delta;
   if (t.device >= 0) device_samples_[t.device] += delta;
   if (!t.peer.empty()) peers_[t.peer].samples += delta;
+  if (!t.principal.empty()) principals_[t.principal].samples += delta;
 }
 
 void AdmissionLedger::TickLocked() {

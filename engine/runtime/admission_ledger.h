@@ -1,7 +1,7 @@
 // Internal: the books of admission control. One place holds every counter
 // that admission reads — the engine backlog, each device's backlog and jobs,
-// each peer's calls and backlog, the bytes jobs hold, and the measured drain
-// rate — so they cannot drift apart.
+// each peer's and each principal's calls and backlog, the bytes jobs hold,
+// and the measured drain rate — so they cannot drift apart.
 //
 // Every admitted call is a ticket. A ticket is opened by admission (Open,
 // checked against the limits), may be assigned to a device (Assign), grows
@@ -43,10 +43,14 @@ class AdmissionLedger : public std::enable_shared_from_this<AdmissionLedger> {
                   std::function<double()> fallback_rate);
 
   // Admission of a new call bringing `samples` at once (0 for a stream).
-  // Errors: INVALID_ARGUMENT (above the per-request share),
+  // `principal` (a token's name; empty: none) may hold at most
+  // `principal_backlog_share` (0: no own limit) of the backlog with all its
+  // calls together. Errors: INVALID_ARGUMENT (above the per-request share),
   // RESOURCE_EXHAUSTED with the retry hint (memory, the peer's calls or
-  // backlog, the engine backlog).
-  absl::StatusOr<Reservation> Reserve(int64_t samples, std::string peer);
+  // backlog, the principal's share, the engine backlog).
+  absl::StatusOr<Reservation> Reserve(int64_t samples, std::string peer,
+                                      std::string principal = "",
+                                      double principal_backlog_share = 0.0);
 
   // Sets an unassigned ticket's backlog to `samples` (a recording that
   // decoded to more or fewer samples than it reserved). Growing is checked
@@ -78,10 +82,15 @@ class AdmissionLedger : public std::enable_shared_from_this<AdmissionLedger> {
  private:
   struct Ticket {
     std::string peer;
+    std::string principal;
+    // The principal's own backlog limit as this call was admitted with it
+    // (0: none).
+    int64_t principal_max_samples = 0;
     int device = -1;
     int64_t samples = 0;
     int64_t bytes = 0;
   };
+  // A peer's or a principal's calls and backlog.
   struct Peer {
     int calls = 0;
     int64_t samples = 0;
@@ -92,10 +101,14 @@ class AdmissionLedger : public std::enable_shared_from_this<AdmissionLedger> {
     double released_s;
   };
 
-  // Checks admitting `samples` more for `peer` (`new_call`: also a call).
-  // `fallback`: fallback_rate_(), read before the lock was taken.
-  absl::Status CheckLocked(int64_t samples, const std::string& peer,
-                           bool new_call, double fallback)
+  // Checks admitting `samples` more for the caller `t` (peer, principal;
+  // `new_call`: also a call). `fallback`: fallback_rate_(), read before the
+  // lock was taken.
+  absl::Status CheckLocked(int64_t samples, const Ticket& t, bool new_call,
+                           double fallback) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The share of the drain rate `p`'s calls get (batches take windows
+  // round-robin across jobs).
+  double CallShareLocked(const Peer& p) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RESOURCE_EXHAUSTED saying `why`, with the retry hint: `excess_s` of
   // backlog to drain at `share` of the drain rate.
@@ -122,6 +135,7 @@ class AdmissionLedger : public std::enable_shared_from_this<AdmissionLedger> {
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Ticket> tickets_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Peer> peers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Peer> principals_ ABSL_GUARDED_BY(mu_);
   std::vector<int64_t> device_samples_ ABSL_GUARDED_BY(mu_);
   std::vector<int> device_jobs_ ABSL_GUARDED_BY(mu_);
   int64_t total_samples_ ABSL_GUARDED_BY(mu_) = 0;

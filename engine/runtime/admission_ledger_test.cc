@@ -143,6 +143,53 @@ TEST(AdmissionLedgerTest, LimitsAndResize) {
   EXPECT_TRUE(ledger->Reserve(0, "q").ok());
 }
 
+// A principal's calls together hold at most its share of the backlog,
+// whichever peers they come from; other principals and calls without one
+// are not held by it; closing gives the room back.
+TEST(AdmissionLedgerTest, PrincipalBacklogShare) {
+  EngineOptions options;
+  options.max_backlog_audio_s = 100;
+  auto ledger = MakeLedger(options);
+  std::vector<Reservation> keep;
+  // "batch" may hold 25 s: 20 s from one address, 5 s from another fit.
+  auto a = ledger->Reserve(20 * kS, "10.0.0.1", "batch", 0.25);
+  ASSERT_TRUE(a.ok()) << a.status();
+  keep.push_back(*std::move(a));
+  auto b = ledger->Reserve(5 * kS, "10.0.0.2", "batch", 0.25);
+  ASSERT_TRUE(b.ok()) << b.status();
+  keep.push_back(*std::move(b));
+  // 1 s more does not fit, nor does a stream (the token is at its limit).
+  auto c = ledger->Reserve(1 * kS, "10.0.0.3", "batch", 0.25);
+  ASSERT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(c.status().message().find("\"batch\""), std::string::npos)
+      << c.status();
+  EXPECT_NE(c.status().message().find("25.0 s"), std::string::npos)
+      << c.status();
+  EXPECT_TRUE(RetryAfter(c.status()).has_value());
+  EXPECT_EQ(ledger->Reserve(0, "10.0.0.3", "batch", 0.25).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  // Another token, a token without a share and a call without a token fit.
+  EXPECT_TRUE(ledger->Reserve(30 * kS, "10.0.0.1", "live", 0.5).ok());
+  EXPECT_TRUE(ledger->Reserve(30 * kS, "10.0.0.1", "other", 0.0).ok());
+  EXPECT_TRUE(ledger->Reserve(30 * kS, "10.0.0.1").ok());
+  // A stream of the token is below the limit once windows are released,
+  // and its growth is counted for the token.
+  ledger->Release(1, 10 * kS);
+  auto stream = ledger->Reserve(0, "10.0.0.3", "batch", 0.25);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  keep.push_back(*std::move(stream));
+  // Tickets 3-5 were the three reservations above, closed at once.
+  ledger->Add(6, 10 * kS);  // "batch" holds 10 + 5 + 10 = 25 s
+  EXPECT_EQ(ledger->Reserve(1 * kS, "", "batch", 0.25).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  // Growing a recording is checked for its token too.
+  EXPECT_EQ(ledger->Resize(2, 6 * kS).code(),
+            absl::StatusCode::kResourceExhausted);
+  // Closing a call gives its share back.
+  keep.erase(keep.begin());  // ticket 1, 10 s
+  EXPECT_TRUE(ledger->Reserve(9 * kS, "", "batch", 0.25).ok());
+}
+
 TEST(AdmissionLedgerTest, DrainRateCountsOnlyBusyTimeAndDrivesTheHint) {
   EngineOptions options;
   options.max_backlog_audio_s = 100;

@@ -52,7 +52,9 @@ absl::StatusOr<std::unique_ptr<Job>> Engine::Submit(
       Reservation r,
       Reserve(AdmissionRequest{
           .audio_s = static_cast<double>(samples.size()) / kSampleRateHz,
-          .peer = options.peer}));
+          .peer = options.peer,
+          .principal = options.principal,
+          .principal_backlog_share = options.principal_backlog_share}));
   return Submit(options, std::move(samples), std::move(callbacks),
                 std::move(r));
 }
@@ -60,7 +62,11 @@ absl::StatusOr<std::unique_ptr<Job>> Engine::Submit(
 absl::StatusOr<std::unique_ptr<Job>> Engine::StartJob(const JobOptions& options,
                                                       JobCallbacks callbacks) {
   ASSIGN_OR_RETURN(Reservation r, Reserve(AdmissionRequest{
-                                      .audio_s = 0.0, .peer = options.peer}));
+                                      .audio_s = 0.0,
+                                      .peer = options.peer,
+                                      .principal = options.principal,
+                                      .principal_backlog_share =
+                                          options.principal_backlog_share}));
   return StartJob(options, std::move(callbacks), std::move(r));
 }
 
@@ -172,7 +178,16 @@ class EngineImpl : public WorkerListener,
     const int64_t samples = std::max<int64_t>(
         0, static_cast<int64_t>(std::ceil(
                std::min(request.audio_s, 1e9) * kSampleRateHz - 1e-6)));
-    ASSIGN_OR_RETURN(Reservation r, ledger_->Reserve(samples, request.peer));
+    if (!std::isfinite(request.principal_backlog_share) ||
+        request.principal_backlog_share < 0.0 ||
+        request.principal_backlog_share > 1.0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AdmissionRequest::principal_backlog_share must be in [0, 1], got ",
+          request.principal_backlog_share));
+    }
+    ASSIGN_OR_RETURN(Reservation r,
+                     ledger_->Reserve(samples, request.peer, request.principal,
+                                      request.principal_backlog_share));
     PublishBacklog();
     return r;
   }

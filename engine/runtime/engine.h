@@ -53,8 +53,9 @@
 // Admission and backpressure. The backlog is the audio accepted and not yet
 // through both networks. A new call is admitted (Reserve, StartJob) only
 // while the engine is under its limits: the engine backlog, one recording's
-// share of it, the caller's (peer's) concurrent calls and backlog, and the
-// memory high-water marks (EngineOptions). Refusals are RESOURCE_EXHAUSTED
+// share of it, the caller's (peer's) concurrent calls and backlog, its
+// principal's share of the backlog (AdmissionRequest), and the memory
+// high-water marks (EngineOptions). Refusals are RESOURCE_EXHAUSTED
 // with a retry hint (RetryAfter) computed from the measured drain rate.
 // Once accepted, a job is never failed for load: Job::Append always takes
 // the audio, and a caller that sends faster than the devices work slows
@@ -173,6 +174,13 @@ struct AdmissionRequest {
   // Who is asking (an authenticated principal, else the peer address); the
   // key of the per-peer limits. Empty: not subject to per-peer limits.
   std::string peer;
+  // The caller's authenticated principal (a token's name; empty: none) and
+  // its own limit: all calls of one principal together may hold at most
+  // this share of max_backlog_audio_s (in (0, 1]; 0 = no own limit). Checked
+  // like the engine backlog: a recording must fit under it, a stream is
+  // admitted while the principal is below it.
+  std::string principal;
+  double principal_backlog_share = 0.0;
 };
 
 // Admitted capacity for one call, held until a job consumes it (Submit,
@@ -212,6 +220,10 @@ struct JobOptions {
   // The caller, for per-peer limits (see AdmissionRequest::peer). Used by
   // StartJob without a reservation; Submit takes the reservation's.
   std::string peer;
+  // The principal and its backlog share (see AdmissionRequest), for
+  // Submit and StartJob without a reservation.
+  std::string principal;
+  double principal_backlog_share = 0.0;
   // Accurate() (community-1) or Fast(); step_samples must be > 0.
   pipeline::PipelineConfig config = pipeline::PipelineConfig::Accurate();
   pipeline::SpeakerHints hints;

@@ -44,8 +44,9 @@ struct PrincipalLimits {
   // ServiceState::AdmitCall with PrincipalCalls below).
   int max_concurrent_calls = 0;
   // Largest share of --max_backlog_audio_s this principal's accepted,
-  // unprocessed audio may hold, in (0, 1]. Read by the admission code; the
-  // engine's backlog is not yet counted per principal (issue 13).
+  // unprocessed audio may hold with all its calls together, in (0, 1]:
+  // the reactors pass it to the engine's admission (AdmissionRequest::
+  // principal_backlog_share), which counts the backlog per principal.
   double max_backlog_share = 0;
 };
 
