@@ -409,6 +409,46 @@ TEST(EngineTest, StreamingEqualsWholeAudioWithTheRealPipeline) {
   }
 }
 
+// A recording shorter than one window: its zero-padded window is
+// diarized on pyannote's frame grid and the segments are not cut at the
+// end of the audio, as pyannote 4.0 does (SpeakerDiarization.apply crops
+// only to the common extent of activations and speaker count, which is the
+// padded window's grid; the golden speakrs "short" fixture, 3.289 s of
+// audio, ends its last segment at 3.305 s: pipeline_parity_test). Here,
+// 3.3 s of one speaker: the fake segmentation reads frame f from sample
+// 271·f, so frames 0-194 are speech and 195 on (the padding) silence, and
+// the segment ends at the middle of frame 195 (start + 195 × step +
+// duration / 2 with pyannote's frame step 0.016875 s and duration
+// 0.0619375 s), after the audio's end.
+TEST(EngineTest, AShortRecordingsSegmentEndsOnTheFrameGridAfterItsAudio) {
+  auto plda = io::LoadPlda(diarization::testing::SharedModelsDir() +
+                           "/community-1-plda");
+  ASSERT_TRUE(plda.ok()) << plda.status();
+  Rig rig = MakeRig(EngineOptions{}, 1,
+                    std::make_shared<const pipeline::PldaModel>(*plda));
+  const int64_t n = 52800;  // 3.3 s
+  ASSERT_LT(194 * kFakeProbeStride, n);
+  ASSERT_GE(195 * kFakeProbeStride, n);
+  std::vector<float> audio(n);
+  for (int64_t i = 0; i < n; ++i) audio[i] = (i % 2 ? -1.5f : 1.5f) / 7.0f;
+  Outcome outcome;
+  ASSERT_TRUE(
+      rig.engine->Submit(JobOptions{}, std::move(audio), outcome.Callbacks())
+          .ok());
+  ASSERT_TRUE(outcome.Wait());
+  absl::StatusOr<JobResult> r = outcome.result();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->audio_s, 3.3, 1e-9);
+  ASSERT_EQ(r->output.segments.size(), 1u)
+      << diarization::FormatRttm(r->output.segments, "x");
+  const Segment& seg = r->output.segments[0];
+  EXPECT_NEAR(seg.start_s, 0.0619375 / 2, 1e-6);
+  EXPECT_NEAR(seg.end_s, 195 * 0.016875 + 0.0619375 / 2, 1e-6);
+  EXPECT_GT(seg.end_s, r->audio_s);
+  ASSERT_EQ(r->output.exclusive_segments.size(), 1u);
+  EXPECT_NEAR(r->output.exclusive_segments[0].end_s, seg.end_s, 1e-9);
+}
+
 TEST(EngineTest, BatchesMixWindowsOfSeveralJobs) {
   EngineOptions options;
   options.max_batch_wait = absl::Milliseconds(200);
