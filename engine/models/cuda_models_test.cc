@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -337,37 +338,61 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
-  auto run = [&](const std::string& api, std::vector<std::string>* engines) {
+  // The whole batch, then its last window alone (a smaller batch size:
+  // under the graph API it reuses the engines timed at load for kB).
+  struct Out {
+    std::vector<float> batch, single;
+    std::vector<std::string> engines;
+  };
+  auto run = [&](const std::string& api) {
     CudaModelOptions o;
     o.precision = "tf32";
     o.conv_api = api;
     o.max_batch = kB;
     o.max_masks_per_window = kMasks;
-    std::vector<float> out(size_t(kB) * kMasks * kEmbeddingDim, NAN);
+    Out out;
+    out.batch.assign(size_t(kB) * kMasks * kEmbeddingDim, NAN);
+    out.single.assign(size_t(kMasks) * kEmbeddingDim, NAN);
     auto m = CudaEmbeddingModel::Create(*w, arena, o);
     EXPECT_TRUE(m.ok()) << m.status();
     if (!m.ok()) return out;
-    EXPECT_TRUE((*m)->Run(win, kB, masks, kMasks, out).ok());
-    if (engines) *engines = (*m)->conv_engines();
+    EXPECT_TRUE((*m)->Run(win, kB, masks, kMasks, out.batch).ok());
+    const size_t last = size_t(kB) - 1;
+    EXPECT_TRUE((*m)->Run(std::span<const float>(win).subspan(
+                              last * kWindowSamples, kWindowSamples),
+                          1,
+                          std::span<const float>(masks).subspan(
+                              last * kMasks * kSegmentationFrames,
+                              size_t(kMasks) * kSegmentationFrames),
+                          kMasks, out.single)
+                    .ok());
+    out.engines = (*m)->conv_engines();
     return out;
   };
-  std::vector<std::string> engines;
-  const std::vector<float> legacy = run("legacy", nullptr);
-  const std::vector<float> graph = run("graph", &engines);
-  int on_graph = 0;
-  for (const std::string& line : engines) {
+  const Out legacy = run("legacy");
+  const Out graph = run("graph");
+  int on_graph = 0, reused = 0;
+  for (const std::string& line : graph.engines) {
     std::printf("  %s\n", line.c_str());
     on_graph += line.find(": graph ") != std::string::npos;
+    reused += line.find("the engine timed at batch") != std::string::npos;
   }
-  const double rel = MaxRel(graph, legacy, kEmbeddingDim);
+  const double rel = MaxRel(graph.batch, legacy.batch, kEmbeddingDim);
+  const std::vector<float> last_of_batch(
+      graph.batch.end() - size_t(kMasks) * kEmbeddingDim, graph.batch.end());
+  const double rel_single = MaxRel(graph.single, last_of_batch, kEmbeddingDim);
   std::printf(
       "embedding tf32 conv_api graph vs legacy: max relative %.3g; %d of %zu "
-      "layer shapes on graph engines\n",
-      rel, on_graph, engines.size());
-  // 36 convolutions, one batch shape.
-  EXPECT_EQ(engines.size(), 36u);
-  EXPECT_GE(on_graph, static_cast<int>(engines.size()) / 2);
+      "layer shapes on graph engines, %d reusing the engine of batch %d; one "
+      "window alone vs in the batch: max relative %.3g\n",
+      rel, on_graph, graph.engines.size(), reused, kB, rel_single);
+  // 36 convolutions at two batch sizes.
+  EXPECT_EQ(graph.engines.size(), 72u);
+  EXPECT_GE(on_graph, static_cast<int>(graph.engines.size()) / 2);
+  EXPECT_GT(reused, 0);
   EXPECT_LT(rel, 1e-3);
+  EXPECT_LT(rel_single, 1e-3);
+  EXPECT_LT(MaxRel(legacy.single, graph.single, kEmbeddingDim), 1e-3);
 }
 
 // The stem through kernels/stem_conv (float32 FMAs instead of cuDNN's

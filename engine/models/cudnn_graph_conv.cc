@@ -88,6 +88,9 @@ struct GraphConv2d::Plan {
   int runtime_compiled = 0;
   // Host wall time of the choice (building and timing the candidates).
   double choose_ms = 0;
+  // > 0: the engine was not timed here but taken from the plan of this
+  // batch size (same epilogue, height and width).
+  int reused_from = 0;
 };
 
 struct GraphConv2d::Plans {
@@ -294,6 +297,59 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
         absl::StrCat("GraphConv2d ", name_, ": ", graph.status().message()));
   }
   std::string reasons;
+  // The engine timed for the same epilogue, height and width at the
+  // largest batch size >= n, if any (the model times every layer at its
+  // largest batch when it loads): build that engine for this shape instead
+  // of timing the candidates again.
+  const Plan* donor = nullptr;
+  if (graph.ok() && options_.reuse_across_batches) {
+    for (const auto& [k, p] : plans_->by_shape) {
+      if (std::get<0>(k) == static_cast<int>(e) && std::get<2>(k) == h &&
+          std::get<3>(k) == w && p->n >= n && p->graph != nullptr &&
+          p->reused_from == 0 && (donor == nullptr || p->n > donor->n)) {
+        donor = p.get();
+      }
+    }
+  }
+  if (donor != nullptr) {
+    std::shared_ptr<fe::graph::Graph> g = *graph;
+    try {
+      const int64_t count = g->get_execution_plan_count();
+      plan->offered = static_cast<int>(count);
+      for (int64_t i = 0; i < count; ++i) {
+        std::string engine;
+        if (g->get_plan_name_at_index(i, engine).is_bad() ||
+            engine != donor->engine) {
+          continue;
+        }
+        int64_t ws = 0;
+        if (g->build_plan_at_index(i).is_bad() ||
+            g->get_workspace_size_plan_at_index(i, ws).is_bad() ||
+            ws > static_cast<int64_t>(ctx_->workspace_bytes())) {
+          break;
+        }
+        plan->graph = g;
+        plan->plan_index = i;
+        plan->workspace = ws;
+        plan->engine = engine;
+        plan->built = 1;
+        plan->reused_from = donor->n;
+        break;
+      }
+    } catch (const std::exception& ex) {
+      plan->graph.reset();
+    }
+    if (plan->graph != nullptr) {
+      plan->choose_ms = since_ms(t_choose);
+      Plan* out = plan.get();
+      plans_->by_shape.emplace(key, std::move(plan));
+      return out;
+    }
+    // Not offered or not buildable for this batch size: time the
+    // candidates as for a new shape, on a fresh graph.
+    graph = MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
+                      ctx_->workspace_bytes());
+  }
   if (!graph.ok()) {
     reasons = std::string(graph.status().message());
   } else {
@@ -478,7 +534,10 @@ std::string GraphConv2d::Line(const Plan& p) const {
                    s.in_channels, " ", s.kernel_h, "x", s.kernel_w, "/",
                    s.stride_h, " on ", p.n, "x", s.in_channels, "x", p.h, "x",
                    p.w, " ", EpilogueName(static_cast<int>(p.epilogue)), ": ");
-  if (p.graph != nullptr) {
+  if (p.graph != nullptr && p.reused_from > 0) {
+    absl::StrAppend(&line, "graph ", p.engine, " (the engine timed at batch ",
+                    p.reused_from, ", ws ", p.workspace, " B)");
+  } else if (p.graph != nullptr) {
     absl::StrAppend(&line, "graph ", p.engine, " (", p.graph_ms, " ms, ws ",
                     p.workspace, " B; ", p.timed, " of ", p.offered,
                     " candidates timed, ", p.runtime_compiled,

@@ -7,16 +7,19 @@
 // so cuDNN may pick a fused engine that the legacy
 // cudnnConvolutionBiasActivationForward does not reach.
 //
-// Engine choice, once per (batch, height, width, epilogue) on first use,
-// eagerly (never during CUDA graph capture; cuda_graph_cache.h runs each
-// shape eagerly first): the heuristics' candidates (modes A and B, then the
+// Engine choice, eagerly on first use (never during CUDA graph capture;
+// cuda_graph_cache.h runs each shape eagerly first). For a new (epilogue,
+// height, width): the heuristics' candidates (modes A and B, then the
 // fallback list) that are deterministic, fit the context's workspace and
 // neither down-convert the float inputs nor reduce in less than FP32 are
-// built, at most `max_candidates` of them, each timed on the device with the
-// call's own tensors (it writes y; the call then overwrites it), and the
-// fastest is kept. A shape no graph engine supports runs on the legacy
-// Conv2d, which also owns the weights (its NHWC filter); so does every shape
-// when `compare_legacy` finds the legacy call faster. Describe() says which
+// built, at most `max_candidates` of them, each timed on the device with
+// the call's own tensors (it writes y; the call then overwrites it), and
+// the fastest is kept. A later, smaller or equal batch size of that shape
+// builds the same engine without timing (reuse_across_batches; the
+// embedding model times every layer at its largest batch when it loads).
+// A shape no graph engine supports runs on the legacy Conv2d, which also
+// owns the weights (its NHWC filter); so does every shape where
+// `compare_legacy` finds the legacy call faster. Describe() says which
 // engine each shape got and why (the embedding model logs a summary per
 // batch size and rtfx_main prints every line).
 //
@@ -52,6 +55,11 @@ class GraphConv2d {
     // no precompiled engine builds, which keeps the first use of a shape
     // short.
     bool runtime_compilation = true;
+    // A shape whose epilogue, height and width were timed at a larger (or
+    // equal) batch size builds that engine without timing again; only
+    // where the heuristics do not offer it for this batch are the
+    // candidates timed anew.
+    bool reuse_across_batches = true;
     // Timed runs per candidate after one warm-up run; the minimum counts.
     int timing_runs = 3;
     // Also time the legacy call for each shape and keep it where it is
