@@ -24,7 +24,6 @@ REAL_MODELS_DIR=${REAL_MODELS_DIR:-}
 TARGETS=(
   //engine/models:device_arena_test
   //engine/models:device_arena_cuda_test
-  //kernels:powerset_decode_test
   //kernels:kernels_test
   //kernels:window_gather_test
   //kernels:stem_conv_test
