@@ -71,6 +71,10 @@ ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
           "CUDA embedding network precision: fp32, tf32, or mixed (FP16 "
           "convolutions with FP32 accumulation; opt-in, see "
           "docs/benchmarks.md for its gate)");
+ABSL_FLAG(std::string, cuda_embedding_conv_api, "legacy",
+          "CUDA embedding trunk convolutions (TF32): legacy, graph (cuDNN "
+          "graphs, engines timed when the model loads; ADR 0072) or fastest "
+          "(graph, legacy per layer where that timed faster)");
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 2,
@@ -344,6 +348,8 @@ absl::Status Run() {
   backend.cpu_threads = absl::GetFlag(FLAGS_threads);
   backend.cuda_embedding_precision =
       absl::GetFlag(FLAGS_cuda_embedding_precision);
+  backend.cuda_embedding_conv_api =
+      absl::GetFlag(FLAGS_cuda_embedding_conv_api);
   backend.cuda_max_batch =
       std::max(absl::GetFlag(FLAGS_segmentation_batch_size),
                absl::GetFlag(FLAGS_embedding_batch_size));

@@ -111,6 +111,7 @@ absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
           MakeCudaDevice(
               *models, ordinal,
               {.embedding_precision = options.cuda_embedding_precision,
+               .embedding_conv_api = options.cuda_embedding_conv_api,
                .max_batch = options.cuda_max_batch,
                .pipeline = p,
                .pipelines = options.pipelines_per_device,

@@ -34,6 +34,9 @@ struct DevicesOptions {
   int cpu_threads = 0;
   // CUDA embedding precision: "fp32" or "tf32".
   std::string cuda_embedding_precision = "tf32";  // ADR 0062
+  // CUDA embedding trunk convolutions: "legacy", "graph" or "fastest"
+  // (models::CudaModelOptions::conv_api, ADR 0072).
+  std::string cuda_embedding_conv_api = "legacy";
   // Largest batch the CUDA buffers are sized for (the engine's batch sizes).
   int cuda_max_batch = 32;
   // Pre-loaded pipelines per GPU (--pipelines_per_device, 1..8): each has
@@ -92,6 +95,7 @@ int CudaDeviceCount();
 
 struct CudaDeviceOptions {
   std::string embedding_precision = "tf32";
+  std::string embedding_conv_api = "legacy";  // ADR 0072
   int max_batch = 32;
   // This pipeline's index among the GPU's `pipelines` (DevicesOptions::
   // pipelines_per_device): the Device is "cuda:N" for one pipeline, else

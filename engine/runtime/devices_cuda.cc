@@ -98,6 +98,7 @@ absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
   options.segmentation.cooperative_token = device_options.cooperative_token;
   options.embedding.max_batch = device_options.max_batch;
   options.embedding.precision = device_options.embedding_precision;
+  options.embedding.conv_api = device_options.embedding_conv_api;
   ASSIGN_OR_RETURN(CudaDeviceParts parts,
                    MakeCudaDeviceParts(dir, ordinal, device_options, options));
   return std::move(parts.device);
