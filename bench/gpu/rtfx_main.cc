@@ -9,9 +9,12 @@
 //             [--batch 32] [--seg_batch N] [--embedding_precision fp32|tf32]
 //             [--graphs] [--overlap] [--channels_last]
 //
-// --overlap runs segmentation on its own thread (its own stream) while the
-// main thread computes masks and embeddings of the windows segmented so far,
-// as the engine does with Device::concurrent_stages.
+// The networks run through engine/runtime/offline_networks.h on the Device
+// that engine/runtime/devices.h builds, i.e. the engine's own window copy,
+// model calls and host step. --overlap runs segmentation (and each window's
+// masks) on its own thread (its own stream) while the main thread embeds
+// the windows segmented so far, as the engine does with
+// Device::concurrent_stages.
 //
 // Without --models, deterministic random weights (seed 1) are written to a
 // temporary model directory: the networks' cost does not depend on the
@@ -20,13 +23,11 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -41,10 +42,9 @@
 #include "engine/models/random_model.h"
 #include "engine/pipeline/chunks.h"
 #include "engine/pipeline/diarization.h"
-#include "engine/pipeline/embedding_masks.h"
 #include "engine/pipeline/plda.h"
-#include "engine/pipeline/powerset.h"
 #include "engine/runtime/devices_cuda.h"
+#include "engine/runtime/offline_networks.h"
 
 ABSL_FLAG(std::string, data, "", "Golden data folder (../shared/data).");
 ABSL_FLAG(std::string, files,
@@ -191,9 +191,10 @@ absl::Status Run() {
   }
   // Built as the service builds its devices (engine/runtime/devices.h),
   // with the benchmark's backend options.
-  ASSIGN_OR_RETURN(runtime::CudaDeviceParts cuda,
-                   runtime::MakeCudaDeviceParts(*dir, absl::GetFlag(FLAGS_device),
-                                                {}, opt, seg_override.get()));
+  ASSIGN_OR_RETURN(
+      runtime::CudaDeviceParts cuda,
+      runtime::MakeCudaDeviceParts(*dir, absl::GetFlag(FLAGS_device), {}, opt,
+                                   seg_override.get()));
   runtime::Device& device = cuda.device;
   const double load_s = Since(t_load);
 
@@ -201,139 +202,35 @@ absl::Status Run() {
   const pipeline::ChunkLayout layout =
       pipeline::ComputeChunks(static_cast<int64_t>(samples.size()), config);
   const int num_chunks = layout.num_chunks;
-  constexpr int kW = models::kWindowSamples, kF = models::kSegmentationFrames;
-  // Windows [first, first + count) as spans of the recording: each batch's
-  // covering audio crosses to the device once (models::WindowSpans).
-  struct Spans {
-    std::vector<int64_t> starts, ends;
-  };
-  auto spans_of = [&](int first, int count, Spans& sp) {
-    sp.starts.resize(count);
-    sp.ends.resize(count);
-    for (int i = 0; i < count; ++i) {
-      const int64_t start = layout.chunk_start(first + i);
-      sp.starts[i] = std::min<int64_t>(start, samples.size());
-      sp.ends[i] = std::min<int64_t>(start + kW, samples.size());
-    }
-    return models::WindowSpans{
-        .audio = samples, .starts = sp.starts, .ends = sp.ends};
-  };
-
-  std::vector<float> log_probs(size_t(num_chunks) * kF *
-                               models::kPowersetClasses);
-  std::vector<float> segmentations(size_t(num_chunks) * kF * 3);
-  std::vector<float> embeddings(size_t(num_chunks) * 3 * models::kEmbeddingDim);
-  Spans windows;
   size_t min_free = SIZE_MAX;
   auto sample_free = [&] {
     size_t f = 0, t = 0;
     if (cudaMemGetInfo(&f, &t) == cudaSuccess) min_free = std::min(min_free, f);
   };
 
-  auto segment = [&](int first, int n, Spans& w) {
-    return device.segmentation->RunSpans(
-        spans_of(first, n, w),
-        std::span<float>(log_probs).subspan(
-            size_t(first) * kF * models::kPowersetClasses,
-            size_t(n) * kF * models::kPowersetClasses));
-  };
-  // Masks of windows [first, first + n) from their own log-probabilities
-  // (every window's masks depend on that window alone).
-  auto masks_of = [&](int first, int n) {
-    const size_t f0 = size_t(first) * kF;
-    pipeline::PowersetToMultilabel(
-        std::span<const float>(log_probs).subspan(
-            f0 * models::kPowersetClasses,
-            size_t(n) * kF * models::kPowersetClasses),
-        std::span<float>(segmentations).subspan(f0 * 3, size_t(n) * kF * 3));
-    return pipeline::EmbeddingMasks(std::span<const float>(segmentations)
-                                        .subspan(f0 * 3, size_t(n) * kF * 3),
-                                    n, config);
-  };
-  auto embed = [&](int first, int n, std::span<const float> m, Spans& w) {
-    return device.embedding->RunSpans(
-        spans_of(first, n, w), m, 3,
-        std::span<float>(embeddings)
-            .subspan(size_t(first) * 3 * models::kEmbeddingDim,
-                     size_t(n) * 3 * models::kEmbeddingDim));
-  };
-
   size_t train_embeddings = 0;
   int ahc_clusters = 0;
   std::vector<Segment> last_segments;
+  // One pass: the networks as the engine runs them (engine/runtime/
+  // offline_networks.h: the worker's window copy, RunSpans and host step,
+  // --overlap = the Device's concurrent stages), then the host pipeline.
   auto pass = [&](Times& t, size_t* speakers) -> absl::Status {
-    if (overlap) {
-      // Segmentation thread publishes how many windows are done.
-      std::atomic<int> segmented{0};
-      absl::Status seg_status;
-      const auto t_start = Clock::now();
-      double seg_s = 0;
-      std::thread seg_thread([&] {
-        Spans w;
-        for (int first = 0; first < num_chunks; first += seg_batch) {
-          const int n = std::min(seg_batch, num_chunks - first);
-          seg_status = segment(first, n, w);
-          if (!seg_status.ok()) break;
-          segmented.store(first + n, std::memory_order_release);
-        }
-        seg_s = Since(t_start);
-        if (!seg_status.ok()) segmented.store(-1, std::memory_order_release);
-      });
-      absl::Status emb_status;
-      double masks_s = 0, wait_s = 0;
-      for (int first = 0; first < num_chunks; first += batch) {
-        const int n = std::min(batch, num_chunks - first);
-        const auto tw = Clock::now();
-        int done;
-        while ((done = segmented.load(std::memory_order_acquire)) >= 0 &&
-               done < first + n) {
-          std::this_thread::yield();
-        }
-        wait_s += Since(tw);
-        if (done < 0) break;
-        const auto tm = Clock::now();
-        const std::vector<float> m = masks_of(first, n);
-        masks_s += Since(tm);
-        emb_status = embed(first, n, m, windows);
-        if (!emb_status.ok()) break;
-      }
-      seg_thread.join();
-      RETURN_IF_ERROR(seg_status);
-      RETURN_IF_ERROR(emb_status);
-      // Segmentation: its thread's wall time; embeddings: the main thread's
-      // time less mask computation and waiting for segmentation.
-      const double wall = Since(t_start);
-      t.networks_wall += wall;
-      t.segmentation += seg_s;
-      t.masks += masks_s;
-      t.embedding += wall - masks_s - wait_s;
-      sample_free();
-    } else {
-      auto t0 = Clock::now();
-      for (int first = 0; first < num_chunks; first += seg_batch) {
-        const int n = std::min(seg_batch, num_chunks - first);
-        RETURN_IF_ERROR(segment(first, n, windows));
-      }
-      t.segmentation += Since(t0);
-      sample_free();
-      t0 = Clock::now();
-      const std::vector<float> masks = masks_of(0, num_chunks);
-      t.masks += Since(t0);
-      t0 = Clock::now();
-      for (int first = 0; first < num_chunks; first += batch) {
-        const int n = std::min(batch, num_chunks - first);
-        RETURN_IF_ERROR(embed(first, n,
-                              std::span<const float>(masks).subspan(
-                                  size_t(first) * 3 * kF, size_t(n) * 3 * kF),
-                              windows));
-      }
-      t.embedding += Since(t0);
-      sample_free();
-    }
+    ASSIGN_OR_RETURN(
+        runtime::OfflineNetworksOutput nets,
+        runtime::RunOfflineNetworks(device, samples, config,
+                                    {.segmentation_batch_size = seg_batch,
+                                     .embedding_batch_size = batch,
+                                     .concurrent_stages = overlap}));
+    sample_free();
+    t.segmentation += nets.segmentation_s;
+    t.masks += nets.masks_s;
+    t.embedding += nets.embedding_s;
+    if (overlap) t.networks_wall += nets.wall_s;
     auto t0 = Clock::now();
-    ASSIGN_OR_RETURN(pipeline::DiarizationDetails d,
-                     pipeline::DiarizeDetailed(segmentations, embeddings,
-                                               num_chunks, plda, config, {}));
+    ASSIGN_OR_RETURN(
+        pipeline::DiarizationDetails d,
+        pipeline::DiarizeDetailed(nets.segmentations, nets.embeddings,
+                                  num_chunks, plda, config, {}));
     t.clustering += Since(t0);
     *speakers = d.output.labels.size();
     last_segments = d.output.segments;
@@ -363,12 +260,13 @@ absl::Status Run() {
   // The fbank stage alone (eager, same batches), to split the embedding time.
   double fbank_s = 0;
   {
+    runtime::RecordingWindows windows(samples, layout);
     std::vector<float> fb(size_t(batch) * 998 * 80);
     const auto t0 = Clock::now();
     for (int first = 0; first < num_chunks; first += batch) {
       const int n = std::min(batch, num_chunks - first);
       const std::vector<float> w =
-          models::MaterializeWindows(spans_of(first, n, windows));
+          models::MaterializeWindows(windows.Batch(first, n));
       RETURN_IF_ERROR(cuda.embedding->ComputeFbank(
           w, n, std::span<float>(fb).first(size_t(n) * 998 * 80)));
     }

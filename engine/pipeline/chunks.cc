@@ -1,8 +1,16 @@
 #include "engine/pipeline/chunks.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace diarization::pipeline {
+
+ChunkSamples ChunkSampleRange(int64_t step_samples, int64_t num_samples,
+                              int c) {
+  const int64_t start = step_samples * c;
+  return ChunkSamples{.begin = std::min(start, num_samples),
+                      .end = std::min(start + kWindowSamples, num_samples)};
+}
 
 ChunkLayout ComputeChunks(int64_t num_samples, const PipelineConfig& config) {
   ChunkLayout layout;

@@ -12,6 +12,20 @@
 
 namespace diarization::pipeline {
 
+// The samples of a recording that chunk c holds: [begin, end), followed by
+// zeros up to kWindowSamples (the zero-padded last window, §2). Empty
+// (begin == end == num_samples) when the chunk starts at or after
+// num_samples. The one definition of a window's audio: the engine's batches
+// (engine/runtime/batch_windows) and the offline networks pass copy these
+// samples and nothing else.
+struct ChunkSamples {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+// `num_samples` is what is known of the recording so far (a stream's chunks
+// are cut as its audio arrives); chunks start every `step_samples`.
+ChunkSamples ChunkSampleRange(int64_t step_samples, int64_t num_samples, int c);
+
 // Window layout for N samples (§2): full windows every step, plus one
 // zero-padded last window when samples remain.
 struct ChunkLayout {
@@ -21,6 +35,9 @@ struct ChunkLayout {
   // Start sample of chunk c; the chunk covers [start, start + 160000),
   // zero-padded past num_samples.
   int64_t chunk_start(int c) const { return step_samples * c; }
+  ChunkSamples chunk_samples(int c) const {
+    return ChunkSampleRange(step_samples, num_samples, c);
+  }
 };
 ChunkLayout ComputeChunks(int64_t num_samples, const PipelineConfig& config);
 

@@ -27,6 +27,31 @@ TEST(ChunksTest, LastChunkOnlyWhenSamplesRemain) {
   EXPECT_EQ(ComputeChunks(200000, c).chunk_start(3), 48000);
 }
 
+TEST(ChunksTest, ChunkSamplesAreTheWindowInsideTheAudio) {
+  // pyannote `slide`: chunk c is samples [c·step, c·step + 160000) of the
+  // audio, zero-padded past its end (pipeline.md §2).
+  const ChunkLayout layout = ComputeChunks(200000, PipelineConfig());
+  ASSERT_EQ(layout.num_chunks, 4);
+  EXPECT_EQ(layout.chunk_samples(0).begin, 0);
+  EXPECT_EQ(layout.chunk_samples(0).end, 160000);
+  EXPECT_EQ(layout.chunk_samples(2).begin, 32000);
+  EXPECT_EQ(layout.chunk_samples(2).end, 192000);
+  EXPECT_EQ(layout.chunk_samples(3).begin, 48000);  // the padded last one
+  EXPECT_EQ(layout.chunk_samples(3).end, 200000);
+  // Shorter than one window: one chunk, all of the audio.
+  const ChunkLayout short_audio = ComputeChunks(52623, PipelineConfig());
+  EXPECT_EQ(short_audio.chunk_samples(0).begin, 0);
+  EXPECT_EQ(short_audio.chunk_samples(0).end, 52623);
+  // A stream whose audio has not reached the chunk yet: empty, at the end.
+  EXPECT_EQ(ChunkSampleRange(16000, 40000, 3).begin, 40000);
+  EXPECT_EQ(ChunkSampleRange(16000, 40000, 3).end, 40000);
+  EXPECT_EQ(ChunkSampleRange(16000, 40000, 2).begin, 32000);
+  EXPECT_EQ(ChunkSampleRange(16000, 40000, 2).end, 40000);
+  // FAST mode's 2 s step.
+  EXPECT_EQ(ChunkSampleRange(32000, 1000000, 5).begin, 160000);
+  EXPECT_EQ(ChunkSampleRange(32000, 1000000, 5).end, 320000);
+}
+
 TEST(ChunksTest, FrameGridMatchesPyannote) {
   // pipeline.md §4: F = 1601 for C=18, 1779 for 21, 594 for 1; offsets.
   EXPECT_EQ(ComputeFrameGrid(18, 1.0).num_frames, 1601);

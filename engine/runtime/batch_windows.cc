@@ -2,35 +2,48 @@
 
 #include <algorithm>
 
+#include "engine/pipeline/chunks.h"
+
 namespace diarization::runtime::internal {
 
 void BatchWindows::Clear() {
   audio_.clear();
   starts_.clear();
   ends_.clear();
-  run_job_ = nullptr;
+  run_id_ = nullptr;
 }
 
 void BatchWindows::Add(const JobState& job, int chunk) {
-  const int64_t start = job.options.config.step_samples * int64_t{chunk};
-  const int64_t end =
-      std::min<int64_t>(start + kWindowSamples, job.num_samples);
+  Add(Recording{.id = &job,
+                .audio = job.audio,
+                .offset = job.audio_offset,
+                .num_samples = job.num_samples,
+                .step_samples = job.options.config.step_samples,
+                .gone = job.terminal.load()},
+      chunk);
+}
+
+void BatchWindows::Add(const Recording& recording, int chunk) {
+  const pipeline::ChunkSamples window = pipeline::ChunkSampleRange(
+      recording.step_samples, recording.num_samples, chunk);
+  const int64_t start = window.begin;
+  const int64_t end = window.end;
   const int64_t base = static_cast<int64_t>(audio_.size());
-  if (job.terminal.load() || end <= start || start < job.audio_offset) {
-    // Silence: an empty span (the job's audio is gone or never was).
+  if (recording.gone || end <= start || start < recording.offset) {
+    // Silence: an empty span (the recording's audio is gone or never was).
     starts_.push_back(base);
     ends_.push_back(base);
-    run_job_ = nullptr;
+    run_id_ = nullptr;
     return;
   }
   auto copy = [&](int64_t from, int64_t to) {
-    const float* src = job.audio.data() + (from - job.audio_offset);
+    const float* src = recording.audio.data() + (from - recording.offset);
     audio_.insert(audio_.end(), src, src + (to - from));
   };
-  const bool extends = run_job_ == &job && start >= run_lo_ &&
-                       start <= run_hi_ && run_hi_ >= job.audio_offset;
+  const bool extends = run_id_ == recording.id && start >= run_lo_ &&
+                       start <= run_hi_ && run_hi_ >= recording.offset;
   if (!extends) {
-    run_job_ = &job;
+    run_id_ = recording.id;
     run_lo_ = start;
     run_hi_ = start;
     run_base_ = base;

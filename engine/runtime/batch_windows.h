@@ -6,11 +6,13 @@
 // audio already taken; anything else starts a new span. Windows of a job
 // that ended (cancelled, deadline, error) while their window sat in a popped
 // batch have had their audio freed: they are silence, and their outputs
-// are dropped after the batch.
+// are dropped after the batch. The offline networks pass
+// (offline_networks.h) builds its batches here too, from a whole recording.
 #ifndef DIARIZATION_ENGINE_RUNTIME_BATCH_WINDOWS_H_
 #define DIARIZATION_ENGINE_RUNTIME_BATCH_WINDOWS_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -21,8 +23,25 @@ namespace diarization::runtime::internal {
 
 class BatchWindows {
  public:
+  // A recording as a batch sees it: `audio` holds its samples [offset,
+  // offset + audio.size()); its first `num_samples` samples are known (a
+  // stream's later audio has not arrived); its chunks start every
+  // `step_samples` (pipeline::ChunkSampleRange). `gone`: its audio was
+  // freed (the job ended), so its windows are silence. Windows of one `id`
+  // may share their audio.
+  struct Recording {
+    const void* id = nullptr;
+    std::span<const float> audio;
+    int64_t offset = 0;
+    int64_t num_samples = 0;
+    int64_t step_samples = 0;
+    bool gone = false;
+  };
+
   void Clear();
-  // Adds window `chunk` of `job` as the next window of the batch.
+  // Adds window `chunk` of `recording` as the next window of the batch.
+  void Add(const Recording& recording, int chunk);
+  // The same for window `chunk` of `job`.
   void Add(const JobState& job, int chunk)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
   // Valid until the next Clear/Add.
@@ -35,9 +54,9 @@ class BatchWindows {
  private:
   std::vector<float> audio_;
   std::vector<int64_t> starts_, ends_;
-  // The span being extended: its job, its range in the job's samples, and
-  // where it begins in audio_.
-  const JobState* run_job_ = nullptr;
+  // The span being extended: its recording, its range in the recording's
+  // samples, and where it begins in audio_.
+  const void* run_id_ = nullptr;
   int64_t run_lo_ = 0, run_hi_ = 0, run_base_ = 0;
 };
 

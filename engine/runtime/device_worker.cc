@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/pipeline/diarization.h"
+#include "engine/runtime/offline_networks.h"
 
 namespace diarization::runtime::internal {
 namespace {
@@ -282,20 +282,16 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   for (int i = 0; i < n; ++i) {
     if (batch[i].job->terminal.load()) continue;
     ChunkData* d = data[i];
-    pipeline::PowersetToMultilabel(
+    // The host step between the networks (offline_networks.h, shared with
+    // the offline pass), with this window's job's config.
+    absl::Status masked = WindowMasks(
         std::span<const float>(log_probs_.data() + size_t{i} * kOut, kOut),
-        std::span<float>(d->segmentation));
-    const std::vector<float> masks = pipeline::EmbeddingMasks(
-        d->segmentation, 1, batch[i].job->options.config);
-    if (masks.size() != d->masks.size()) {
-      listener_->OnJobFailed(
-          batch[i].job,
-          absl::InternalError(absl::StrCat(
-              "pipeline::EmbeddingMasks returned ", masks.size(),
-              " weights for one window, expected ", d->masks.size())));
+        batch[i].job->options.config, std::span<float>(d->segmentation),
+        std::span<float>(d->masks));
+    if (!masked.ok()) {
+      listener_->OnJobFailed(batch[i].job, std::move(masked));
       continue;
     }
-    std::copy(masks.begin(), masks.end(), d->masks.begin());
     next.push_back(std::move(batch[i]));
   }
   const absl::Time now = absl::Now();

@@ -10,8 +10,10 @@
 // scheduling", gives the whole policy. After a
 // segmentation batch, each window's powerset output is turned into its
 // multilabel segmentation and embedding masks right here (microseconds per
-// window) and the window joins the embedding queue; after an embedding batch
-// the listener hears of each finished window.
+// window; WindowMasks, offline_networks.h) and the window joins the
+// embedding queue; after an embedding batch the listener hears of each
+// finished window. The offline networks pass (offline_networks.h) is made of
+// the same pieces: BatchWindows, the models' RunSpans and WindowMasks.
 #ifndef DIARIZATION_ENGINE_RUNTIME_DEVICE_WORKER_H_
 #define DIARIZATION_ENGINE_RUNTIME_DEVICE_WORKER_H_
 

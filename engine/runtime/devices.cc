@@ -100,8 +100,7 @@ absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
   loaded.plda = std::make_shared<const pipeline::PldaModel>(std::move(plda));
 
   if (spec.cpu) {
-    ASSIGN_OR_RETURN(Device d,
-                     MakeCpuDevice(*models, options.cpu_threads));
+    ASSIGN_OR_RETURN(Device d, MakeCpuDevice(*models, options.cpu_threads));
     loaded.devices.push_back(std::move(d));
   }
   for (int ordinal : spec.cuda_ordinals) {

@@ -4,7 +4,8 @@
 // here: the server, tools/diarize, bench/gpu/rtfx_main and
 // bench/service_overhead/engine_direct, so they all run what serves.
 //
-// Linked in one of two versions (docs/adr/0067-device-assembly-in-the-engine.md):
+// Linked in one of two versions
+// (docs/adr/0067-device-assembly-in-the-engine.md):
 // //engine/runtime:devices_cpu (devices_none.cc: no CUDA backend; builds and
 // runs on machines without the CUDA toolkit) or //engine/runtime:devices_cuda
 // (devices_cuda.cc, with the CUDA backend; devices_cuda.h adds what only

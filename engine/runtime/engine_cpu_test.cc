@@ -1,9 +1,10 @@
 // The engine with the real CPU networks (random weights written by
 // MakeRandomModelDirectory) against a direct, unbatched computation with a
-// second instance of the same networks: every window through segmentation
-// alone, powerset → masks, every window through the embedding alone, then
-// pipeline::Diarize. Two jobs (a whole recording and a stream of other audio)
-// run at once so that the engine's batches mix windows of both.
+// second instance of the same networks: the offline networks pass with
+// batch 1 (every window through segmentation alone, powerset → masks, every
+// window through the embedding alone), then pipeline::Diarize. Two jobs (a
+// whole recording and a stream of other audio) run at once so that the engine's
+// batches mix windows of both.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -16,19 +17,19 @@
 #include "engine/audio/audio.h"
 #include "engine/common/test_data.h"
 #include "engine/io/plda_files.h"
-#include "engine/models/cpu_backend.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
+#include "engine/runtime/devices.h"
 #include "engine/runtime/engine.h"
+#include "engine/runtime/offline_networks.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 
 namespace diarization::runtime {
 namespace {
 
-constexpr int kWin = models::kWindowSamples;
 constexpr int kF = models::kSegmentationFrames;
 
 struct Direct {
@@ -37,29 +38,21 @@ struct Direct {
   pipeline::DiarizationOutput output;
 };
 
-// One window at a time: batch 1 everywhere.
-Direct RunDirect(models::CpuBackend& nets, const std::vector<float>& audio,
+// One window at a time: batch 1 everywhere, through the offline networks
+// pass (offline_networks.h), then pipeline::Diarize.
+Direct RunDirect(Device& nets, const std::vector<float>& audio,
                  const pipeline::PldaModel& plda,
                  const pipeline::PipelineConfig& config) {
   Direct d;
-  const int64_t n = static_cast<int64_t>(audio.size());
-  const int chunks = pipeline::ComputeChunks(n, config).num_chunks;
-  std::vector<float> window(kWin), log_probs(kF * 7), seg(kF * 3), emb(3 * 256);
-  for (int c = 0; c < chunks; ++c) {
-    std::fill(window.begin(), window.end(), 0.0f);
-    const int64_t start = config.step_samples * c;
-    for (int64_t i = 0; i < kWin && start + i < n; ++i) {
-      window[i] = audio[start + i];
-    }
-    EXPECT_TRUE(nets.segmentation->Run(window, 1, log_probs).ok());
-    pipeline::PowersetToMultilabel(log_probs, seg);
-    const std::vector<float> masks = pipeline::EmbeddingMasks(seg, 1, config);
-    EXPECT_TRUE(nets.embedding->Run(window, 1, masks, 3, emb).ok());
-    d.segmentations.insert(d.segmentations.end(), seg.begin(), seg.end());
-    d.embeddings.insert(d.embeddings.end(), emb.begin(), emb.end());
-  }
-  auto out = pipeline::Diarize(d.segmentations, d.embeddings, chunks, plda,
-                               config, {});
+  auto networks = RunOfflineNetworks(
+      nets, audio, config,
+      {.segmentation_batch_size = 1, .embedding_batch_size = 1});
+  EXPECT_TRUE(networks.ok()) << networks.status();
+  if (!networks.ok()) return d;
+  d.segmentations = std::move(networks->segmentations);
+  d.embeddings = std::move(networks->embeddings);
+  auto out = pipeline::Diarize(d.segmentations, d.embeddings,
+                               networks->num_chunks, plda, config, {});
   EXPECT_TRUE(out.ok()) << out.status();
   if (out.ok()) d.output = *std::move(out);
   return d;
@@ -88,12 +81,10 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
   const std::vector<float> b(wav.begin() + 8 * 16000 + 123,
                              wav.begin() + 8 * 16000 + 123 + 227200);
 
-  auto engine_nets = models::CreateCpuBackend(**model_dir, {.threads = 2});
+  auto engine_nets = MakeCpuDevice(**model_dir, /*threads=*/2);
   ASSERT_TRUE(engine_nets.ok()) << engine_nets.status();
-  std::vector<Device> devices(1);
-  devices[0].name = "cpu";
-  devices[0].segmentation = std::move(engine_nets->segmentation);
-  devices[0].embedding = std::move(engine_nets->embedding);
+  std::vector<Device> devices;
+  devices.push_back(*std::move(engine_nets));
   auto registry = std::make_shared<prometheus::Registry>();
   auto metrics = Metrics::Create(registry, {"test", "test"});
   ASSERT_TRUE(metrics.ok());
@@ -132,7 +123,7 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
   ASSERT_TRUE(result_a.ok()) << result_a.status();
   ASSERT_TRUE(result_b.ok()) << result_b.status();
 
-  auto direct_nets = models::CreateCpuBackend(**model_dir, {.threads = 2});
+  auto direct_nets = MakeCpuDevice(**model_dir, /*threads=*/2);
   ASSERT_TRUE(direct_nets.ok());
   for (const auto& [audio, result, name] :
        {std::tuple(&a, &*result_a, "whole"),

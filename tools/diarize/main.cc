@@ -29,13 +29,11 @@
 #include "engine/common/user_path.h"
 #include "engine/io/plda_files.h"
 #include "engine/models/model_dir.h"
-#include "engine/pipeline/chunks.h"
 #include "engine/pipeline/diarization.h"
-#include "engine/pipeline/embedding_masks.h"
 #include "engine/pipeline/plda.h"
-#include "engine/pipeline/powerset.h"
 #include "engine/pipeline/rttm.h"
 #include "engine/runtime/devices.h"
+#include "engine/runtime/offline_networks.h"
 
 ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG; any rate).");
 ABSL_FLAG(std::string, models, "",
@@ -130,61 +128,16 @@ absl::Status Run() {
   const pipeline::PipelineConfig config =
       absl::GetFlag(FLAGS_fast) ? pipeline::PipelineConfig::Fast()
                                 : pipeline::PipelineConfig::Accurate();
-  const std::vector<float>& samples = wave.samples;
-  const pipeline::ChunkLayout layout =
-      pipeline::ComputeChunks(static_cast<int64_t>(samples.size()), config);
-  const int num_chunks = layout.num_chunks;
-  constexpr int kW = models::kWindowSamples;
-  constexpr int kF = models::kSegmentationFrames;
-
-  // Window c = samples [start, start + 160000), zero-padded past the end
-  // (pipeline.md §2).
-  auto fill_windows = [&](int first, int count, std::vector<float>& windows) {
-    windows.assign(static_cast<size_t>(count) * kW, 0.0f);
-    for (int i = 0; i < count; ++i) {
-      const int64_t start = layout.chunk_start(first + i);
-      const int64_t end = std::min<int64_t>(start + kW, samples.size());
-      if (end > start) {
-        std::copy(samples.begin() + start, samples.begin() + end,
-                  windows.begin() + static_cast<size_t>(i) * kW);
-      }
-    }
-  };
-
-  std::vector<float> log_probs(static_cast<size_t>(num_chunks) * kF *
-                               models::kPowersetClasses);
-  std::vector<float> windows;
-  for (int first = 0; first < num_chunks; first += batch) {
-    const int count = std::min(batch, num_chunks - first);
-    fill_windows(first, count, windows);
-    RETURN_IF_ERROR(device.segmentation->Run(
-        windows, count,
-        std::span<float>(log_probs).subspan(
-            static_cast<size_t>(first) * kF * models::kPowersetClasses,
-            static_cast<size_t>(count) * kF * models::kPowersetClasses)));
-  }
-  const auto t_seg = Clock::now();
-
-  std::vector<float> segmentations(static_cast<size_t>(num_chunks) * kF * 3);
-  pipeline::PowersetToMultilabel(log_probs, segmentations);
-  const std::vector<float> masks =
-      pipeline::EmbeddingMasks(segmentations, num_chunks, config);
-  std::vector<float> embeddings(static_cast<size_t>(num_chunks) * 3 *
-                                models::kEmbeddingDim);
-  for (int first = 0; first < num_chunks; first += batch) {
-    const int count = std::min(batch, num_chunks - first);
-    fill_windows(first, count, windows);
-    RETURN_IF_ERROR(device.embedding->Run(
-        windows, count,
-        std::span<const float>(masks).subspan(
-            static_cast<size_t>(first) * 3 * kF,
-            static_cast<size_t>(count) * 3 * kF),
-        3,
-        std::span<float>(embeddings)
-            .subspan(static_cast<size_t>(first) * 3 * models::kEmbeddingDim,
-                     static_cast<size_t>(count) * 3 * models::kEmbeddingDim)));
-  }
-  const auto t_emb = Clock::now();
+  // The networks as the engine runs them (engine/runtime/offline_networks.h).
+  ASSIGN_OR_RETURN(
+      runtime::OfflineNetworksOutput nets,
+      runtime::RunOfflineNetworks(
+          device, wave.samples, config,
+          {.segmentation_batch_size = batch, .embedding_batch_size = batch}));
+  const int num_chunks = nets.num_chunks;
+  const std::vector<float>& segmentations = nets.segmentations;
+  const std::vector<float>& embeddings = nets.embeddings;
+  const auto t_nets = Clock::now();
 
   pipeline::SpeakerHints hints{absl::GetFlag(FLAGS_num_speakers),
                                absl::GetFlag(FLAGS_min_speakers),
@@ -223,8 +176,8 @@ absl::Status Run() {
       "clustering %.2f s; RTFx %.1f (networks+clustering)\n",
       wave.duration_s(), num_chunks, result.labels.size(),
       result.segments.size(), device.description.c_str(), Seconds(t0, t_load),
-      Seconds(t_load, t_seg), Seconds(t_seg, t_emb), Seconds(t_emb, t_end),
-      wave.duration_s() / Seconds(t_load, t_end));
+      nets.segmentation_s, nets.masks_s + nets.embedding_s,
+      Seconds(t_nets, t_end), wave.duration_s() / Seconds(t_load, t_end));
   return absl::OkStatus();
 }
 

@@ -1,0 +1,193 @@
+#include "engine/runtime/offline_networks.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "engine/common/status_macros.h"
+#include "engine/pipeline/embedding_masks.h"
+#include "engine/pipeline/powerset.h"
+
+namespace diarization::runtime {
+namespace {
+
+constexpr int kFrames = models::kSegmentationFrames;
+constexpr int kSpeakers = models::kLocalSpeakers;
+constexpr size_t kLogProbs = size_t{kFrames} * models::kPowersetClasses;
+constexpr size_t kSegmentation = size_t{kFrames} * kSpeakers;
+constexpr size_t kMasks = size_t{kSpeakers} * kFrames;
+constexpr size_t kEmbeddings = size_t{kSpeakers} * models::kEmbeddingDim;
+
+double SecondsSince(absl::Time start) {
+  return absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+}  // namespace
+
+absl::Status WindowMasks(std::span<const float> log_probs,
+                         const pipeline::PipelineConfig& config,
+                         std::span<float> segmentation,
+                         std::span<float> masks) {
+  if (log_probs.size() != kLogProbs || segmentation.size() != kSegmentation) {
+    return absl::InternalError(absl::StrCat(
+        "WindowMasks: one window is ", kLogProbs, " log-probabilities and ",
+        kSegmentation, " segmentation values, got ", log_probs.size(), " and ",
+        segmentation.size()));
+  }
+  pipeline::PowersetToMultilabel(log_probs, segmentation);
+  const std::vector<float> weights =
+      pipeline::EmbeddingMasks(segmentation, 1, config);
+  if (weights.size() != masks.size()) {
+    return absl::InternalError(
+        absl::StrCat("pipeline::EmbeddingMasks returned ", weights.size(),
+                     " weights for one window, expected ", masks.size()));
+  }
+  std::copy(weights.begin(), weights.end(), masks.begin());
+  return absl::OkStatus();
+}
+
+RecordingWindows::RecordingWindows(std::span<const float> audio,
+                                   const pipeline::ChunkLayout& layout)
+    : recording_{.id = this,
+                 .audio = audio,
+                 .offset = 0,
+                 .num_samples = static_cast<int64_t>(audio.size()),
+                 .step_samples = layout.step_samples} {}
+
+models::WindowSpans RecordingWindows::Batch(int first, int count) {
+  windows_.Clear();
+  for (int c = first; c < first + count; ++c) windows_.Add(recording_, c);
+  return windows_.spans();
+}
+
+absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
+    Device& device, std::span<const float> audio,
+    const pipeline::PipelineConfig& config,
+    const OfflineNetworksOptions& options) {
+  const int seg_batch = options.segmentation_batch_size;
+  const int emb_batch = options.embedding_batch_size;
+  if (seg_batch < 1 || emb_batch < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch sizes must be >= 1, got segmentation ", seg_batch,
+                     " and embedding ", emb_batch));
+  }
+  if (device.segmentation == nullptr || device.embedding == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", device.name, "' lacks a model"));
+  }
+  const absl::Time start = absl::Now();
+  if (device.on_worker_start) RETURN_IF_ERROR(device.on_worker_start());
+  const pipeline::ChunkLayout layout =
+      pipeline::ComputeChunks(static_cast<int64_t>(audio.size()), config);
+  const int num_chunks = layout.num_chunks;
+  OfflineNetworksOutput out;
+  out.num_chunks = num_chunks;
+  out.segmentations.resize(num_chunks * kSegmentation);
+  out.embeddings.resize(num_chunks * kEmbeddings);
+  std::vector<float> masks(num_chunks * kMasks);
+
+  // Segmentation of windows [first, first + n), then each window's host
+  // step; only the stage's own thread touches its windows and log_probs.
+  RecordingWindows seg_windows(audio, layout);
+  std::vector<float> log_probs(seg_batch * kLogProbs);
+  auto segment = [&](int first, int n) -> absl::Status {
+    const models::WindowSpans spans = seg_windows.Batch(first, n);
+    const std::span<float> lp =
+        std::span<float>(log_probs).first(n * kLogProbs);
+    absl::Time t = absl::Now();
+    RETURN_IF_ERROR(device.segmentation->RunSpans(spans, lp));
+    out.segmentation_s += SecondsSince(t);
+    t = absl::Now();
+    for (int i = 0; i < n; ++i) {
+      const size_t c = static_cast<size_t>(first + i);
+      RETURN_IF_ERROR(
+          WindowMasks(lp.subspan(i * kLogProbs, kLogProbs), config,
+                      std::span<float>(out.segmentations)
+                          .subspan(c * kSegmentation, kSegmentation),
+                      std::span<float>(masks).subspan(c * kMasks, kMasks)));
+    }
+    out.masks_s += SecondsSince(t);
+    return absl::OkStatus();
+  };
+  RecordingWindows emb_windows(audio, layout);
+  auto embed = [&](int first, int n) -> absl::Status {
+    const models::WindowSpans spans = emb_windows.Batch(first, n);
+    const absl::Time t = absl::Now();
+    RETURN_IF_ERROR(device.embedding->RunSpans(
+        spans,
+        std::span<const float>(masks).subspan(first * kMasks, n * kMasks),
+        kSpeakers,
+        std::span<float>(out.embeddings)
+            .subspan(first * kEmbeddings, n * kEmbeddings)));
+    out.embedding_s += SecondsSince(t);
+    return absl::OkStatus();
+  };
+
+  if (!options.concurrent_stages) {
+    for (int first = 0; first < num_chunks; first += seg_batch) {
+      RETURN_IF_ERROR(segment(first, std::min(seg_batch, num_chunks - first)));
+    }
+    for (int first = 0; first < num_chunks; first += emb_batch) {
+      RETURN_IF_ERROR(embed(first, std::min(emb_batch, num_chunks - first)));
+    }
+    out.wall_s = SecondsSince(start);
+    return std::move(out);
+  }
+
+  // Concurrent stages: the segmentation thread publishes how many windows
+  // have their masks (under `mu`, which orders its writes of the masks
+  // before the embedding stage's reads); the embedding stage waits for its
+  // batch's windows.
+  absl::Mutex mu;
+  int segmented = 0;        // guarded by mu
+  bool seg_done = false;    // guarded by mu
+  bool stop = false;        // guarded by mu: the embedding stage failed
+  absl::Status seg_status;  // written before seg_done, read after join
+  std::thread seg_thread([&] {
+    absl::Status status =
+        device.on_worker_start ? device.on_worker_start() : absl::OkStatus();
+    for (int first = 0; status.ok() && first < num_chunks; first += seg_batch) {
+      {
+        absl::MutexLock lock(&mu);
+        if (stop) break;
+      }
+      const int n = std::min(seg_batch, num_chunks - first);
+      status = segment(first, n);
+      if (!status.ok()) break;
+      absl::MutexLock lock(&mu);
+      segmented = first + n;
+    }
+    if (device.on_worker_stop) device.on_worker_stop();
+    seg_status = status;
+    absl::MutexLock lock(&mu);
+    seg_done = true;
+  });
+  absl::Status emb_status;
+  for (int first = 0; first < num_chunks; first += emb_batch) {
+    const int n = std::min(emb_batch, num_chunks - first);
+    {
+      absl::MutexLock lock(&mu);
+      auto ready = [&] { return segmented >= first + n || seg_done; };
+      mu.Await(absl::Condition(&ready));
+      if (segmented < first + n) break;  // segmentation failed
+    }
+    emb_status = embed(first, n);
+    if (!emb_status.ok()) break;
+  }
+  {
+    absl::MutexLock lock(&mu);
+    stop = true;
+  }
+  seg_thread.join();
+  RETURN_IF_ERROR(seg_status);
+  RETURN_IF_ERROR(emb_status);
+  out.wall_s = SecondsSince(start);
+  return std::move(out);
+}
+
+}  // namespace diarization::runtime

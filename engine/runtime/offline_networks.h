@@ -1,0 +1,105 @@
+// The networks pass over one whole recording, outside the engine: every
+// window through segmentation, the host step between the networks
+// (powerset → multilabel segmentation → embedding masks), every window
+// through the embedding model, in batches, on one Device; the result is what
+// pipeline::Diarize takes. For callers that hold the whole audio:
+// tools/diarize, bench/gpu/rtfx_main, and engine_cpu_test's direct
+// reference (docs/adr/0070-one-networks-pass.md).
+//
+// Made of the device worker's own pieces (device_worker.cc), so that it
+// computes what the engine computes and the benchmark times what serves:
+//  - the window copy: internal::BatchWindows (batch_windows.h) turns a
+//    batch's windows into models::WindowSpans (pipeline::ChunkSampleRange
+//    says which samples a window holds; on CUDA a batch's audio crosses to
+//    the device once, engine/models/cuda_window_upload.h);
+//  - the models' RunSpans;
+//  - WindowMasks (below), once per window after its segmentation batch.
+// The worker's batches mix windows of many jobs and it schedules them
+// itself; here the batches are windows [first, first + n) of the one
+// recording.
+//
+// Contract:
+//  - RunOfflineNetworks calls `device`'s models from the calling thread and,
+//    with concurrent_stages, segmentation from one more thread that it
+//    starts and joins before returning (each model is still called from one
+//    thread at a time, as Device requires). Like the worker, it runs
+//    Device::on_worker_start on each thread that calls a model before the
+//    first call (an error is returned as is), and on_worker_stop on the
+//    thread it started; the calling thread keeps what on_worker_start set
+//    (e.g. the current CUDA device).
+//  - Batch sizes must be >= 1 (else INVALID_ARGUMENT). The outputs do not
+//    depend on concurrent_stages; with a float32 backend they may depend on
+//    the batch sizes in the last bits (oneDNN and cuDNN pick kernels per
+//    batch size), as the engine's do.
+//  - A model's error is returned as it is; no partial output is returned.
+#ifndef DIARIZATION_ENGINE_RUNTIME_OFFLINE_NETWORKS_H_
+#define DIARIZATION_ENGINE_RUNTIME_OFFLINE_NETWORKS_H_
+
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/models/model_interfaces.h"
+#include "engine/pipeline/chunks.h"
+#include "engine/pipeline/config.h"
+#include "engine/runtime/batch_windows.h"
+#include "engine/runtime/device.h"
+
+namespace diarization::runtime {
+
+// The host step between the networks for one window, shared with the
+// device worker: `log_probs` (589 × 7 powerset log-probabilities) →
+// `segmentation` (589 × 3, 0/1; pipeline::PowersetToMultilabel) → `masks`
+// (3 × 589; pipeline::EmbeddingMasks). INTERNAL when a span has another
+// size.
+absl::Status WindowMasks(std::span<const float> log_probs,
+                         const pipeline::PipelineConfig& config,
+                         std::span<float> segmentation, std::span<float> masks);
+
+// Windows of one whole recording as network batches. Holds views of
+// `audio`, which must outlive it; not thread-safe (one per stage thread).
+class RecordingWindows {
+ public:
+  RecordingWindows(std::span<const float> audio,
+                   const pipeline::ChunkLayout& layout);
+  // Windows [first, first + count) as one batch; valid until the next call.
+  models::WindowSpans Batch(int first, int count);
+
+ private:
+  internal::BatchWindows::Recording recording_;
+  internal::BatchWindows windows_;
+};
+
+struct OfflineNetworksOptions {
+  // Windows per segmentation / embedding call (the engine's
+  // EngineOptions::segmentation_batch_size / embedding_batch_size).
+  int segmentation_batch_size = 32;
+  int embedding_batch_size = 32;
+  // Segment on a second thread while the calling thread embeds the windows
+  // already segmented, as the engine runs a Device with concurrent_stages.
+  bool concurrent_stages = false;
+};
+
+struct OfflineNetworksOutput {
+  // pipeline::ComputeChunks of the recording under the config.
+  int num_chunks = 0;
+  std::vector<float> segmentations;  // num_chunks × 589 × 3
+  std::vector<float> embeddings;     // num_chunks × 3 × 256
+  // Wall-clock seconds, summed over batches (for benchmarks): the models'
+  // calls, the host step, and the whole pass (with concurrent stages less
+  // than the sum).
+  double segmentation_s = 0.0;
+  double masks_s = 0.0;
+  double embedding_s = 0.0;
+  double wall_s = 0.0;
+};
+
+absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
+    Device& device, std::span<const float> audio,
+    const pipeline::PipelineConfig& config,
+    const OfflineNetworksOptions& options);
+
+}  // namespace diarization::runtime
+
+#endif  // DIARIZATION_ENGINE_RUNTIME_OFFLINE_NETWORKS_H_
