@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_status.h"
@@ -534,20 +535,31 @@ std::string GraphConv2d::Line(const Plan& p) const {
                    s.in_channels, " ", s.kernel_h, "x", s.kernel_w, "/",
                    s.stride_h, " on ", p.n, "x", s.in_channels, "x", p.h, "x",
                    p.w, " ", EpilogueName(static_cast<int>(p.epilogue)), ": ");
+  // Multiply-adds of this shape, for the throughput of each timing.
+  const double flop = 2.0 * p.n * s.out_channels * s.in_channels * s.kernel_h *
+                      s.kernel_w * double{OutH(p.h)} * OutW(p.w);
+  auto tflops = [&](float ms) {
+    return absl::StrFormat("%.1f TFLOP/s", flop / (ms * 1e-3) / 1e12);
+  };
   if (p.graph != nullptr && p.reused_from > 0) {
     absl::StrAppend(&line, "graph ", p.engine, " (the engine timed at batch ",
                     p.reused_from, ", ws ", p.workspace, " B)");
   } else if (p.graph != nullptr) {
-    absl::StrAppend(&line, "graph ", p.engine, " (", p.graph_ms, " ms, ws ",
-                    p.workspace, " B; ", p.timed, " of ", p.offered,
-                    " candidates timed, ", p.runtime_compiled,
-                    " of them runtime-compiled");
+    absl::StrAppend(&line, "graph ", p.engine, " (", p.graph_ms,
+                    " ms = ", tflops(p.graph_ms), ", ws ", p.workspace, " B; ",
+                    p.timed, " of ", p.offered, " candidates timed, ",
+                    p.runtime_compiled, " of them runtime-compiled");
     if (p.legacy_ms >= 0) {
-      absl::StrAppend(&line, "; legacy ", p.legacy_ms, " ms");
+      absl::StrAppend(&line, "; legacy ", p.legacy_ms,
+                      " ms = ", tflops(p.legacy_ms));
     }
     absl::StrAppend(&line, ")");
   } else {
     absl::StrAppend(&line, "legacy (", p.why_legacy, ")");
+    if (p.legacy_ms > 0) {
+      absl::StrAppend(&line, " legacy ", tflops(p.legacy_ms), ", graph ",
+                      tflops(p.graph_ms));
+    }
   }
   absl::StrAppend(&line, " [chosen in ", static_cast<int>(p.choose_ms), " ms]");
   return line;
