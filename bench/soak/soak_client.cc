@@ -6,7 +6,10 @@
 // final result after the end of the audio (the half-close), and the
 // server's resident memory over time (from its /metrics endpoint). Prints
 // one JSON summary line; exits 1 when any result was lost or memory grew
-// more than --max_rss_growth_mb between the first and the last quarter.
+// more than --max_rss_growth_mb between the first and the last quarter of
+// the samples taken after the first result (before it the server is still
+// warming up: its networks allocate their fixed working memory on their
+// first batches; rss_start_mb is the first sample, rss_max_mb the largest).
 //
 //   soak_client --target 127.0.0.1:50051 --metrics 127.0.0.1:9464 \
 //     --audio rec.wav --streams 8 --minutes 2
@@ -107,6 +110,8 @@ double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
 struct Totals {
   absl::Mutex mu;
   int started = 0, completed = 0, lost = 0;
+  // When the first final result arrived (the end of the warm-up).
+  absl::Time first_result = absl::InfiniteFuture();
   std::vector<double> latency_s;
   std::vector<std::string> errors;  // first few
 };
@@ -161,6 +166,7 @@ void OneStream(v1::Diarization::Stub& stub, const std::string& pcm,
   absl::MutexLock lock(&totals.mu);
   if (status.ok() && got_final) {
     ++totals.completed;
+    totals.first_result = std::min(totals.first_result, absl::Now());
     totals.latency_s.push_back(latency);
   } else {
     ++totals.lost;
@@ -222,34 +228,45 @@ int main(int argc, char** argv) {
   done = true;
   sampler.join();
 
-  // RSS: median of the first and the last quarter of the samples.
+  // RSS: median of the first and the last quarter of the samples taken
+  // after the warm-up (the first result).
+  const double warmup_s =
+      absl::ToDoubleSeconds(std::min(totals.first_result, absl::Now()) - start);
+  std::vector<std::pair<double, double>> warm;
+  for (const auto& sample : rss) {
+    if (sample.first >= warmup_s) warm.push_back(sample);
+  }
   std::vector<double> first, last;
-  for (size_t i = 0; i < rss.size(); ++i) {
-    if (i < std::max<size_t>(1, rss.size() / 4)) first.push_back(rss[i].second);
-    if (i >= rss.size() - std::max<size_t>(1, rss.size() / 4)) {
-      last.push_back(rss[i].second);
+  for (size_t i = 0; i < warm.size(); ++i) {
+    if (i < std::max<size_t>(1, warm.size() / 4)) {
+      first.push_back(warm[i].second);
+    }
+    if (i >= warm.size() - std::max<size_t>(1, warm.size() / 4)) {
+      last.push_back(warm[i].second);
     }
   }
   double max_rss = 0;
   for (const auto& s : rss) max_rss = std::max(max_rss, s.second);
   const double growth_mb =
-      rss.empty() ? 0 : (Median(last) - Median(first)) / 1e6;
+      warm.empty() ? 0 : (Median(last) - Median(first)) / 1e6;
   const double wall_s = absl::ToDoubleSeconds(absl::Now() - start);
   absl::MutexLock lock(&totals.mu);
   std::printf(
       "{\"streams\":%d,\"minutes\":%.2f,\"audio_s\":%.2f,\"speed\":%.2f,"
       "\"started\":%d,\"completed\":%d,\"lost\":%d,"
       "\"final_latency_p50_s\":%.3f,\"final_latency_p99_s\":%.3f,"
-      "\"final_latency_max_s\":%.3f,\"rss_first_quarter_mb\":%.1f,"
+      "\"final_latency_max_s\":%.3f,\"rss_start_mb\":%.1f,"
+      "\"warmup_s\":%.1f,\"rss_first_quarter_mb\":%.1f,"
       "\"rss_last_quarter_mb\":%.1f,\"rss_max_mb\":%.1f,\"rss_samples\":%zu,"
-      "\"rss_growth_mb\":%.1f,\"wall_s\":%.1f}\n",
+      "\"rss_warm_samples\":%zu,\"rss_growth_mb\":%.1f,\"wall_s\":%.1f}\n",
       absl::GetFlag(FLAGS_streams), absl::GetFlag(FLAGS_minutes),
       wave->duration_s(), absl::GetFlag(FLAGS_speed), totals.started,
       totals.completed, totals.lost, Percentile(totals.latency_s, 0.5),
       Percentile(totals.latency_s, 0.99), Percentile(totals.latency_s, 1.0),
-      rss.empty() ? -1 : Median(first) / 1e6,
-      rss.empty() ? -1 : Median(last) / 1e6, max_rss / 1e6, rss.size(),
-      growth_mb, wall_s);
+      rss.empty() ? -1 : rss.front().second / 1e6, warmup_s,
+      warm.empty() ? -1 : Median(first) / 1e6,
+      warm.empty() ? -1 : Median(last) / 1e6, max_rss / 1e6, rss.size(),
+      warm.size(), growth_mb, wall_s);
   for (const std::string& e : totals.errors) {
     std::fprintf(stderr, "lost: %s\n", e.c_str());
   }
