@@ -4,7 +4,14 @@
 // its own server with the flags it needs, bounds its calls with deadlines
 // and kills only the server it started. While an attack runs, a victim
 // stream paced like a live source must get its final result within 1 s of
-// its end (the issue's "done when").
+// its end (the issue's "done when"): on this shared CPU within 1.5 × its
+// latency alone + 1 s (see ExpectVictimServed).
+//
+// The same cases run against the CUDA build on a GPU machine
+// (tests/attack_test_gpu_run.sh): ATTACK_DEVICE=cuda:0 starts the server
+// with that device, DIARIZATION_SERVER_UNDER_TEST names the CUDA binary, and
+// ATTACK_VICTIM_BOUND_S=1 makes the bound the issue's flat "within 1 s of
+// the stream's end".
 #include <signal.h>
 
 #include <algorithm>
@@ -12,6 +19,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -41,6 +50,23 @@ using server::testing::ConfigRequest;
 using ::testing::HasSubstr;
 
 constexpr int kRate = 16000;
+
+// ATTACK_DEVICE: the server's --device (default cpu).
+std::string Device() {
+  const char* d = std::getenv("ATTACK_DEVICE");
+  return d != nullptr && *d != '\0' ? d : "cpu";
+}
+
+bool OnGpu() { return absl::StartsWith(Device(), "cuda"); }
+
+// ATTACK_VICTIM_BOUND_S: a flat bound for the victim's final result after
+// its end, instead of one relative to its latency alone.
+std::optional<double> FlatVictimBound() {
+  const char* b = std::getenv("ATTACK_VICTIM_BOUND_S");
+  double v = 0;
+  if (b == nullptr || !absl::SimpleAtod(b, &v) || v <= 0) return std::nullopt;
+  return v;
+}
 
 uint64_t Seed() {
   static const uint64_t seed = [] {
@@ -154,7 +180,9 @@ VictimOutcome PacedStream(const ServerProcess& server, double seconds,
 // alone, for the noise of a shared machine; `share` times it where the
 // victim fairly shares the device with another job) later than it does with
 // nothing else running (`baseline_s`, measured on the same server just before
-// the attack: on a shared 2-core machine that alone is 1-5 s).
+// the attack: on a shared 2-core machine that alone is 1-5 s). With
+// ATTACK_VICTIM_BOUND_S (the GPU run): at most that long after its end,
+// whatever its latency alone.
 void ExpectVictimServed(const VictimOutcome& v, double seconds,
                         const ServerProcess& server, double baseline_s,
                         double share = 1.0) {
@@ -165,6 +193,12 @@ void ExpectVictimServed(const VictimOutcome& v, double seconds,
   std::fprintf(stderr,
                "victim: final result %.3f s after its end (alone: %.3f s)\n",
                v.final_after_end_s, baseline_s);
+  if (const std::optional<double> flat = FlatVictimBound()) {
+    EXPECT_LE(v.final_after_end_s, *flat)
+        << "the paced stream's final result came more than " << *flat
+        << " s after its end (" << Device() << ")";
+    return;
+  }
   if (baseline_s < 0) return;  // only "served", nothing ran alongside
   EXPECT_LE(v.final_after_end_s, (0.5 + share) * baseline_s + 1.0)
       << "the paced stream's final result came too late";
@@ -221,6 +255,7 @@ class Attack : public ::testing::Test {
     auto models = RandomModelDir();
     ASSERT_TRUE(models.ok()) << models.status();
     flags.push_back("--threads=1");
+    if (Device() != "cpu") flags.push_back("--device=" + Device());
     // Lets a build from before these flags start (to see the tests fail on
     // it, with DIARIZATION_SERVER_UNDER_TEST); a current build ignores it.
     flags.push_back(
@@ -309,26 +344,46 @@ TEST_F(Attack, DecoderBombWithAConcurrentPacedStream) {
 TEST_F(Attack, LongJobDoesNotStarveAPacedStream) {
   // Batches of one window: on one CPU thread a batch of 32 windows takes
   // seconds, and a window waits for the batch in progress whatever the
-  // scheduling policy (on a GPU a batch is milliseconds).
-  StartServer({"--segmentation_batch_size=1", "--embedding_batch_size=1"});
+  // scheduling policy (on a GPU a batch is milliseconds: default batches).
+  if (OnGpu()) {
+    StartServer({});
+  } else {
+    StartServer({"--segmentation_batch_size=1", "--embedding_batch_size=1"});
+  }
   const double baseline_s = Baseline();
-  std::thread upload([&] {
-    auto stub = v1::Diarization::NewStub(OwnConnection(*server_, 1));
-    grpc::ClientContext context;
-    context.set_deadline(In(30));  // it need not finish; it must not block
-    v1::DiarizeResult result;
-    server::testing::DiarizeFile(*stub, RawConfig("long"), Pcm(600, 5), &result,
-                                 &context);
-  });
+  // A GPU works through a 600 s upload in seconds: there, 4 of them, each
+  // uploaded again as soon as it is done, until the victim has its result.
+  const int uploads = OnGpu() ? 4 : 1;
+  const std::string long_audio = Pcm(600, 5);
+  std::atomic<bool> victim_done{false};
+  std::atomic<int> uploads_done{0};
+  std::vector<std::thread> upload_threads;
+  for (int u = 0; u < uploads; ++u) {
+    upload_threads.emplace_back([&, u] {
+      auto stub = v1::Diarization::NewStub(OwnConnection(*server_, 1 + u));
+      do {
+        grpc::ClientContext context;
+        context.set_deadline(In(30));  // it need not finish; it must not block
+        v1::DiarizeResult result;
+        if (server::testing::DiarizeFile(*stub, RawConfig("long"), long_audio,
+                                         &result, &context)
+                .ok()) {
+          ++uploads_done;
+        }
+      } while (OnGpu() && !victim_done);
+    });
+  }
   ASSERT_TRUE(WaitFor(
       *server_, [](const v1::ServerInfo& i) { return i.active_jobs() >= 1; },
       30));
-  absl::SleepFor(absl::Seconds(2));
+  absl::SleepFor(absl::Seconds(OnGpu() ? 0.5 : 2.0));
   VictimOutcome victim = PacedStream(*server_, 8, "short");
+  victim_done = true;
   // Fair share: with the long job running, the victim gets half of the one
   // CPU thread, so its last windows take up to twice as long as alone.
   ExpectVictimServed(victim, 8, *server_, baseline_s, /*share=*/2.0);
-  upload.join();
+  for (std::thread& t : upload_threads) t.join();
+  std::fprintf(stderr, "long uploads completed: %d\n", uploads_done.load());
 }
 
 // Failure 4: streams that never send their config, 64 of them on one
