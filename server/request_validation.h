@@ -20,7 +20,7 @@ enum class RpcKind { kStream, kUnary };
 struct ValidatedConfig {
   // ENCODED (a container file) or raw PCM; only DiarizeFile takes ENCODED.
   v1::AudioEncoding encoding = v1::LINEAR16;
-  int sample_rate_hz = 16000;
+  int sample_rate_hz = kSampleRateHz;
   int channel_count = 1;
   int num_speakers = 0;
   int min_speakers = 0;

@@ -11,7 +11,7 @@ StreamSession::StreamSession(const ServiceLimits& limits, StreamJobSink* sink)
     : limits_(limits), sink_(sink) {}
 
 double StreamSession::appended_s() const {
-  return static_cast<double>(appended_samples_) / audio::kTargetSampleRate;
+  return static_cast<double>(appended_samples_) / kSampleRateHz;
 }
 
 absl::Status StreamSession::Fail(absl::Status status) {

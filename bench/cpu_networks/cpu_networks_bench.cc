@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int batch = absl::GetFlag(FLAGS_batch);
-  const int kW = models::kWindowSamples, kF = models::kSegmentationFrames;
+  const int kW = models::kWindowSamples, kF = models::kFramesPerWindow;
   // `batch` windows at 1 s steps over the speech (wrapping around).
   std::vector<float> windows(static_cast<size_t>(batch) * kW);
   const size_t n = wave->samples.size();

@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  constexpr int F = dp::kFramesPerWindow, S = dp::kLocalSpeakers,
-                D = dp::kEmbeddingDim;
+  constexpr int F = diarization::kFramesPerWindow,
+                S = diarization::kLocalSpeakers, D = diarization::kEmbeddingDim;
   const int chunks = static_cast<int>(std::lround(hours * 3600));
   std::vector<float> seg(static_cast<size_t>(chunks) * F * S);
   std::vector<float> emb(static_cast<size_t>(chunks) * S * D);

@@ -1080,7 +1080,7 @@ void RunSegmentation(Harness& h, std::shared_ptr<models::DeviceArena> arena,
   std::printf("segmentation with the cluster LSTM: %s\n",
               m[0]->lstm_selection().c_str());
   const size_t per =
-      size_t(models::kSegmentationFrames) * models::kPowersetClasses;
+      size_t(models::kFramesPerWindow) * models::kPowersetClasses;
   for (const int batch : batches) {
     const auto win =
         Random(size_t(batch) * models::kWindowSamples, -0.5f, 0.5f);

@@ -209,7 +209,7 @@ absl::Status Run() {
   job.config = absl::GetFlag(FLAGS_fast) ? pipeline::PipelineConfig::Fast()
                                          : pipeline::PipelineConfig::Accurate();
   const int chunk_samples = std::max(
-      1, absl::GetFlag(FLAGS_chunk_ms) * runtime::kSampleRateHz / 1000);
+      1, absl::GetFlag(FLAGS_chunk_ms) * diarization::kSampleRateHz / 1000);
 
   for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) {
     RETURN_IF_ERROR(

@@ -203,7 +203,7 @@ absl::StatusOr<Waveform> DecodePcm(std::span<const std::byte> bytes,
   waveform.source_sample_rate_hz = format.sample_rate_hz;
   waveform.source_channel_count = format.channel_count;
   const double ratio =
-      static_cast<double>(kTargetSampleRate) / format.sample_rate_hz;
+      static_cast<double>(kSampleRateHz) / format.sample_rate_hz;
   waveform.samples.reserve(
       static_cast<size_t>(bytes.size() / frame_bytes * ratio) + 16);
   // In blocks, so that the control is checked while a large upload

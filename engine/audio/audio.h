@@ -19,10 +19,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/common/shapes.h"
 
 namespace diarization::audio {
 
-inline constexpr int kTargetSampleRate = 16000;
+// Decoded audio is at kSampleRateHz (engine/common/shapes.h).
 
 enum class PcmEncoding {
   kLinear16,  // signed 16-bit little-endian
@@ -31,7 +32,7 @@ enum class PcmEncoding {
 
 struct PcmFormat {
   PcmEncoding encoding = PcmEncoding::kLinear16;
-  int sample_rate_hz = kTargetSampleRate;
+  int sample_rate_hz = kSampleRateHz;
   int channel_count = 1;
 };
 
@@ -43,15 +44,15 @@ struct DecodeLimits {
   int max_channel_count = 32;
 };
 
-// Mono float32 samples at kTargetSampleRate.
+// Mono float32 samples at kSampleRateHz.
 struct Waveform {
   std::vector<float> samples;
   // What the input was, for logs and results.
-  int source_sample_rate_hz = kTargetSampleRate;
+  int source_sample_rate_hz = kSampleRateHz;
   int source_channel_count = 1;
 
   double duration_s() const {
-    return static_cast<double>(samples.size()) / kTargetSampleRate;
+    return static_cast<double>(samples.size()) / kSampleRateHz;
   }
 };
 

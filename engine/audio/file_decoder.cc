@@ -285,7 +285,7 @@ class SndfileDecoder final : public FileDecoder {
     if (expected_frames > 0) {
       waveform.samples.reserve(
           static_cast<size_t>(static_cast<double>(expected_frames) *
-                                  kTargetSampleRate / info_.samplerate +
+                                  kSampleRateHz / info_.samplerate +
                               16));
     }
     constexpr sf_count_t kBlockFrames = 8192;

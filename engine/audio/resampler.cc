@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<Resampler>> Resampler::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "resampler input rate must be positive, got ", input_rate_hz, " Hz"));
   }
-  if (input_rate_hz == kTargetSampleRate) {
+  if (input_rate_hz == kSampleRateHz) {
     return std::unique_ptr<Resampler>(new Resampler(input_rate_hz, nullptr));
   }
   const soxr_io_spec_t io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I);
@@ -28,12 +28,12 @@ absl::StatusOr<std::unique_ptr<Resampler>> Resampler::Create(
   // One thread: the service parallelises across requests, not inside one.
   const soxr_runtime_spec_t runtime = soxr_runtime_spec(1);
   soxr_error_t error = nullptr;
-  soxr_t soxr = soxr_create(input_rate_hz, kTargetSampleRate, 1, &error, &io,
+  soxr_t soxr = soxr_create(input_rate_hz, kSampleRateHz, 1, &error, &io,
                             &quality, &runtime);
   if (error != nullptr || soxr == nullptr) {
     if (soxr != nullptr) soxr_delete(soxr);
     return absl::InternalError(absl::StrCat(
-        "soxr_create(", input_rate_hz, " Hz -> ", kTargetSampleRate,
+        "soxr_create(", input_rate_hz, " Hz -> ", kSampleRateHz,
         " Hz) failed: ", error != nullptr ? error : "unknown error"));
   }
   return std::unique_ptr<Resampler>(new Resampler(input_rate_hz, soxr));
@@ -59,7 +59,7 @@ absl::Status Resampler::Process(std::span<const float> input,
     const size_t remaining = input.size() - consumed;
     const size_t capacity =
         static_cast<size_t>(std::ceil(static_cast<double>(remaining) *
-                                      kTargetSampleRate / input_rate_hz_)) +
+                                      kSampleRateHz / input_rate_hz_)) +
         64;
     const size_t old_size = out.size();
     out.resize(old_size + capacity);

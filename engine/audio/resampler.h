@@ -1,4 +1,4 @@
-// Streaming resampler to kTargetSampleRate (soxr, very-high quality).
+// Streaming resampler to kSampleRateHz (soxr, very-high quality).
 //
 // Internal to engine/audio: the whole-file decoders and StreamDecoder share
 // it, so a file and the same audio streamed in chunks go through one code
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/common/shapes.h"
 
 namespace diarization::audio {
 

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/shapes.h"
 #include "engine/common/status_macros.h"
 #include "engine/io/npy.h"
 #include "engine/pipeline/rttm.h"
@@ -23,16 +24,18 @@ absl::StatusOr<NpyArray> PickMember(const std::string& path,
 
 absl::StatusOr<PipelineInputs> Check(const NpyArray& seg, const NpyArray& emb,
                                      const std::string& where) {
-  if (seg.shape.size() != 3 || seg.shape[1] != 589 || seg.shape[2] != 3) {
+  if (seg.shape.size() != 3 || seg.shape[1] != kFramesPerWindow ||
+      seg.shape[2] != kLocalSpeakers) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": segmentations must have shape (C, 589, 3)"));
+        absl::StrCat(where, ": segmentations must have shape (C, ",
+                     kFramesPerWindow, ", ", kLocalSpeakers, ")"));
   }
   const int64_t c = seg.shape[0];
-  if (emb.shape.size() != 3 || emb.shape[0] != c || emb.shape[1] != 3 ||
-      emb.shape[2] != 256) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": embeddings must have shape (", c,
-                     ", 3, 256) to match the ", c, " segmentation chunks"));
+  if (emb.shape.size() != 3 || emb.shape[0] != c ||
+      emb.shape[1] != kLocalSpeakers || emb.shape[2] != kEmbeddingDim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": embeddings must have shape (", c, ", ", kLocalSpeakers, ", ",
+        kEmbeddingDim, ") to match the ", c, " segmentation chunks"));
   }
   if (c == 0)
     return absl::InvalidArgumentError(absl::StrCat(where, ": zero chunks"));

@@ -39,10 +39,10 @@ TEST(CpuBackendTest, LoadsModelDirectoryAndRuns) {
 
   auto wav = testing::ReadWavOrDie("pyannote-audio/sample/sample.wav");
   std::vector<float> window(wav.begin(), wav.begin() + kWindowSamples);
-  std::vector<float> log_probs(kSegmentationFrames * kPowersetClasses);
+  std::vector<float> log_probs(kFramesPerWindow * kPowersetClasses);
   ASSERT_TRUE(backend->segmentation->Run(window, 1, log_probs).ok());
   // Rows are log-probabilities: they exponentiate to a distribution.
-  for (int t = 0; t < kSegmentationFrames; ++t) {
+  for (int t = 0; t < kFramesPerWindow; ++t) {
     double sum = 0;
     for (int c = 0; c < kPowersetClasses; ++c) {
       sum += std::exp(log_probs[t * kPowersetClasses + c]);
@@ -58,7 +58,7 @@ TEST(CpuBackendTest, LoadsModelDirectoryAndRuns) {
     ASSERT_NEAR(again[i], log_probs[i], 1e-6);
   }
 
-  std::vector<float> masks(kSegmentationFrames, 1.0f), emb(kEmbeddingDim);
+  std::vector<float> masks(kFramesPerWindow, 1.0f), emb(kEmbeddingDim);
   ASSERT_TRUE(backend->embedding->Run(window, 1, masks, 1, emb).ok());
   double norm = 0;
   for (float v : emb) norm += v * v;

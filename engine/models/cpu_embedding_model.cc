@@ -1,6 +1,7 @@
 #include "engine/models/cpu_embedding_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 
@@ -16,9 +17,9 @@ namespace {
 using dnnl::memory;
 using Tag = dnnl::memory::format_tag;
 constexpr auto kF32 = dnnl::memory::data_type::f32;
-constexpr float kBnEps = 1e-5f;
-constexpr int kBlocks[4] = {3, 4, 6, 3};
-constexpr int kChannels[4] = {32, 64, 128, 256};
+constexpr float kBnEps = ResNet34HyperParameters::kBatchNormEps;
+constexpr std::array<int, 4> kBlocks = ResNet34HyperParameters::kBlocks;
+constexpr std::array<int, 4> kChannels = ResNet34HyperParameters::kChannels;
 
 // A convolution with BatchNorm folded in: weights (O, I, k, k), bias (O).
 struct FoldedConv {
@@ -56,10 +57,10 @@ absl::StatusOr<FoldedConv> ReadFoldedConv(const SafetensorsFile& f,
 int NearestMaskFrame(int j) {
   // PyTorch's nearest: src = min(floor(dst · scale), in − 1) with
   // scale = (float)in / out, all in float32.
-  const float scale = static_cast<float>(kSegmentationFrames) /
-                      static_cast<float>(kTrunkFrames);
+  const float scale =
+      static_cast<float>(kFramesPerWindow) / static_cast<float>(kTrunkFrames);
   const int src = static_cast<int>(std::floor(static_cast<float>(j) * scale));
-  return std::min(src, kSegmentationFrames - 1);
+  return std::min(src, kFramesPerWindow - 1);
 }
 
 struct CpuEmbeddingModel::Weights {
@@ -303,10 +304,10 @@ absl::Status CpuEmbeddingModel::Run(std::span<const float> windows, int batch,
         absl::StrCat("embedding input holds ", windows.size(),
                      " samples, expected ", batch, " × ", kWindowSamples));
   }
-  if (masks.size() != b * s * kSegmentationFrames) {
+  if (masks.size() != b * s * kFramesPerWindow) {
     return absl::InvalidArgumentError(absl::StrCat(
         "embedding masks hold ", masks.size(), " floats, expected ", batch,
-        " × ", masks_per_window, " × ", kSegmentationFrames));
+        " × ", masks_per_window, " × ", kFramesPerWindow));
   }
   if (embeddings.size() != b * s * kEmbeddingDim) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -322,8 +323,8 @@ absl::Status CpuEmbeddingModel::Run(std::span<const float> windows, int batch,
     RETURN_IF_ERROR(RunChunk(
         windows.subspan(first * kWindowSamples, count * kWindowSamples),
         c.count,
-        masks.subspan(first * s * kSegmentationFrames,
-                      count * s * kSegmentationFrames),
+        masks.subspan(first * s * kFramesPerWindow,
+                      count * s * kFramesPerWindow),
         masks_per_window,
         embeddings.subspan(first * s * kEmbeddingDim,
                            count * s * kEmbeddingDim)));
@@ -375,7 +376,7 @@ absl::Status CpuEmbeddingModel::RunChunk(std::span<const float> windows,
   for (int r = 0; r < rows; ++r) {
     const int i = r / masks_per_window;
     const float* mask =
-        masks.data() + static_cast<size_t>(r) * kSegmentationFrames;
+        masks.data() + static_cast<size_t>(r) * kFramesPerWindow;
     double wt[kTrunkFrames];
     double sum_w = 0.0, sum_w2 = 0.0;
     for (int j = 0; j < kTrunkFrames; ++j) {

@@ -25,14 +25,17 @@
 #include "engine/models/cpu_options.h"
 #include "engine/models/fbank.h"
 #include "engine/models/model_interfaces.h"
+#include "engine/models/model_specs.h"
 #include "engine/models/safetensors.h"
 
 namespace diarization::models {
 
-inline constexpr int kFbankFrames = 998;     // per 10 s window
-inline constexpr int kTrunkFrames = 125;     // time frames after layer4
-inline constexpr int kTrunkFeatures = 2560;  // 256 channels × 10 mel rows
-inline constexpr int kStatsDim = 5120;
+inline constexpr int kFbankFrames = FbankFrames(kWindowSamples);  // 998
+// Time frames after layer4: three stride-2 stages, each ceil(n / 2).
+inline constexpr int kTrunkFrames = (kFbankFrames + 7) / 8;  // 125
+inline constexpr int kTrunkFeatures =
+    ResNet34HyperParameters::kStatsDim / 2;  // 256 channels × 10 mel rows
+inline constexpr int kStatsDim = ResNet34HyperParameters::kStatsDim;
 
 // Index of the segmentation frame feeding trunk frame j (0..124):
 // F.interpolate(mode="nearest") from 589 to 125 in float32.

@@ -149,8 +149,8 @@ TEST_F(CpuParityTest, FbankMatchesTorchaudio) {
 // reference than pyannote's own float32 output is (times 1.5).
 TEST_F(CpuParityTest, SegmentationMatchesPyanNet) {
   const int b = num_windows();
-  auto ref = Ref("segmentation.log_probs", b * kSegmentationFrames * 7);
-  std::vector<float> out(b * kSegmentationFrames * 7);
+  auto ref = Ref("segmentation.log_probs", b * kFramesPerWindow * 7);
+  std::vector<float> out(b * kFramesPerWindow * 7);
   ASSERT_TRUE(backend_->segmentation->Run(*windows_, b, out).ok());
   auto weights =
       SafetensorsFile::Open(model_dir_path_ + "/segmentation.safetensors");
@@ -160,9 +160,9 @@ TEST_F(CpuParityTest, SegmentationMatchesPyanNet) {
         **weights, windows_->data() + static_cast<size_t>(i) * kWindowSamples);
     double max_abs = 0.0, ours_err = 0.0, pyannote_err = 0.0;
     int argmax_flips = 0;
-    for (int t = 0; t < kSegmentationFrames; ++t) {
+    for (int t = 0; t < kFramesPerWindow; ++t) {
       const size_t base =
-          (static_cast<size_t>(i) * kSegmentationFrames + t) * 7;
+          (static_cast<size_t>(i) * kFramesPerWindow + t) * 7;
       int ao = 0, ar = 0;
       for (int c = 0; c < 7; ++c) {
         max_abs =
@@ -190,7 +190,7 @@ TEST_F(CpuParityTest, SegmentationMatchesPyanNet) {
 TEST_F(CpuParityTest, EmbeddingsMatchWeSpeakerResNet34) {
   const int b = num_windows();
   const int m = static_cast<int>((*info_)["mask_names"].size());
-  auto masks = Ref("embedding.masks", b * m * kSegmentationFrames);
+  auto masks = Ref("embedding.masks", b * m * kFramesPerWindow);
   auto per_mask = Ref("embedding.per_mask", b * m * kEmbeddingDim);
   auto multi = Ref("embedding.multi_mask", b * m * kEmbeddingDim);
   std::vector<float> out(b * m * kEmbeddingDim);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/dnnl_util.h"
+#include "engine/models/model_specs.h"
 #include "engine/models/sincnet_filters.h"
 #include "engine/models/stage_timer.h"
 #include "engine/models/weights.h"
@@ -23,24 +24,27 @@ using dnnl::memory;
 using Tag = dnnl::memory::format_tag;
 constexpr auto kF32 = dnnl::memory::data_type::f32;
 
-constexpr int kHidden = 128;
-constexpr int kGates = 4;
-constexpr int kLayers = 4;
-constexpr int kConvChannels = 60;
-constexpr int kLinear = 128;
-constexpr float kEps = 1e-5f;
-constexpr float kSlope = 0.01f;
-constexpr int kStride = 10;     // SincNet conv stride
-constexpr int kSincTaps = 260;  // 251 taps zero-padded to a multiple of 10
+using HP = PyanNetHyperParameters;
+constexpr int kHidden = HP::kLstmHidden;
+constexpr int kGates = 4;  // LSTM: input, forget, cell, output
+constexpr int kLayers = HP::kLstmLayers;
+constexpr int kConvChannels = HP::kConvChannels;
+constexpr int kLinear = HP::kLinearHidden;
+constexpr float kEps = HP::kNormEps;
+constexpr float kSlope = HP::kLeakySlope;
+constexpr int kStride = HP::kSincStride;  // SincNet conv stride
+// The 251 taps zero-padded to a multiple of the stride (260).
+constexpr int kSincTaps = (kSincKernel + kStride - 1) / kStride * kStride;
 
 // Lengths through SincNet for a 10 s window (models.md §1.2).
-constexpr int kConv0Len = (kWindowSamples - kSincKernel) / 10 + 1;  // 15975
-constexpr int kPool0Len = kConv0Len / 3;                            // 5325
-constexpr int kConv1Len = kPool0Len - 4;                            // 5321
-constexpr int kPool1Len = kConv1Len / 3;                            // 1773
-constexpr int kConv2Len = kPool1Len - 4;                            // 1769
-constexpr int kPool2Len = kConv2Len / 3;                            // 589
-static_assert(kPool2Len == kSegmentationFrames);
+constexpr PyanNetLengths kLengths = PyanNetSincNetLengths(kWindowSamples);
+constexpr int kConv0Len = kLengths.conv0;  // 15975
+constexpr int kPool0Len = kLengths.pool0;  // 5325
+constexpr int kConv1Len = kLengths.conv1;  // 5321
+constexpr int kPool1Len = kLengths.pool1;  // 1773
+constexpr int kConv2Len = kLengths.conv2;  // 1769
+constexpr int kPool2Len = kLengths.pool2;  // 589
+static_assert(kPool2Len == kFramesPerWindow);
 
 // InstanceNorm statistics (biased variance) in double, as torch accumulates
 // float batch-norm statistics; then y = x·α + β with α = γ/√(var+ε),
@@ -100,7 +104,7 @@ void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
   using State =
       Eigen::Matrix<float, kHidden, Eigen::Dynamic>;  // column per item
   constexpr int kG = kGates * kHidden;                // 512
-  const int steps = kSegmentationFrames;
+  const int steps = kFramesPerWindow;
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int d = 0; d < 2; ++d) {
     const WeightMap w(whh[d].data());
@@ -242,8 +246,9 @@ CpuSegmentationModel::Create(const SafetensorsFile& file,
   for (int i = 0; i < 2; ++i) {
     const std::string p = absl::StrCat("sincnet.conv1d.", i + 1, ".");
     const int in = i == 0 ? kSincFilters : kConvChannels;
-    ASSIGN_OR_RETURN(w->conv_w[i],
-                     ReadF32(file, p + "weight", {kConvChannels, in, 5}));
+    ASSIGN_OR_RETURN(
+        w->conv_w[i],
+        ReadF32(file, p + "weight", {kConvChannels, in, HP::kConvKernel}));
     ASSIGN_OR_RETURN(w->conv_b[i], ReadF32(file, p + "bias", {kConvChannels}));
   }
   for (int layer = 0; layer < kLayers; ++layer) {
@@ -318,13 +323,13 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
     p.conv1_out.resize(b * kConvChannels * kConv1Len);
     p.pool1.resize(b * kConvChannels * kPool1Len);
     p.conv2_out.resize(b * kConvChannels * kConv2Len);
-    p.lstm_in.resize(b * kSegmentationFrames * kConvChannels);
-    p.lstm_a.resize(b * kSegmentationFrames * 2 * kHidden);
-    p.lstm_b.resize(b * kSegmentationFrames * 2 * kHidden);
-    p.gates.resize(b * kSegmentationFrames * 2 * kGates * kHidden);
-    p.lin0_out.resize(b * kSegmentationFrames * kLinear);
-    p.lin1_out.resize(b * kSegmentationFrames * kLinear);
-    p.logits.resize(b * kSegmentationFrames * kPowersetClasses);
+    p.lstm_in.resize(b * kFramesPerWindow * kConvChannels);
+    p.lstm_a.resize(b * kFramesPerWindow * 2 * kHidden);
+    p.lstm_b.resize(b * kFramesPerWindow * 2 * kHidden);
+    p.gates.resize(b * kFramesPerWindow * 2 * kGates * kHidden);
+    p.lin0_out.resize(b * kFramesPerWindow * kLinear);
+    p.lin1_out.resize(b * kFramesPerWindow * kLinear);
+    p.logits.resize(b * kFramesPerWindow * kPowersetClasses);
 
     // SincNet convolutions on plain (batch, channel, time) buffers.
     struct ConvSpec {
@@ -367,11 +372,11 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
     }
     const ConvSpec convs[2] = {
         {p.pool0.data(), kSincFilters, kPool0Len, p.conv1_out.data(),
-         kConvChannels, kConv1Len, 5, 1, w.conv_w[0].data(), w.conv_b[0].data(),
-         false},
+         kConvChannels, kConv1Len, HP::kConvKernel, 1, w.conv_w[0].data(),
+         w.conv_b[0].data(), false},
         {p.pool1.data(), kConvChannels, kPool1Len, p.conv2_out.data(),
-         kConvChannels, kConv2Len, 5, 1, w.conv_w[1].data(), w.conv_b[1].data(),
-         false},
+         kConvChannels, kConv2Len, HP::kConvKernel, 1, w.conv_w[1].data(),
+         w.conv_b[1].data(), false},
     };
     for (const ConvSpec& c : convs) {
       memory::desc src_md({b, c.ic, c.src_len}, kF32, Tag::ncw);
@@ -407,7 +412,7 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
 
     // Bidirectional LSTM, one primitive per layer (layer 0 has 60 inputs,
     // the others 256), time-major (t, batch, feature).
-    const int64_t t = kSegmentationFrames;
+    const int64_t t = kFramesPerWindow;
     for (int layer = 0; layer < kLayers; ++layer) {
       const int64_t in = layer == 0 ? kConvChannels : 2 * kHidden;
       const float* src =
@@ -516,15 +521,15 @@ absl::Status CpuSegmentationModel::Run(std::span<const float> windows,
         absl::StrCat("segmentation input holds ", windows.size(),
                      " samples, expected ", batch, " × ", kWindowSamples));
   }
-  if (log_probs.size() != b * kSegmentationFrames * kPowersetClasses) {
+  if (log_probs.size() != b * kFramesPerWindow * kPowersetClasses) {
     return absl::InvalidArgumentError(absl::StrCat(
         "segmentation output holds ", log_probs.size(), " floats, expected ",
-        batch, " × ", kSegmentationFrames, " × ", kPowersetClasses));
+        batch, " × ", kFramesPerWindow, " × ", kPowersetClasses));
   }
   ApplyCpuThreads(options_.threads);
   // At most max_windows_per_run windows per run, so the plans (and their
   // activations) exist for a few fixed sizes only (cpu_options.h).
-  const size_t per_window = kSegmentationFrames * kPowersetClasses;
+  const size_t per_window = kFramesPerWindow * kPowersetClasses;
   for (const CpuRunChunk& c :
        CpuRunChunks(batch, options_.max_windows_per_run)) {
     const size_t first = c.first, count = c.count;
@@ -619,10 +624,10 @@ absl::Status CpuSegmentationModel::RunChunk(std::span<const float> windows,
   }
   // 15. Log-softmax, rows (frame, batch) → output (batch, frame, class).
   for (size_t i = 0; i < b; ++i) {
-    for (int t = 0; t < kSegmentationFrames; ++t) {
+    for (int t = 0; t < kFramesPerWindow; ++t) {
       const float* z = p->logits.data() + (t * b + i) * kPowersetClasses;
       float* out =
-          log_probs.data() + (i * kSegmentationFrames + t) * kPowersetClasses;
+          log_probs.data() + (i * kFramesPerWindow + t) * kPowersetClasses;
       float mx = z[0];
       for (int c = 1; c < kPowersetClasses; ++c) mx = std::max(mx, z[c]);
       double sum = 0.0;

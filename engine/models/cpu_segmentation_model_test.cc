@@ -63,15 +63,15 @@ TEST_F(CpuSegmentationModelTest, MatchesFloat64ReferenceOnSpeech) {
   for (CpuSegmentationModel* model : {model_.get(), model_onednn_.get()}) {
     const char* name =
         model == model_.get() ? "projection+recurrence" : "oneDNN lstm_forward";
-    std::vector<float> out(2 * kSegmentationFrames * kPowersetClasses);
+    std::vector<float> out(2 * kFramesPerWindow * kPowersetClasses);
     ASSERT_TRUE(model->Run(windows, 2, out).ok());
     for (int i = 0; i < 2; ++i) {
       auto ref = testing::ReferencePyanNet(*file_,
                                            windows.data() + i * kWindowSamples);
       double max_abs = 0;
-      for (int j = 0; j < kSegmentationFrames * kPowersetClasses; ++j) {
+      for (int j = 0; j < kFramesPerWindow * kPowersetClasses; ++j) {
         max_abs = std::max(
-            max_abs, std::abs(out[i * kSegmentationFrames * 7 + j] - ref[j]));
+            max_abs, std::abs(out[i * kFramesPerWindow * 7 + j] - ref[j]));
       }
       std::cerr << "segmentation (" << name << ") vs float64 reference, window "
                 << i << ": max abs " << max_abs << "\n";
@@ -84,17 +84,17 @@ TEST_F(CpuSegmentationModelTest, MatchesFloat64ReferenceOnSpeech) {
 TEST_F(CpuSegmentationModelTest, BatchedEqualsOneByOne) {
   std::vector<float> windows(3 * kWindowSamples);
   std::copy(wav_.begin(), wav_.begin() + 3 * kWindowSamples, windows.begin());
-  std::vector<float> batched(3 * kSegmentationFrames * 7);
+  std::vector<float> batched(3 * kFramesPerWindow * 7);
   ASSERT_TRUE(model_->Run(windows, 3, batched).ok());
   for (int i = 0; i < 3; ++i) {
-    std::vector<float> one(kSegmentationFrames * 7);
+    std::vector<float> one(kFramesPerWindow * 7);
     ASSERT_TRUE(model_
                     ->Run(std::span<const float>(windows).subspan(
                               i * kWindowSamples, kWindowSamples),
                           1, one)
                     .ok());
-    for (int j = 0; j < kSegmentationFrames * 7; ++j) {
-      ASSERT_NEAR(one[j], batched[i * kSegmentationFrames * 7 + j], 1e-5)
+    for (int j = 0; j < kFramesPerWindow * 7; ++j) {
+      ASSERT_NEAR(one[j], batched[i * kFramesPerWindow * 7 + j], 1e-5)
           << i << " " << j;
     }
   }
@@ -105,7 +105,7 @@ TEST_F(CpuSegmentationModelTest, BatchedEqualsOneByOne) {
 // different jobs together; a job's result must not depend on them).
 TEST_F(CpuSegmentationModelTest, LogProbsOfAWindowDoNotDependOnItsBatch) {
   const int n = 9;
-  const size_t per_window = kSegmentationFrames * kPowersetClasses;
+  const size_t per_window = kFramesPerWindow * kPowersetClasses;
   std::vector<float> windows(static_cast<size_t>(n) * kWindowSamples);
   for (int i = 0; i < n; ++i) {
     std::copy(wav_.begin() + i * 16000,
@@ -134,7 +134,7 @@ TEST_F(CpuSegmentationModelTest, LogProbsOfAWindowDoNotDependOnItsBatch) {
 }
 
 TEST_F(CpuSegmentationModelTest, RejectsBadShapes) {
-  std::vector<float> windows(kWindowSamples), out(kSegmentationFrames * 7);
+  std::vector<float> windows(kWindowSamples), out(kFramesPerWindow * 7);
   EXPECT_EQ(model_->Run(windows, 2, out).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(model_->Run(windows, 0, out).code(),

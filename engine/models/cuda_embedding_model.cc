@@ -532,7 +532,7 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
                                             .masks_per_item = s,
                                             .feat = kFeat,
                                             .time = w,
-                                            .mask_frames = kSegmentationFrames,
+                                            .mask_frames = kFramesPerWindow,
                                             .channels_last_rows = cl ? h : 0},
                                            stream));
   return seg1->Forward(stats.f32(), int64_t{n} * s, emb.f32());
@@ -724,7 +724,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   ASSIGN_OR_RETURN(
       impl->masks,
       DeviceBuffer::Allocate(
-          arena, sizeof(float) * impl->max_pairs * kSegmentationFrames,
+          arena, sizeof(float) * impl->max_pairs * kFramesPerWindow,
           aowner));
   for (DeviceBuffer& a : impl->act) {  // act_bytes: the stem's output
     ASSIGN_OR_RETURN(a, DeviceBuffer::Allocate(arena, act_bytes * bm, aowner));
@@ -743,7 +743,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   ASSIGN_OR_RETURN(
       impl->host_masks,
       cuda::PinnedBuffer::Allocate(
-          size_t{static_cast<size_t>(impl->max_pairs)} * kSegmentationFrames,
+          size_t{static_cast<size_t>(impl->max_pairs)} * kFramesPerWindow,
           "masks"));
   ASSIGN_OR_RETURN(
       impl->host_emb,
@@ -789,7 +789,7 @@ absl::Status CudaEmbeddingModel::RunSpans(const WindowSpans& spans,
   RETURN_IF_ERROR(ValidateWindowSpans(spans));
   const size_t b = static_cast<size_t>(batch),
                s = static_cast<size_t>(masks_per_window);
-  if (masks.size() != b * s * kSegmentationFrames ||
+  if (masks.size() != b * s * kFramesPerWindow ||
       embeddings.size() != b * s * kEmbeddingDim) {
     return absl::InvalidArgumentError(
         absl::StrCat("CudaEmbeddingModel::Run: sizes masks ", masks.size(),
@@ -810,12 +810,12 @@ absl::Status CudaEmbeddingModel::RunSpans(const WindowSpans& spans,
   cudaStream_t stream = m.ctx->stream();
   for (int first = 0; first < batch; first += chunk) {
     const int n = std::min(chunk, batch - first);
-    const size_t mask_count = static_cast<size_t>(n) * s * kSegmentationFrames;
+    const size_t mask_count = static_cast<size_t>(n) * s * kFramesPerWindow;
     const size_t emb_count = static_cast<size_t>(n) * s * kEmbeddingDim;
     RETURN_IF_ERROR(m.busy.Begin(stream));
     RETURN_IF_ERROR(m.uploader.Upload(spans, first, n, m.audio, stream));
     RETURN_IF_ERROR(
-        cuda::UploadStaged(masks.data() + first * s * kSegmentationFrames,
+        cuda::UploadStaged(masks.data() + first * s * kFramesPerWindow,
                            mask_count, m.host_masks, m.masks, stream, "masks"));
     RETURN_IF_ERROR(
         m.graphs->Run({n, masks_per_window}, m.options.use_cuda_graphs,

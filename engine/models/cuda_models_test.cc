@@ -42,20 +42,20 @@ std::vector<float> Windows() { return testing::ReadRecordedWindowsOrDie(); }
 
 // zero, single frame, two random binary runs, random binary, soft random.
 std::vector<float> Masks(std::mt19937& rng) {
-  std::vector<float> m(size_t(kB) * kMasks * kSegmentationFrames, 0.0f);
-  std::uniform_int_distribution<int> pos(0, kSegmentationFrames - 1);
+  std::vector<float> m(size_t(kB) * kMasks * kFramesPerWindow, 0.0f);
+  std::uniform_int_distribution<int> pos(0, kFramesPerWindow - 1);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   for (int b = 0; b < kB; ++b) {
-    float* mm = &m[size_t(b) * kMasks * kSegmentationFrames];
-    mm[1 * kSegmentationFrames + pos(rng)] = 1.0f;
+    float* mm = &m[size_t(b) * kMasks * kFramesPerWindow];
+    mm[1 * kFramesPerWindow + pos(rng)] = 1.0f;
     for (int k = 2; k <= 3; ++k) {
       int a = pos(rng), e = pos(rng);
       if (a > e) std::swap(a, e);
-      for (int t = a; t <= e; ++t) mm[k * kSegmentationFrames + t] = 1.0f;
+      for (int t = a; t <= e; ++t) mm[k * kFramesPerWindow + t] = 1.0f;
     }
-    for (int t = 0; t < kSegmentationFrames; ++t) {
-      mm[4 * kSegmentationFrames + t] = u(rng) < 0.5f ? 1.0f : 0.0f;
-      mm[5 * kSegmentationFrames + t] = u(rng);
+    for (int t = 0; t < kFramesPerWindow; ++t) {
+      mm[4 * kFramesPerWindow + t] = u(rng) < 0.5f ? 1.0f : 0.0f;
+      mm[5 * kFramesPerWindow + t] = u(rng);
     }
   }
   return m;
@@ -145,7 +145,7 @@ std::vector<float> RunCudaSegmentation(const SafetensorsFile& w,
     auto m = CudaSegmentationModel::Create(w, arena, o);
     EXPECT_TRUE(m.ok()) << m.status();
     if (!m.ok()) return {};
-    const size_t n = size_t(kB) * kSegmentationFrames * kPowersetClasses;
+    const size_t n = size_t(kB) * kFramesPerWindow * kPowersetClasses;
     std::vector<float> a(n, NAN), b(n, NAN), c(n, NAN);
     EXPECT_TRUE((*m)->Run(win, kB, a).ok());
     EXPECT_TRUE((*m)->Run(win, kB, b).ok());  // graph replay when graphs
@@ -164,7 +164,7 @@ std::vector<float> RunCudaSegmentation(const SafetensorsFile& w,
 
 std::vector<float> RunCpuSegmentation(const SafetensorsFile& w,
                                       const std::vector<float>& win) {
-  std::vector<float> cpu(size_t(kB) * kSegmentationFrames * kPowersetClasses);
+  std::vector<float> cpu(size_t(kB) * kFramesPerWindow * kPowersetClasses);
   auto m = CpuSegmentationModel::Create(w, CpuModelOptions());
   EXPECT_TRUE(m.ok()) << m.status();
   if (m.ok()) EXPECT_TRUE((*m)->Run(win, kB, cpu).ok());
@@ -263,13 +263,13 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   // within the precision's tolerance (other batch shapes may pick other
   // convolution algorithms).
   std::vector<float> single(size_t(kB) * kEmbeddingDim);
-  std::vector<float> one_mask(size_t(kB) * kSegmentationFrames);
+  std::vector<float> one_mask(size_t(kB) * kFramesPerWindow);
   std::vector<float> from_multi(size_t(kB) * kEmbeddingDim);
   for (int k = 0; k < kMasks; ++k) {
     for (int bb = 0; bb < kB; ++bb) {
-      std::copy_n(&masks[(size_t(bb) * kMasks + k) * kSegmentationFrames],
-                  kSegmentationFrames,
-                  &one_mask[size_t(bb) * kSegmentationFrames]);
+      std::copy_n(&masks[(size_t(bb) * kMasks + k) * kFramesPerWindow],
+                  kFramesPerWindow,
+                  &one_mask[size_t(bb) * kFramesPerWindow]);
       std::copy_n(&a[(size_t(bb) * kMasks + k) * kEmbeddingDim], kEmbeddingDim,
                   &from_multi[size_t(bb) * kEmbeddingDim]);
     }
@@ -362,8 +362,8 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
                               last * kWindowSamples, kWindowSamples),
                           1,
                           std::span<const float>(masks).subspan(
-                              last * kMasks * kSegmentationFrames,
-                              size_t(kMasks) * kSegmentationFrames),
+                              last * kMasks * kFramesPerWindow,
+                              size_t(kMasks) * kFramesPerWindow),
                           kMasks, out.single)
                     .ok());
     out.engines = (*m)->conv_engines();
@@ -458,7 +458,7 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
     auto w = Open(seg_path_);
     auto m = CudaSegmentationModel::Create(*w, arena, o);
     ASSERT_TRUE(m.ok()) << m.status();
-    std::vector<float> a(size_t(n) * kSegmentationFrames * kPowersetClasses,
+    std::vector<float> a(size_t(n) * kFramesPerWindow * kPowersetClasses,
                          NAN),
         b(a.size(), NAN);
     ASSERT_TRUE((*m)->Run(windows, n, a).ok());
@@ -472,7 +472,7 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
     auto w = Open(emb_path_);
     auto m = CudaEmbeddingModel::Create(*w, arena, o);
     ASSERT_TRUE(m.ok()) << m.status();
-    std::vector<float> masks(size_t(n) * 3 * kSegmentationFrames);
+    std::vector<float> masks(size_t(n) * 3 * kFramesPerWindow);
     std::uniform_int_distribution<int> bit(0, 1);
     for (float& x : masks) x = float(bit(rng));
     std::vector<float> a(size_t(n) * 3 * kEmbeddingDim, NAN),

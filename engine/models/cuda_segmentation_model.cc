@@ -45,7 +45,7 @@ constexpr int kL1 = kP0 - 4;                          // 5321
 constexpr int kP1 = kL1 / 3;                          // 1773
 constexpr int kL2 = kP1 - 4;                          // 1769
 constexpr int kP2 = kL2 / 3;                          // 589
-static_assert(kP2 == kSegmentationFrames);
+static_assert(kP2 == kFramesPerWindow);
 
 struct Norm {
   DeviceBuffer gamma, beta;
@@ -577,7 +577,7 @@ absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
                                              std::span<float> log_probs) {
   Impl& m = *impl_;
   const int batch = spans.batch();
-  const size_t per_out = size_t{kSegmentationFrames} * kPowersetClasses;
+  const size_t per_out = size_t{kFramesPerWindow} * kPowersetClasses;
   RETURN_IF_ERROR(ValidateWindowSpans(spans));
   if (log_probs.size() != static_cast<size_t>(batch) * per_out) {
     return absl::InvalidArgumentError(

@@ -42,13 +42,14 @@ std::vector<float> HammingWindow() {
 std::vector<float> MelBanks() {
   auto mel_scalar = [](double f) { return 1127.0 * std::log(1.0 + f / 700.0); };
   const double low_freq = 20.0;
-  const double high_freq = 8000.0;  // 0 → Nyquist
+  const double high_freq = kSampleRateHz / 2.0;  // 0 → Nyquist
   const double mel_low = mel_scalar(low_freq);
   const double mel_high = mel_scalar(high_freq);
   const double delta = (mel_high - mel_low) / (kFbankMelBins + 1);
   const float mel_low_f = static_cast<float>(mel_low);
   const float delta_f = static_cast<float>(delta);
-  const float bin_width = 16000.0f / kFbankFftSize;  // 31.25, exact
+  const float bin_width =
+      static_cast<float>(kSampleRateHz) / kFbankFftSize;  // 31.25, exact
 
   std::vector<float> mel_of_bin(kFbankFftSize / 2);
   for (int i = 0; i < kFbankFftSize / 2; ++i) {

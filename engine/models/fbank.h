@@ -20,16 +20,19 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/common/shapes.h"
 
 namespace diarization::models {
 
+// The mel bins are kFbankMelBins (engine/common/shapes.h).
 inline constexpr int kFbankWindowSamples = 400;  // 25 ms at 16 kHz
 inline constexpr int kFbankShiftSamples = 160;   // 10 ms
 inline constexpr int kFbankFftSize = 512;
-inline constexpr int kFbankMelBins = 80;
+static_assert(kFbankWindowSamples * 1000 == 25 * kSampleRateHz);
+static_assert(kFbankShiftSamples * 1000 == 10 * kSampleRateHz);
 
 // Frames for `num_samples` samples with snip_edges (0 when < 400).
-inline int FbankFrames(int num_samples) {
+constexpr int FbankFrames(int num_samples) {
   return num_samples < kFbankWindowSamples
              ? 0
              : 1 + (num_samples - kFbankWindowSamples) / kFbankShiftSamples;

@@ -14,15 +14,18 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engine/common/shapes.h"
 
 namespace diarization::models {
 
-inline constexpr int kSampleRate = 16000;
-inline constexpr int kWindowSamples = 160000;
-inline constexpr int kSegmentationFrames = 589;
-inline constexpr int kPowersetClasses = 7;
-inline constexpr int kLocalSpeakers = 3;
-inline constexpr int kEmbeddingDim = 256;
+// The shapes live in engine/common/shapes.h; named here too so that the
+// backends' callers may write models::kWindowSamples and the like.
+using ::diarization::kEmbeddingDim;
+using ::diarization::kFramesPerWindow;
+using ::diarization::kLocalSpeakers;
+using ::diarization::kPowersetClasses;
+using ::diarization::kSampleRateHz;
+using ::diarization::kWindowSamples;
 
 // A batch of windows given as slices of longer recordings, so that
 // overlapping windows cross to the device once (pyannote's windows overlap
@@ -52,7 +55,7 @@ class SegmentationModel {
   virtual ~SegmentationModel() = default;
 
   // windows: batch × kWindowSamples, contiguous. log_probs: batch ×
-  // kSegmentationFrames × kPowersetClasses, written in full.
+  // kFramesPerWindow × kPowersetClasses, written in full.
   virtual absl::Status Run(std::span<const float> windows, int batch,
                            std::span<float> log_probs) = 0;
 
@@ -70,7 +73,7 @@ class EmbeddingModel {
   virtual ~EmbeddingModel() = default;
 
   // windows: batch × kWindowSamples. masks: batch × masks_per_window ×
-  // kSegmentationFrames per-frame weights (pyannote passes 0/1). embeddings:
+  // kFramesPerWindow per-frame weights (pyannote passes 0/1). embeddings:
   // batch × masks_per_window × kEmbeddingDim, written in full. An all-zero
   // mask gives the embedding layer's bias, as in pyannote.
   virtual absl::Status Run(std::span<const float> windows, int batch,

@@ -94,7 +94,9 @@ double MelToHz(double mel) {
 void SincInit(std::vector<double>& low, std::vector<double>& band) {
   constexpr int kBands = PyanNetHyperParameters::kSincBands;
   const double lo = HzToMel(30.0);
-  const double hi = HzToMel(16000 / 2 - (50.0 + 50.0));
+  const double hi =
+      HzToMel(kSampleRateHz / 2 - (PyanNetHyperParameters::kSincMinLowHz +
+                                   PyanNetHyperParameters::kSincMinBandHz));
   std::vector<double> hz(kBands + 1);
   for (int i = 0; i <= kBands; ++i) {
     hz[i] = MelToHz(lo + (hi - lo) * i / kBands);
@@ -126,8 +128,8 @@ std::vector<float> SincTimeBuffer() {
   const float two_pi = static_cast<float>(2.0 * std::numbers::pi);
   std::vector<float> n(kHalf);
   for (int j = 0; j < kHalf; ++j) {
-    const float t = static_cast<float>(j - kHalf) /
-                    static_cast<float>(PyanNetHyperParameters::kSampleRate);
+    const float t =
+        static_cast<float>(j - kHalf) / static_cast<float>(kSampleRateHz);
     n[j] = two_pi * t;
   }
   return n;

@@ -4,12 +4,13 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/shapes.h"
 
 namespace diarization::models {
 namespace {
-constexpr float kMinLowHz = 50.0f;
-constexpr float kMinBandHz = 50.0f;
-constexpr float kNyquistHz = 8000.0f;
+constexpr float kMinLowHz = PyanNetHyperParameters::kSincMinLowHz;
+constexpr float kMinBandHz = PyanNetHyperParameters::kSincMinBandHz;
+constexpr float kNyquistHz = kSampleRateHz / 2.0f;
 }  // namespace
 
 absl::StatusOr<std::vector<float>> ComputeSincFilters(

@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/models/model_specs.h"
 
 namespace diarization::models {
 
-inline constexpr int kSincBands = 40;
-inline constexpr int kSincFilters = 80;
-inline constexpr int kSincKernel = 251;
-inline constexpr int kSincHalfKernel = 125;
+// segmentation-3.0's SincNet sizes (model_specs.h), by their short names.
+inline constexpr int kSincBands = PyanNetHyperParameters::kSincBands;
+inline constexpr int kSincFilters = PyanNetHyperParameters::kSincFilters;
+inline constexpr int kSincKernel = PyanNetHyperParameters::kSincKernel;
+inline constexpr int kSincHalfKernel = PyanNetHyperParameters::kSincHalfKernel;
 
 // low_hz, band_hz: 40 each; window, n: 125 each. Returns (80, 251)
 // row-major: 40 cosine filters, then 40 sine filters. InvalidArgument on

@@ -15,7 +15,8 @@ ChunkSamples ChunkSampleRange(int64_t step_samples, int64_t num_samples,
 ChunkLayout ComputeChunks(int64_t num_samples, const PipelineConfig& config) {
   ChunkLayout layout;
   layout.num_samples = num_samples < 0 ? 0 : num_samples;
-  layout.step_samples = config.step_samples > 0 ? config.step_samples : 16000;
+  layout.step_samples =
+      config.step_samples > 0 ? config.step_samples : kDefaultStepSamples;
   const int64_t n = layout.num_samples;
   const int64_t step = layout.step_samples;
   int64_t full = 0;

@@ -30,7 +30,7 @@ ChunkSamples ChunkSampleRange(int64_t step_samples, int64_t num_samples, int c);
 // zero-padded last window when samples remain.
 struct ChunkLayout {
   int64_t num_samples = 0;
-  int64_t step_samples = 16000;
+  int64_t step_samples = kDefaultStepSamples;
   int num_chunks = 0;
   // Start sample of chunk c; the chunk covers [start, start + 160000),
   // zero-padded past num_samples.

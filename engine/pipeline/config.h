@@ -5,22 +5,15 @@
 
 #include <cstdint>
 
+#include "engine/common/shapes.h"
+
+// The shapes (sample rate, window, frames, speakers, embedding size, frame
+// grid) are engine/common/shapes.h's, found from here unqualified.
 namespace diarization::pipeline {
-
-inline constexpr int kSampleRateHz = 16000;
-inline constexpr int kWindowSamples = 160000;
-inline constexpr int kFramesPerWindow = 589;
-inline constexpr int kLocalSpeakers = 3;
-inline constexpr int kEmbeddingDim = 256;
-inline constexpr int kPowersetClasses = 7;
-
-// Frame grid of segmentation-3.0's receptive field (SlidingWindow start 0).
-inline constexpr double kFrameDurationS = 0.0619375;
-inline constexpr double kFrameStepS = 0.016875;
 
 // Defaults are community-1's ("accurate"). Fast() is the API's FAST mode.
 struct PipelineConfig {
-  int64_t step_samples = 16000;  // 1 s between window starts
+  int64_t step_samples = kDefaultStepSamples;  // 1 s between window starts
   double ahc_threshold = 0.6;
   double vbx_fa = 0.07;
   double vbx_fb = 0.8;
@@ -31,7 +24,7 @@ struct PipelineConfig {
   static PipelineConfig Accurate() { return {}; }
   static PipelineConfig Fast() {
     PipelineConfig c;
-    c.step_samples = 32000;
+    c.step_samples = kFastStepSamples;
     c.vbx_max_iters = 10;
     return c;
   }

@@ -7,10 +7,12 @@
 
 #include <span>
 
+#include "engine/common/shapes.h"
+
 namespace diarization::pipeline {
 
 // The 7×3 mapping of class → active speakers, row-major.
-extern const float kPowersetMapping[7][3];
+extern const float kPowersetMapping[kPowersetClasses][kLocalSpeakers];
 
 // (§3) log_probs (C × 589 × 7) → segmentations (C × 589 × 3). Works on any
 // number of frames: the frame count is log_probs.size() / 7.

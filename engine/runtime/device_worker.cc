@@ -246,7 +246,7 @@ void DeviceWorker::ChargeJobs(const std::vector<Task>& batch, double seconds,
 
 void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
-  constexpr int kOut = kFrames * models::kPowersetClasses;
+  constexpr int kOut = kFramesPerWindow * models::kPowersetClasses;
   seg_windows_.Clear();
   log_probs_.resize(static_cast<size_t>(n) * kOut);
   std::vector<ChunkData*> data(n);
@@ -307,8 +307,8 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
 
 void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
-  constexpr int kMask = kSpeakers * kFrames;
-  constexpr int kEmb = kSpeakers * kDim;
+  constexpr int kMask = kLocalSpeakers * kFramesPerWindow;
+  constexpr int kEmb = kLocalSpeakers * kEmbeddingDim;
   emb_windows_.Clear();
   masks_.resize(static_cast<size_t>(n) * kMask);
   embeddings_.resize(static_cast<size_t>(n) * kEmb);
@@ -326,7 +326,7 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   }
   const absl::Time start = absl::Now();
   absl::Status status = device_.embedding->RunSpans(
-      emb_windows_.spans(), masks_, kSpeakers, embeddings_);
+      emb_windows_.spans(), masks_, kLocalSpeakers, embeddings_);
   const absl::Time end = absl::Now();
   const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kEmbedding, seconds);

@@ -99,8 +99,6 @@
 
 namespace diarization::runtime {
 
-inline constexpr int kSampleRateHz = 16000;
-
 namespace internal {
 class AdmissionLedger;
 class EngineImpl;

@@ -30,7 +30,7 @@
 namespace diarization::runtime {
 namespace {
 
-constexpr int kF = models::kSegmentationFrames;
+constexpr int kF = models::kFramesPerWindow;
 
 struct Direct {
   std::vector<float> segmentations;

@@ -9,7 +9,7 @@ namespace diarization::runtime::testing {
 
 using models::kEmbeddingDim;
 using models::kPowersetClasses;
-using models::kSegmentationFrames;
+using models::kFramesPerWindow;
 using models::kWindowSamples;
 
 int FakeClass(float x) {
@@ -17,7 +17,7 @@ int FakeClass(float x) {
 }
 
 void FakeLogProbs(const float* window, float* log_probs) {
-  for (int f = 0; f < kSegmentationFrames; ++f) {
+  for (int f = 0; f < kFramesPerWindow; ++f) {
     const int cls = FakeClass(window[f * kFakeProbeStride]);
     for (int k = 0; k < kPowersetClasses; ++k) {
       log_probs[f * kPowersetClasses + k] =
@@ -28,14 +28,14 @@ void FakeLogProbs(const float* window, float* log_probs) {
 
 void FakeEmbedding(const float* window, const float* mask, float* embedding) {
   double weight = 0.0;
-  for (int f = 0; f < kSegmentationFrames; ++f) weight += mask[f];
+  for (int f = 0; f < kFramesPerWindow; ++f) weight += mask[f];
   for (int d = 0; d < kEmbeddingDim; ++d) {
     if (weight == 0.0) {
       embedding[d] = 0.001f * static_cast<float>(d + 1);
       continue;
     }
     double acc = 0.0;
-    for (int f = 0; f < kSegmentationFrames; ++f) {
+    for (int f = 0; f < kFramesPerWindow; ++f) {
       if (mask[f] == 0.0f) continue;
       const double x = window[f * kFakeProbeStride];
       acc += mask[f] * (x * ((d % 7) + 1) + (d % 5) * x * x + 0.01 * (d % 3));
@@ -130,7 +130,7 @@ absl::Status FakeControl::Enter(bool segmentation, int batch,
 
 absl::Status FakeSegmentationModel::Run(std::span<const float> windows,
                                         int batch, std::span<float> log_probs) {
-  const size_t out = size_t{kSegmentationFrames} * kPowersetClasses;
+  const size_t out = size_t{kFramesPerWindow} * kPowersetClasses;
   if (batch < 1 || windows.size() != size_t{kWindowSamples} * batch ||
       log_probs.size() != out * batch) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -157,7 +157,7 @@ absl::Status FakeEmbeddingModel::Run(std::span<const float> windows, int batch,
                                      std::span<float> embeddings) {
   const size_t m = size_t(masks_per_window);
   if (batch < 1 || windows.size() != size_t{kWindowSamples} * batch ||
-      masks.size() != m * kSegmentationFrames * batch ||
+      masks.size() != m * kFramesPerWindow * batch ||
       embeddings.size() != m * kEmbeddingDim * batch) {
     return absl::InvalidArgumentError(
         absl::StrCat("fake embedding: bad shapes for batch ", batch,
@@ -174,7 +174,7 @@ absl::Status FakeEmbeddingModel::Run(std::span<const float> windows, int batch,
   for (int b = 0; b < batch; ++b) {
     for (size_t s = 0; s < m; ++s) {
       FakeEmbedding(windows.data() + size_t{kWindowSamples} * b,
-                    masks.data() + (b * m + s) * kSegmentationFrames,
+                    masks.data() + (b * m + s) * kFramesPerWindow,
                     embeddings.data() + (b * m + s) * kEmbeddingDim);
     }
   }

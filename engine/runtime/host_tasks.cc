@@ -10,8 +10,9 @@ ClusterInput GatherLocked(const JobState& job, int k) {
   in.num_chunks = k;
   in.config = job.options.config;
   in.hints = job.options.hints;
-  in.segmentations.resize(static_cast<size_t>(k) * kFrames * kSpeakers);
-  in.embeddings.resize(static_cast<size_t>(k) * kSpeakers * kDim);
+  in.segmentations.resize(static_cast<size_t>(k) * kFramesPerWindow *
+                          kLocalSpeakers);
+  in.embeddings.resize(static_cast<size_t>(k) * kLocalSpeakers * kEmbeddingDim);
   for (int c = 0; c < k; ++c) {
     const ChunkData& d = *job.chunks[c];
     std::copy(d.segmentation.begin(), d.segmentation.end(),

@@ -35,8 +35,9 @@ std::shared_ptr<Metrics> TestMetrics() {
 ClusterInput Input(int windows) {
   ClusterInput in;
   in.num_chunks = windows;
-  in.segmentations.assign(size_t(windows) * kFrames * kSpeakers, 0.0f);
-  in.embeddings.assign(size_t(windows) * kSpeakers * kDim, 0.0f);
+  in.segmentations.assign(size_t(windows) * kFramesPerWindow * kLocalSpeakers,
+                          0.0f);
+  in.embeddings.assign(size_t(windows) * kLocalSpeakers * kEmbeddingDim, 0.0f);
   return in;
 }
 

@@ -22,18 +22,14 @@
 
 namespace diarization::runtime::internal {
 
-inline constexpr int kWindowSamples = models::kWindowSamples;
-inline constexpr int kFrames = models::kSegmentationFrames;
-inline constexpr int kSpeakers = models::kLocalSpeakers;
-inline constexpr int kDim = models::kEmbeddingDim;
-
 // Network outputs of one window. Written only by the device worker while the
 // window is in flight; read by clustering only after the window is done (the
 // job mutex orders the two).
 struct ChunkData {
-  std::array<float, kFrames * kSpeakers> segmentation;  // (589, 3) 0/1
-  std::array<float, kSpeakers * kFrames> masks;         // (3, 589)
-  std::array<float, kSpeakers * kDim> embeddings;       // (3, 256)
+  std::array<float, kFramesPerWindow * kLocalSpeakers>
+      segmentation;                                              // (589, 3) 0/1
+  std::array<float, kLocalSpeakers * kFramesPerWindow> masks;    // (3, 589)
+  std::array<float, kLocalSpeakers * kEmbeddingDim> embeddings;  // (3, 256)
 };
 
 // Number of full windows (ending inside the audio) for `num_samples`.

@@ -16,7 +16,7 @@
 namespace diarization::runtime {
 namespace {
 
-constexpr int kFrames = models::kSegmentationFrames;
+constexpr int kFrames = models::kFramesPerWindow;
 constexpr int kSpeakers = models::kLocalSpeakers;
 constexpr size_t kLogProbs = size_t{kFrames} * models::kPowersetClasses;
 constexpr size_t kSegmentation = size_t{kFrames} * kSpeakers;

@@ -19,7 +19,7 @@ namespace diarization::runtime {
 namespace {
 
 constexpr int kW = models::kWindowSamples;
-constexpr int kF = models::kSegmentationFrames;
+constexpr int kF = models::kFramesPerWindow;
 constexpr int kD = models::kEmbeddingDim;
 // pyannote Powerset(3, 2).mapping: class → active speakers.
 constexpr int kSpeakersOf[7][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1},

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     if (step.ok() && step->size() == 1) {
       const double step_s = step->ToDouble()[0];
       if (step_s > 0)
-        config.step_samples = std::llround(step_s * dp::kSampleRateHz);
+        config.step_samples = std::llround(step_s * diarization::kSampleRateHz);
     }
   }
   auto plda = diarization::io::LoadPlda(plda_dir);
