@@ -1,6 +1,7 @@
 #include "engine/models/cuda_embedding_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -22,6 +23,7 @@
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/cudnn_graph_conv.h"
 #include "engine/models/fbank.h"
+#include "engine/models/model_specs.h"
 #include "kernels/fbank.h"
 #include "kernels/nn_ops.h"
 #include "kernels/precision_cast.h"
@@ -37,13 +39,19 @@ using cuda::CudaContext;
 using cuda::CudaStatus;
 using cuda::DeviceBuffer;
 
-constexpr int kMel = kFbankMelBins;                        // 80
-constexpr int kFrames = 1 + (kWindowSamples - 400) / 160;  // 998
-constexpr int kDftRows = 2 * kernels::kFbankBins;          // 514
-constexpr int kStem = 32;
-constexpr int kFeat = 2560;  // 256 channels × 10 rows
-constexpr int kStats = 2 * kFeat;
-constexpr float kBnEps = 1e-5f;
+using HP = ResNet34HyperParameters;
+constexpr int kMel = kFbankMelBins;                   // 80
+constexpr int kFrames = FbankFrames(kWindowSamples);  // 998
+constexpr int kDftRows = 2 * kernels::kFbankBins;     // 514
+constexpr int kStem = HP::kBaseChannels;
+constexpr int kFeat = HP::kStatsDim / 2;  // 256 channels × 10 rows
+constexpr int kStats = HP::kStatsDim;
+constexpr float kBnEps = HP::kBatchNormEps;
+// The kernels' compile-time sizes (kernels/ does not include the shapes).
+static_assert(kernels::kFbankMel == kFbankMelBins);
+static_assert(kernels::kFbankFrameLength == kFbankWindowSamples);
+static_assert(kernels::kFbankFrameShift == kFbankShiftSamples);
+static_assert(kernels::kFbankBins == kFbankFftSize / 2 + 1);
 
 // A conv followed by eval BatchNorm. Unfused: BN as per-channel scale and
 // shift in a separate pass (kernels::LaunchScaleShiftAct). Fused: the scale
@@ -647,8 +655,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                            .pad_h = 1,
                                            .pad_w = 1},
                                           channels_last, fold, half));
-  const int kBlocks[4] = {3, 4, 6, 3};
-  const int kPlanes[4] = {32, 64, 128, 256};
+  const std::array<int, 4> kBlocks = HP::kBlocks;
+  const std::array<int, 4> kPlanes = HP::kChannels;
   int in_planes = kStem;
   for (int layer = 0; layer < 4; ++layer) {
     for (int b = 0; b < kBlocks[layer]; ++b) {

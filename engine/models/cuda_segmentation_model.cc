@@ -19,6 +19,7 @@
 #include "engine/models/cuda_status.h"
 #include "engine/models/cuda_weights.h"
 #include "engine/models/cuda_window_upload.h"
+#include "engine/models/model_specs.h"
 #include "engine/models/sincnet_filters.h"
 #include "kernels/cooperative_token.h"
 #include "kernels/lstm.h"
@@ -36,16 +37,24 @@ using cuda::CudaContext;
 using cuda::CudaStatus;
 using cuda::DeviceBuffer;
 
-constexpr int kSinc = 80, kConv = 60, kHidden = 128, kLayers = 4;
-constexpr float kSlope = 0.01f;
-// Lengths along the chain (models.md §1.2) for 160000 samples.
-constexpr int kL0 = (kWindowSamples - 251) / 10 + 1;  // 15975
-constexpr int kP0 = kL0 / 3;                          // 5325
-constexpr int kL1 = kP0 - 4;                          // 5321
-constexpr int kP1 = kL1 / 3;                          // 1773
-constexpr int kL2 = kP1 - 4;                          // 1769
-constexpr int kP2 = kL2 / 3;                          // 589
+using HP = PyanNetHyperParameters;
+constexpr int kSinc = HP::kSincFilters, kConv = HP::kConvChannels,
+              kHidden = HP::kLstmHidden, kLayers = HP::kLstmLayers;
+constexpr float kSlope = HP::kLeakySlope;
+constexpr int kSincStride = HP::kSincStride, kConvKernel = HP::kConvKernel;
+// Lengths along the chain (models.md §1.2) for one window.
+constexpr PyanNetLengths kLengths = PyanNetSincNetLengths(kWindowSamples);
+constexpr int kL0 = kLengths.conv0;  // 15975
+constexpr int kP0 = kLengths.pool0;  // 5325
+constexpr int kL1 = kLengths.conv1;  // 5321
+constexpr int kP1 = kLengths.pool1;  // 1773
+constexpr int kL2 = kLengths.conv2;  // 1769
+constexpr int kP2 = kLengths.pool2;  // 589
 static_assert(kP2 == kFramesPerWindow);
+// The kernels' compile-time sizes (kernels/ does not include the shapes).
+static_assert(kernels::kLstmHidden == HP::kLstmHidden);
+static_assert(kernels::kSincConvChannels == HP::kSincFilters);
+static_assert(kernels::kSincConvMaxTaps >= HP::kSincKernel);
 
 struct Norm {
   DeviceBuffer gamma, beta;
@@ -244,7 +253,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                         .batch = n,
                                         .len = kWindowSamples,
                                         .taps = kSincKernel,
-                                        .stride = 10},
+                                        .stride = kSincStride},
                                        stream));
   } else {
     RETURN_IF_ERROR(conv[0]->Forward(normed, n, 1, kWindowSamples, c0.f32()));
@@ -425,7 +434,7 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                                                     .kernel_h = 1,
                                                     .kernel_w = kSincKernel,
                                                     .stride_h = 1,
-                                                    .stride_w = 10},
+                                                    .stride_w = kSincStride},
                                                    filters, wo));
     ASSIGN_OR_RETURN(impl->sinc_filters,
                      DeviceBuffer::FromHost(arena, filters, wo));
@@ -435,12 +444,12 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
     ASSIGN_OR_RETURN(
         std::vector<float> cw,
         cuda::ReadTensor(w, absl::StrCat("sincnet.conv1d.", i, ".weight"),
-                         int64_t{kConv} * in * 5));
+                         int64_t{kConv} * in * kConvKernel));
     ASSIGN_OR_RETURN(impl->conv[i], Conv2d::Create(ctx,
                                                    {.out_channels = kConv,
                                                     .in_channels = in,
                                                     .kernel_h = 1,
-                                                    .kernel_w = 5},
+                                                    .kernel_w = kConvKernel},
                                                    cw, wo));
     ASSIGN_OR_RETURN(
         impl->conv_bias[i - 1],
