@@ -19,11 +19,11 @@
 #include "engine/models/cuda_linear.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_status.h"
-#include "engine/models/cuda_weights.h"
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/cudnn_graph_conv.h"
 #include "engine/models/fbank.h"
 #include "engine/models/model_specs.h"
+#include "engine/models/weights.h"
 #include "kernels/fbank.h"
 #include "kernels/nn_ops.h"
 #include "kernels/precision_cast.h"
@@ -97,19 +97,17 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
                                   bool half) {
   shape.channels_last = channels_last;
   shape.half = half;
-  const int64_t nw = int64_t{shape.out_channels} * shape.in_channels *
-                     shape.kernel_h * shape.kernel_w;
   ASSIGN_OR_RETURN(std::vector<float> weight,
-                   cuda::ReadTensor(w, conv_name + ".weight", nw));
+                   ReadF32(w, conv_name + ".weight",
+                           {shape.out_channels, shape.in_channels,
+                            shape.kernel_h, shape.kernel_w}));
   const int c = shape.out_channels;
-  ASSIGN_OR_RETURN(std::vector<float> gamma,
-                   cuda::ReadTensor(w, bn + ".weight", c));
-  ASSIGN_OR_RETURN(std::vector<float> beta,
-                   cuda::ReadTensor(w, bn + ".bias", c));
+  ASSIGN_OR_RETURN(std::vector<float> gamma, ReadF32(w, bn + ".weight", {c}));
+  ASSIGN_OR_RETURN(std::vector<float> beta, ReadF32(w, bn + ".bias", {c}));
   ASSIGN_OR_RETURN(std::vector<float> mean,
-                   cuda::ReadTensor(w, bn + ".running_mean", c));
+                   ReadF32(w, bn + ".running_mean", {c}));
   ASSIGN_OR_RETURN(std::vector<float> var,
-                   cuda::ReadTensor(w, bn + ".running_var", c));
+                   ReadF32(w, bn + ".running_var", {c}));
   // torch's CPU eval BatchNorm: alpha = invstd·γ, beta = β − mean·alpha, in
   // float.
   std::vector<float> scale(c), shift(c);
@@ -119,7 +117,7 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
     shift[i] = beta[i] - mean[i] * scale[i];
   }
   if (fold) {
-    const int64_t per_out = nw / c;
+    const int64_t per_out = static_cast<int64_t>(weight.size()) / c;
     for (int k = 0; k < c; ++k) {
       for (int64_t j = 0; j < per_out; ++j) weight[k * per_out + j] *= scale[k];
     }
@@ -711,10 +709,9 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   }
   if (impl->graph_api) RETURN_IF_ERROR(impl->AttachGraphConvs());
   ASSIGN_OR_RETURN(std::vector<float> seg_w,
-                   cuda::ReadTensor(w, "resnet.seg_1.weight",
-                                    int64_t{kEmbeddingDim} * kStats));
+                   ReadF32(w, "resnet.seg_1.weight", {kEmbeddingDim, kStats}));
   ASSIGN_OR_RETURN(std::vector<float> seg_b,
-                   cuda::ReadTensor(w, "resnet.seg_1.bias", kEmbeddingDim));
+                   ReadF32(w, "resnet.seg_1.bias", {kEmbeddingDim}));
   ASSIGN_OR_RETURN(impl->seg1, cuda::Linear::Create(ctx, kStats, kEmbeddingDim,
                                                     seg_w, seg_b, wowner));
 

@@ -17,10 +17,10 @@
 #include "engine/models/cuda_linear.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_status.h"
-#include "engine/models/cuda_weights.h"
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/model_specs.h"
 #include "engine/models/sincnet_filters.h"
+#include "engine/models/weights.h"
 #include "kernels/cooperative_token.h"
 #include "kernels/lstm.h"
 #include "kernels/lstm_cluster.h"
@@ -400,9 +400,10 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   impl->graphs =
       std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "segmentation");
   const std::string wo = "segmentation/weights";
+  // A 1-D tensor of `length` values, shape-checked, onto the device.
   auto upload = [&](const std::string& name,
-                    int64_t count) -> absl::StatusOr<DeviceBuffer> {
-    ASSIGN_OR_RETURN(std::vector<float> v, cuda::ReadTensor(w, name, count));
+                    int64_t length) -> absl::StatusOr<DeviceBuffer> {
+    ASSIGN_OR_RETURN(std::vector<float> v, ReadF32(w, name, {length}));
     return DeviceBuffer::FromHost(arena, v, wo);
   };
 
@@ -419,13 +420,13 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   {
     const std::string fb = "sincnet.conv1d.0.filterbank.";
     ASSIGN_OR_RETURN(std::vector<float> low,
-                     cuda::ReadTensor(w, fb + "low_hz_", kSincBands));
+                     ReadF32(w, fb + "low_hz_", {kSincBands, 1}));
     ASSIGN_OR_RETURN(std::vector<float> band,
-                     cuda::ReadTensor(w, fb + "band_hz_", kSincBands));
+                     ReadF32(w, fb + "band_hz_", {kSincBands, 1}));
     ASSIGN_OR_RETURN(std::vector<float> win,
-                     cuda::ReadTensor(w, fb + "window_", kSincHalfKernel));
+                     ReadF32(w, fb + "window_", {kSincHalfKernel}));
     ASSIGN_OR_RETURN(std::vector<float> nn,
-                     cuda::ReadTensor(w, fb + "n_", kSincHalfKernel));
+                     ReadF32(w, fb + "n_", {1, kSincHalfKernel}));
     ASSIGN_OR_RETURN(std::vector<float> filters,
                      ComputeSincFilters(low, band, win, nn));
     ASSIGN_OR_RETURN(impl->conv[0], Conv2d::Create(ctx,
@@ -441,10 +442,9 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   }
   for (int i = 1; i <= 2; ++i) {
     const int in = i == 1 ? kSinc : kConv;
-    ASSIGN_OR_RETURN(
-        std::vector<float> cw,
-        cuda::ReadTensor(w, absl::StrCat("sincnet.conv1d.", i, ".weight"),
-                         int64_t{kConv} * in * kConvKernel));
+    ASSIGN_OR_RETURN(std::vector<float> cw,
+                     ReadF32(w, absl::StrCat("sincnet.conv1d.", i, ".weight"),
+                             {kConv, in, kConvKernel}));
     ASSIGN_OR_RETURN(impl->conv[i], Conv2d::Create(ctx,
                                                    {.out_channels = kConv,
                                                     .in_channels = in,
@@ -464,16 +464,14 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
         w_hh_t(size_t{2} * kHidden * kG);
     for (int d = 0; d < 2; ++d) {
       const std::string sfx = absl::StrCat("_l", l, d == 0 ? "" : "_reverse");
-      ASSIGN_OR_RETURN(
-          std::vector<float> wi,
-          cuda::ReadTensor(w, "lstm.weight_ih" + sfx, int64_t{kG} * in));
-      ASSIGN_OR_RETURN(
-          std::vector<float> wh,
-          cuda::ReadTensor(w, "lstm.weight_hh" + sfx, int64_t{kG} * kHidden));
+      ASSIGN_OR_RETURN(std::vector<float> wi,
+                       ReadF32(w, "lstm.weight_ih" + sfx, {kG, in}));
+      ASSIGN_OR_RETURN(std::vector<float> wh,
+                       ReadF32(w, "lstm.weight_hh" + sfx, {kG, kHidden}));
       ASSIGN_OR_RETURN(std::vector<float> bi,
-                       cuda::ReadTensor(w, "lstm.bias_ih" + sfx, kG));
+                       ReadF32(w, "lstm.bias_ih" + sfx, {kG}));
       ASSIGN_OR_RETURN(std::vector<float> bh,
-                       cuda::ReadTensor(w, "lstm.bias_hh" + sfx, kG));
+                       ReadF32(w, "lstm.bias_hh" + sfx, {kG}));
       std::copy(wi.begin(), wi.end(),
                 w_ih.begin() + size_t{static_cast<size_t>(d)} * kG * in);
       for (int j = 0; j < kG; ++j) {
@@ -490,21 +488,21 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   }
   for (int i = 0; i < 2; ++i) {
     const int in = i == 0 ? 2 * kHidden : kHidden;
-    ASSIGN_OR_RETURN(std::vector<float> lw,
-                     cuda::ReadTensor(w, absl::StrCat("linear.", i, ".weight"),
-                                      int64_t{kHidden} * in));
+    ASSIGN_OR_RETURN(
+        std::vector<float> lw,
+        ReadF32(w, absl::StrCat("linear.", i, ".weight"), {kHidden, in}));
     ASSIGN_OR_RETURN(
         std::vector<float> lb,
-        cuda::ReadTensor(w, absl::StrCat("linear.", i, ".bias"), kHidden));
+        ReadF32(w, absl::StrCat("linear.", i, ".bias"), {kHidden}));
     ASSIGN_OR_RETURN(impl->linear[i],
                      cuda::Linear::Create(ctx, in, kHidden, lw, lb, wo));
   }
   {
-    ASSIGN_OR_RETURN(std::vector<float> cw,
-                     cuda::ReadTensor(w, "classifier.weight",
-                                      int64_t{kPowersetClasses} * kHidden));
+    ASSIGN_OR_RETURN(
+        std::vector<float> cw,
+        ReadF32(w, "classifier.weight", {kPowersetClasses, kHidden}));
     ASSIGN_OR_RETURN(std::vector<float> cb,
-                     cuda::ReadTensor(w, "classifier.bias", kPowersetClasses));
+                     ReadF32(w, "classifier.bias", {kPowersetClasses}));
     ASSIGN_OR_RETURN(
         impl->classifier,
         cuda::Linear::Create(ctx, kHidden, kPowersetClasses, cw, cb, wo));

@@ -16,7 +16,7 @@ absl::StatusOr<std::vector<float>> ReadF32(const SafetensorsFile& file,
   if (t->dtype != DType::kF32) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", name, "' in ", file.path(),
-                     " must be F32 for the CPU backend"));
+                     " must be F32"));
   }
   if (t->shape != shape) {
     return absl::InvalidArgumentError(

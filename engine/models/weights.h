@@ -1,6 +1,7 @@
 // Reading float32 network weights by pyannote state_dict name, with the
 // shape checked, into owned vectors (the mapped file may be closed after a
-// model is built).
+// model is built). The one weight reader of every backend (CPU and CUDA),
+// so the same bad file gives the same error on each.
 #ifndef DIARIZATION_ENGINE_MODELS_WEIGHTS_H_
 #define DIARIZATION_ENGINE_MODELS_WEIGHTS_H_
 
