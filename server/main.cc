@@ -17,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/cleanup/cleanup.h"
@@ -27,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/runtime/devices.h"
@@ -413,6 +415,14 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "gRPC speaker-diarization service (docs/operations.md)");
   absl::ParseCommandLine(argc, argv);
+  // The libraries' diagnostics (kernel choices at load, arena warnings)
+  // become JSON event lines like everything else in the server's log.
+  diarization::SetDiagnosticSink(
+      [](std::string_view source, std::string_view message) {
+        std::string detail(source);
+        detail.append(": ").append(message);
+        diarization::server::LogEvent("diagnostic", detail);
+      });
   const absl::Status status = diarization::server::Run();
   if (!status.ok()) {
     diarization::server::LogEvent("fatal", status.ToString());

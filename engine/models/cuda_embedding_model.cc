@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_busy_timer.h"
@@ -93,8 +94,7 @@ struct Block {
 absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
                                   const std::string& conv_name,
                                   const std::string& bn, Conv2d::Shape shape,
-                                  bool channels_last, bool fold,
-                                  bool half) {
+                                  bool channels_last, bool fold, bool half) {
   shape.channels_last = channels_last;
   shape.half = half;
   ASSIGN_OR_RETURN(std::vector<float> weight,
@@ -358,8 +358,8 @@ absl::StatusOr<float*> CudaEmbeddingModel::Impl::EnqueueTrunkUnfused(
 }
 
 absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
-    int n, const void* input, void* cur, void* free_a, void* free_b,
-    int* out_h, int* out_w, void** free_buf) {
+    int n, const void* input, void* cur, void* free_a, void* free_b, int* out_h,
+    int* out_w, void** free_buf) {
   int h = kMel, w = kFrames;
   // Stem: ReLU(conv'(x) + shift).
   if (direct_stem) {
@@ -490,11 +490,12 @@ void CudaEmbeddingModel::Impl::LogGraphConvs(int n) {
     on_legacy += l;
     if (l > 0) absl::StrAppend(&legacy_names, " ", names[i]);
   }
-  std::fprintf(stderr,
-               "cuda:%d embedding conv_api %s, batches up to %d: %d layer "
-               "shapes on cuDNN graph engines, %d on the legacy call%s%s\n",
-               arena->device(), options.conv_api.c_str(), n, on_graph,
-               on_legacy, on_legacy > 0 ? ":" : "", legacy_names.c_str());
+  ReportDiagnostic(
+      absl::StrCat("cuda:", arena->device(), " embedding"),
+      absl::StrCat("conv_api ", options.conv_api, ", batches up to ", n, ": ",
+                   on_graph, " layer shapes on cuDNN graph engines, ",
+                   on_legacy, " on the legacy call", on_legacy > 0 ? ":" : "",
+                   legacy_names));
 }
 
 absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
@@ -506,10 +507,10 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
     ASSIGN_OR_RETURN(cur, EnqueueTrunkUnfused(n, &h, &w));
   } else if (!half) {
     void* free_buf = nullptr;
-    ASSIGN_OR_RETURN(void* out,
-                     EnqueueTrunkFused(n, act[0].data(), act[1].data(),
-                                       act[0].data(), act[2].data(), &h, &w,
-                                       &free_buf));
+    ASSIGN_OR_RETURN(
+        void* out,
+        EnqueueTrunkFused(n, act[0].data(), act[1].data(), act[0].data(),
+                          act[2].data(), &h, &w, &free_buf));
     cur = static_cast<float*>(out);
   } else {
     // Features (float, act[0]) -> FP16 in act[2], the FP16 trunk, then its
@@ -517,13 +518,13 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
     RETURN_IF_ERROR(kernels::LaunchFloatToHalf(
         act[0].f32(), act[2].data(), int64_t{n} * kMel * kFrames, stream));
     void* free_buf = nullptr;
-    ASSIGN_OR_RETURN(void* out,
-                     EnqueueTrunkFused(n, act[2].data(), act[1].data(),
-                                       act[0].data(), act[2].data(), &h, &w,
-                                       &free_buf));
+    ASSIGN_OR_RETURN(
+        void* out,
+        EnqueueTrunkFused(n, act[2].data(), act[1].data(), act[0].data(),
+                          act[2].data(), &h, &w, &free_buf));
     cur = static_cast<float*>(free_buf);
-    RETURN_IF_ERROR(kernels::LaunchHalfToFloat(
-        out, cur, int64_t{n} * h * w * 256, stream));
+    RETURN_IF_ERROR(
+        kernels::LaunchHalfToFloat(out, cur, int64_t{n} * h * w * 256, stream));
   }
   const bool cl = channels_last;
   // cur: (n, 256, 10, 125) = (n, 2560, 125), or NHWC (n, 10, 125, 256).
@@ -581,8 +582,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   ASSIGN_OR_RETURN(impl->precision, cuda::ParsePrecision(options.precision));
-  impl->channels_last = options.channels_last &&
-                        impl->precision != cuda::Precision::kFp32;
+  impl->channels_last =
+      options.channels_last && impl->precision != cuda::Precision::kFp32;
   impl->half = impl->precision == cuda::Precision::kMixed;
   if (impl->half && (!options.fused_conv_epilogue || !impl->channels_last)) {
     return absl::InvalidArgumentError(
@@ -729,8 +730,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   ASSIGN_OR_RETURN(
       impl->masks,
       DeviceBuffer::Allocate(
-          arena, sizeof(float) * impl->max_pairs * kFramesPerWindow,
-          aowner));
+          arena, sizeof(float) * impl->max_pairs * kFramesPerWindow, aowner));
   for (DeviceBuffer& a : impl->act) {  // act_bytes: the stem's output
     ASSIGN_OR_RETURN(a, DeviceBuffer::Allocate(arena, act_bytes * bm, aowner));
   }

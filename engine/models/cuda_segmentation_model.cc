@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_busy_timer.h"
@@ -556,8 +557,8 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                    cuda::PinnedBuffer::Allocate(bm * kP2 * kPowersetClasses,
                                                 "log-probabilities"));
   RETURN_IF_ERROR(impl->ChooseLstmKernels());
-  std::fprintf(stderr, "cuda:%d segmentation: %s\n", arena->device(),
-               impl->lstm_selection.c_str());
+  ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " segmentation"),
+                   impl->lstm_selection);
   return std::unique_ptr<CudaSegmentationModel>(
       new CudaSegmentationModel(std::move(impl)));
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 
 namespace diarization::models {
@@ -86,11 +87,11 @@ absl::StatusOr<std::unique_ptr<DeviceArena>> DeviceArena::Create(
         "). Add smaller rungs to reservation_ladder or free address space."));
   }
   if (rung > 0) {
-    std::fprintf(stderr,
-                 "DeviceArena: device %d reserved %s on rung %d after %zu "
-                 "refusal(s): %s\n",
-                 options.device, Bytes(reserved).c_str(), rung, refusals.size(),
-                 absl::StrJoin(refusals, "; ").c_str());
+    ReportDiagnostic(
+        "DeviceArena",
+        absl::StrCat("device ", options.device, " reserved ", Bytes(reserved),
+                     " on rung ", rung, " after ", refusals.size(),
+                     " refusal(s): ", absl::StrJoin(refusals, "; ")));
   }
   absl::MutexLock lock(&arena->mu_);
   arena->stats_.device = options.device;
@@ -108,19 +109,18 @@ DeviceArena::~DeviceArena() {
   for (auto it = pieces_.rbegin(); it != pieces_.rend(); ++it) {
     absl::Status s = driver_->Unmap(it->va, it->size);
     if (!s.ok())
-      std::fprintf(stderr, "DeviceArena: unmap failed: %s\n",
-                   s.ToString().c_str());
+      ReportDiagnostic("DeviceArena", "unmap failed: " + s.ToString());
     s = driver_->ReleasePhysical(it->handle);
-    if (!s.ok())
-      std::fprintf(stderr, "DeviceArena: release failed: %s\n",
-                   s.ToString().c_str());
+    if (!s.ok()) {
+      ReportDiagnostic("DeviceArena", "release failed: " + s.ToString());
+    }
   }
   pieces_.clear();
   if (stats_.reserved_bytes > 0) {
     absl::Status s = driver_->FreeReservation(base_, stats_.reserved_bytes);
     if (!s.ok()) {
-      std::fprintf(stderr, "DeviceArena: freeing the reservation failed: %s\n",
-                   s.ToString().c_str());
+      ReportDiagnostic("DeviceArena",
+                       "freeing the reservation failed: " + s.ToString());
     }
   }
 }
@@ -189,12 +189,12 @@ absl::Status DeviceArena::EnsureMappedLocked(size_t end_offset,
   if (mapped > options_.budget_bytes) {
     const size_t spilled = mapped - options_.budget_bytes;
     if (spilled > stats_.spilled_bytes) {
-      std::fprintf(stderr,
-                   "DeviceArena: device %d spilled past its budget of %s: "
-                   "%s mapped for '%.*s'\n",
-                   options_.device, Bytes(options_.budget_bytes).c_str(),
-                   Bytes(mapped).c_str(), static_cast<int>(owner.size()),
-                   owner.data());
+      ReportDiagnostic(
+          "DeviceArena",
+          absl::StrCat("device ", options_.device,
+                       " spilled past its budget of ",
+                       Bytes(options_.budget_bytes), ": ", Bytes(mapped),
+                       " mapped for '", std::string(owner), "'"));
     }
     stats_.spilled_bytes = std::max(stats_.spilled_bytes, spilled);
   }

@@ -26,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 #include "engine/pipeline/clustering.h"
 #include "engine/runtime/admission_ledger.h"
@@ -620,9 +621,10 @@ class EngineImpl : public WorkerListener,
     }
     if (!out.output.ok()) {
       // Provisional only: the final clustering reports real errors.
-      std::fprintf(stderr, "engine: partial clustering of job %s failed: %s\n",
-                   job->options.request_id.c_str(),
-                   std::string(out.output.status().message()).c_str());
+      ReportDiagnostic(
+          "engine",
+          absl::StrCat("partial clustering of job ", job->options.request_id,
+                       " failed: ", out.output.status().message()));
       return;
     }
     partial.segments = std::move(out.output->segments);
