@@ -38,7 +38,7 @@ class CallSlot {
  public:
   CallSlot() = default;
   CallSlot(ServiceState* state, auth::PrincipalCalls::Slot principal)
-      : state_(state), principal_(std::move(principal)) {}
+      : state_(state), principal_(std::move(principal)), admitted_(true) {}
   CallSlot(CallSlot&& other) noexcept
       : state_(other.state_),
         principal_(std::move(other.principal_)),
@@ -76,8 +76,9 @@ class CallSlot {
   ServiceState* state_ = nullptr;
   auth::PrincipalCalls::Slot principal_;
   bool busy_ = false;
-  // Counts in ServiceState::admitted_calls_ (until ReleaseAdmission).
-  bool admitted_ = true;
+  // Counts in ServiceState::admitted_calls_ (from admission until
+  // ReleaseAdmission); false for an empty slot.
+  bool admitted_ = false;
 };
 
 // The threads the reactors use, owned by GrpcServer.
