@@ -77,20 +77,24 @@ run_batch() {  # $1 label, $2 mode, $3 file, rest: client flags
   local label=$1 mode=$2 file=$3; shift 3
   mkdir -p "$WORK/$label"
   local t0; t0=$(date +%s.%N)
+  local live=0 partial=()
+  [[ $label == live* ]] && live=1 && partial=(--partial)
   for i in $(seq "$STREAMS"); do
-    if [[ $label == live* ]]; then
-      # Partial results on stderr, each line stamped with the wall time it
-      # arrived (bash's EPOCHREALTIME: no fork per line).
-      ( s=$EPOCHREALTIME; "${C[@]}" --mode "$mode" --output json --partial "$@" "$file" >"$WORK/$label/r$i.json" \
-          2> >(while IFS= read -r l; do echo "$EPOCHREALTIME $l"; done >"$WORK/$label/r$i.err")
-        echo "$? $s $EPOCHREALTIME" >"$WORK/$label/t$i" ) &
-    else
-      ( s=$(date +%s.%N); "${C[@]}" --mode "$mode" --output json "$@" "$file" >"$WORK/$label/r$i.json" 2>"$WORK/$label/r$i.err"
-        echo "$? $s $(date +%s.%N)" >"$WORK/$label/t$i" ) &
-    fi
+    (
+      if [[ $live == 1 ]]; then
+        # Partial results on stderr, each line stamped with the wall time it
+        # arrived (bash's EPOCHREALTIME: no fork per line).
+        exec 2> >(while IFS= read -r l; do echo "$EPOCHREALTIME $l"; done >"$WORK/$label/r$i.err")
+      else
+        exec 2>"$WORK/$label/r$i.err"
+      fi
+      s=$EPOCHREALTIME
+      "${C[@]}" --mode "$mode" --output json ${partial[@]+"${partial[@]}"} "$@" "$file" >"$WORK/$label/r$i.json"
+      echo "$? $s $EPOCHREALTIME" >"$WORK/$label/t$i"
+    ) &
   done
   wait $(jobs -p | grep -v "^$pid$") 2>/dev/null
-  [[ $label == live* ]] && sleep 1  # the stderr stampers may still be writing
+  [[ $live == 1 ]] && sleep 1  # the stderr stampers may still be writing
   local t1; t1=$(date +%s.%N)
   python3 - "$WORK/$label" "$label" "$STREAMS" "$(python3 -c "import wave;w=wave.open('$file');print(w.getnframes()/w.getframerate())")" "$t0" "$t1" <<'PY' | tee -a "$LOGS/summary.txt"
 import json, sys, glob, collections, statistics, re
