@@ -5,6 +5,7 @@
 #
 #   bash scripts/gpu_tests.sh            # tests + benchmark
 #   BENCH=0 bash scripts/gpu_tests.sh    # tests only
+#   TESTS=0 bash scripts/gpu_tests.sh    # benchmark only
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=${OUT:-$(pwd)/gpu-logs}
@@ -26,8 +27,9 @@ mkdir -p "$TEST_TMPDIR"
 } 2>&1 | tee "$LOGS/env.txt"
 
 passed=0; failed=0; summary=""
-for t in device_arena_test device_arena_cuda_test kernels_test window_gather_test stem_conv_test \
-         cuda_models_test cuda_reference_test; do
+TEST_LIST="device_arena_test device_arena_cuda_test kernels_test window_gather_test stem_conv_test cuda_models_test cuda_reference_test"
+[[ "${TESTS:-1}" == 1 ]] || TEST_LIST=""
+for t in $TEST_LIST; do
   start=$(date +%s%N)
   timeout 300 "$WORK/bin/$t" --gtest_color=no >"$LOGS/$t.log" 2>&1
   rc=$?
