@@ -32,6 +32,11 @@ if ! bazel build //... ; then
   exit 1
 fi
 
+# The layout's nevers (../shared/whiteboard.json, or its copy in tools/layout).
+echo "== layout check"
+bash tools/layout/check_layout.sh
+layout_rc=$?
+
 echo "== test (non-GPU)"
 bazel test "${BAZEL_FLAGS[@]}" --test_tag_filters=-gpu,-manual //...
 bazel_rc=$?
@@ -60,6 +65,10 @@ TARGETS_FILE="$(mktemp)"
 } >"$TARGETS_FILE"
 python3 tools/ci/count_tests.py "$(bazel info bazel-testlogs 2>/dev/null)" "$TARGETS_FILE"
 count_rc=$?
+if [[ $layout_rc -ne 0 ]]; then
+  echo "layout check failed (exit $layout_rc): see '== layout check' above"
+  exit 1
+fi
 if [[ $bazel_rc -ne 0 && $count_rc -eq 0 ]]; then
   # Bazel failed without a failing case (e.g. a target that did not build).
   echo "bazel test exited $bazel_rc"
