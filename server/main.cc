@@ -352,9 +352,9 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_cuda_embedding_precision);
   backend.cuda_embedding_conv_api =
       absl::GetFlag(FLAGS_cuda_embedding_conv_api);
-  backend.cuda_max_batch =
-      std::max(absl::GetFlag(FLAGS_segmentation_batch_size),
-               absl::GetFlag(FLAGS_embedding_batch_size));
+  backend.cuda_segmentation_max_batch =
+      absl::GetFlag(FLAGS_segmentation_batch_size);
+  backend.cuda_embedding_max_batch = absl::GetFlag(FLAGS_embedding_batch_size);
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
   backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);

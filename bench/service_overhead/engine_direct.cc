@@ -53,8 +53,10 @@ ABSL_FLAG(std::string, device, "cpu",
           "server builds them (engine/runtime/devices.h).");
 ABSL_FLAG(std::string, embedding_precision, "tf32",
           "CUDA embedding precision: tf32 or fp32.");
-ABSL_FLAG(int, cuda_max_batch, 32,
-          "Batch the CUDA buffers are sized for (larger batches are split).");
+ABSL_FLAG(int, cuda_max_batch, 0,
+          "Batch both CUDA networks' buffers are sized for (larger batches "
+          "are split); 0: each network for its own batch size, as the "
+          "server does.");
 ABSL_FLAG(int, threads, 0, "CPU network threads (0 = all cores).");
 ABSL_FLAG(int, pipelines_per_device, 1, "Pre-loaded pipelines per GPU.");
 ABSL_FLAG(std::string, lstm_kernel, "qualified",
@@ -169,7 +171,13 @@ absl::Status Run() {
   backend.device = absl::GetFlag(FLAGS_device);
   backend.cpu_threads = absl::GetFlag(FLAGS_threads);
   backend.cuda_embedding_precision = absl::GetFlag(FLAGS_embedding_precision);
-  backend.cuda_max_batch = absl::GetFlag(FLAGS_cuda_max_batch);
+  const int cuda_max_batch = absl::GetFlag(FLAGS_cuda_max_batch);
+  backend.cuda_segmentation_max_batch =
+      cuda_max_batch > 0 ? cuda_max_batch
+                         : absl::GetFlag(FLAGS_segmentation_batch_size);
+  backend.cuda_embedding_max_batch =
+      cuda_max_batch > 0 ? cuda_max_batch
+                         : absl::GetFlag(FLAGS_embedding_batch_size);
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
   backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);

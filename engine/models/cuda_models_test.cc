@@ -513,5 +513,72 @@ TEST_F(CudaModelsTest, LedgerAndBudget) {
               std::string(m.status().message()).substr(0, 300).c_str());
 }
 
+// Each network's buffers follow its own max_batch (the server sizes the
+// segmentation for --segmentation_batch_size and the embedding for
+// --embedding_batch_size): a larger segmentation batch leaves the
+// embedding's activations as they are and the other way round, and a call
+// larger than a network's max_batch runs in launches of that size with the
+// outputs of a model sized for the whole call.
+TEST_F(CudaModelsTest, EachNetworkIsSizedForItsOwnBatch) {
+  auto seg_w = Open(seg_path_);
+  auto emb_w = Open(emb_path_);
+  const std::vector<float> win = Windows();
+  std::mt19937 rng(std::random_device{}());
+  std::vector<float> masks(size_t(kB) * 3 * kFramesPerWindow);
+  std::uniform_int_distribution<int> bit(0, 1);
+  for (float& x : masks) x = float(bit(rng));
+  struct Sized {
+    size_t segmentation_bytes = 0, embedding_bytes = 0;
+    std::vector<float> log_probs, embeddings;
+  };
+  auto load_and_run = [&](int seg_batch, int emb_batch) -> Sized {
+    Sized r;
+    auto arena = Arena();
+    EXPECT_NE(arena, nullptr);
+    if (arena == nullptr) return r;
+    CudaModelOptions so;
+    so.max_batch = seg_batch;
+    CudaModelOptions eo;
+    eo.precision = "fp32";
+    eo.max_batch = emb_batch;
+    auto s = CudaSegmentationModel::Create(*seg_w, arena, so);
+    EXPECT_TRUE(s.ok()) << s.status();
+    auto e = CudaEmbeddingModel::Create(*emb_w, arena, eo);
+    EXPECT_TRUE(e.ok()) << e.status();
+    if (!s.ok() || !e.ok()) return r;
+    const DeviceArenaStats st = arena->Stats();
+    r.segmentation_bytes =
+        st.owners.at("segmentation/activations").used_bytes +
+        st.owners.at("segmentation/windows").used_bytes;
+    r.embedding_bytes = st.owners.at("embedding/activations").used_bytes +
+                        st.owners.at("embedding/windows").used_bytes;
+    r.log_probs.assign(size_t(kB) * kFramesPerWindow * kPowersetClasses, NAN);
+    r.embeddings.assign(size_t(kB) * 3 * kEmbeddingDim, NAN);
+    EXPECT_TRUE((*s)->Run(win, kB, r.log_probs).ok());
+    EXPECT_TRUE((*e)->Run(win, kB, masks, 3, r.embeddings).ok());
+    return r;
+  };
+  static_assert(kB == 4);
+  const Sized small = load_and_run(1, 1);  // four launches each
+  const Sized seg_large = load_and_run(kB, 1);
+  const Sized emb_large = load_and_run(1, kB);
+  std::printf(
+      "activations + window buffers: segmentation %zu B at max_batch 1, %zu B "
+      "at %d; embedding %zu B at 1, %zu B at %d\n",
+      small.segmentation_bytes, seg_large.segmentation_bytes, kB,
+      small.embedding_bytes, emb_large.embedding_bytes, kB);
+  EXPECT_EQ(seg_large.embedding_bytes, small.embedding_bytes);
+  EXPECT_EQ(emb_large.segmentation_bytes, small.segmentation_bytes);
+  EXPECT_GT(seg_large.segmentation_bytes, 3 * small.segmentation_bytes);
+  EXPECT_GT(emb_large.embedding_bytes, 3 * small.embedding_bytes);
+  // The same windows in launches of 1 and in one launch of 4 (other batch
+  // shapes may pick other algorithms: within the FP32 tolerances).
+  EXPECT_LT(MaxAbs(small.log_probs, seg_large.log_probs), 1e-5);
+  EXPECT_LT(MaxRel(small.embeddings, emb_large.embeddings, kEmbeddingDim),
+            1e-5);
+  EXPECT_EQ(small.log_probs, emb_large.log_probs);
+  EXPECT_EQ(small.embeddings, seg_large.embeddings);
+}
+
 }  // namespace
 }  // namespace diarization::models

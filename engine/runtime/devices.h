@@ -38,8 +38,12 @@ struct DevicesOptions {
   // CUDA embedding trunk convolutions: "legacy", "graph" or "fastest"
   // (models::CudaModelOptions::conv_api, ADR 0072).
   std::string cuda_embedding_conv_api = "legacy";
-  // Largest batch the CUDA buffers are sized for (the engine's batch sizes).
-  int cuda_max_batch = 32;
+  // Largest batch each CUDA network's buffers are sized for: the engine's
+  // segmentation and embedding batch sizes (larger calls are split into
+  // launches of this size). Each network is sized for its own, so a larger
+  // segmentation batch does not grow the embedding's buffers.
+  int cuda_segmentation_max_batch = 32;
+  int cuda_embedding_max_batch = 32;
   // Pre-loaded pipelines per GPU (--pipelines_per_device, 1..8): each has
   // its own models, CUDA streams and device arena (its own budget), and the
   // engine runs each as a Device of its own, named "cuda:N" when there is
@@ -97,7 +101,9 @@ int CudaDeviceCount();
 struct CudaDeviceOptions {
   std::string embedding_precision = "tf32";
   std::string embedding_conv_api = "legacy";  // ADR 0072
-  int max_batch = 32;
+  // Windows per launch each network's buffers are sized for.
+  int segmentation_max_batch = 32;
+  int embedding_max_batch = 32;
   // This pipeline's index among the GPU's `pipelines` (DevicesOptions::
   // pipelines_per_device): the Device is "cuda:N" for one pipeline, else
   // "cuda:N/p<pipeline>".

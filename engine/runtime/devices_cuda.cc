@@ -93,10 +93,10 @@ absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
                                       int ordinal,
                                       const CudaDeviceOptions& device_options) {
   models::CudaBackendOptions options;
-  options.segmentation.max_batch = device_options.max_batch;
+  options.segmentation.max_batch = device_options.segmentation_max_batch;
   options.segmentation.lstm_kernel = device_options.lstm_kernel;
   options.segmentation.cooperative_token = device_options.cooperative_token;
-  options.embedding.max_batch = device_options.max_batch;
+  options.embedding.max_batch = device_options.embedding_max_batch;
   options.embedding.precision = device_options.embedding_precision;
   options.embedding.conv_api = device_options.embedding_conv_api;
   ASSIGN_OR_RETURN(CudaDeviceParts parts,
