@@ -8,6 +8,7 @@
 //   rtfx_main --data DIR --plda DIR [--models DIR] [--hours 1]
 //             [--batch 32] [--seg_batch N] [--embedding_precision fp32|tf32]
 //             [--graphs] [--overlap] [--channels_last]
+//             [--seg_activations packed|pools|separate]
 //
 // The networks run through engine/runtime/offline_networks.h on the Device
 // that engine/runtime/devices.h builds, i.e. the engine's own window copy,
@@ -33,11 +34,13 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
 #include "engine/io/plda_files.h"
 #include "engine/models/cuda_backend.h"
+#include "engine/models/cuda_segmentation_layout.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
 #include "engine/pipeline/chunks.h"
@@ -84,6 +87,10 @@ ABSL_FLAG(bool, overlap, false,
           "segmented.");
 ABSL_FLAG(bool, direct_sinc, true,
           "SincNet filter bank through kernels/sinc_conv (else cuDNN).");
+ABSL_FLAG(std::string, seg_activations,
+          diarization::models::CudaModelOptions().segmentation_activations,
+          "Segmentation activation layout: pools, packed or separate "
+          "(engine/models/cuda_segmentation_layout.h).");
 ABSL_FLAG(bool, channels_last, true,
           "Embedding ResNet activations in NHWC (tensor-core friendly).");
 ABSL_FLAG(bool, fused_epilogue, true,
@@ -109,6 +116,64 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 double GiB(uint64_t b) { return b / 1073741824.0; }
+double MiB(uint64_t b) { return b / 1048576.0; }
+
+// Where the arena goes: the segmentation's activation layout (its tensors,
+// and its size at other batch sizes in each layout, computed from the
+// layout), then every owner's live allocations as the arena holds them.
+void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
+                          const diarization::models::CudaSegmentationModel& seg,
+                          int seg_batch, bool direct_sinc) {
+  using diarization::models::SegmentationActivationLayout;
+  const SegmentationActivationLayout& own = seg.activation_layout();
+  std::printf("  segmentation %s\n", own.Describe().c_str());
+  const auto sizes = arena.LiveAllocationSizes();
+  const auto windows = sizes.find("segmentation/windows");
+  size_t upload = 0;
+  if (windows != sizes.end()) {
+    for (size_t b : windows->second) upload += b;
+  }
+  std::printf(
+      "  segmentation activations by batch (MiB; packed / pools / separate; "
+      "the window upload adds %.2f MiB per window):",
+      MiB(upload) / std::max(1, seg_batch));
+  for (int n : {32, 64, 128, 160, 192, 256, 512}) {
+    const char* sep = " ";
+    std::printf(" %d:", n);
+    for (const char* mode : {"packed", "pools", "separate"}) {
+      auto l = SegmentationActivationLayout::Plan(mode, direct_sinc, n);
+      std::printf("%s%.0f", sep, l.ok() ? MiB(l->total_bytes()) : -1.0);
+      sep = "/";
+    }
+  }
+  std::printf("\n  arena allocations by owner (MiB, largest first):\n");
+  for (const auto& [owner, v] : sizes) {
+    std::string line;
+    size_t small = 0, total = 0;
+    int small_count = 0;
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i;
+      while (j < v.size() && v[j] == v[i]) ++j;
+      total += v[i] * (j - i);
+      if (v[i] < (size_t{1} << 20)) {
+        small += v[i] * (j - i);
+        small_count += static_cast<int>(j - i);
+      } else {
+        absl::StrAppend(&line, line.empty() ? "" : " + ",
+                        j - i > 1 ? absl::StrCat(j - i, " x ") : "",
+                        absl::StrFormat("%.2f", MiB(v[i])));
+      }
+      i = j;
+    }
+    if (small_count > 0) {
+      absl::StrAppend(
+          &line, line.empty() ? "" : " + ",
+          absl::StrFormat("%d under 1 MiB (%.2f)", small_count, MiB(small)));
+    }
+    std::printf("    %-36s %9.2f = %s\n", owner.c_str(), MiB(total),
+                line.c_str());
+  }
+}
 
 struct Times {
   double segmentation = 0, masks = 0, embedding = 0, clustering = 0;
@@ -175,6 +240,8 @@ absl::Status Run() {
   }
   opt.segmentation.max_batch = seg_batch;
   opt.segmentation.direct_sinc_conv = absl::GetFlag(FLAGS_direct_sinc);
+  opt.segmentation.segmentation_activations =
+      absl::GetFlag(FLAGS_seg_activations);
   opt.embedding.max_batch = batch;
   opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
   opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
@@ -276,11 +343,13 @@ absl::Status Run() {
   const models::CudaMemorySnapshot mem = cuda.backend->Memory();
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
-      "(segmentation %d, %s sinc), embedding %s (%s, %s epilogue, conv api "
+      "(segmentation %d, %s sinc, %s activations), embedding %s (%s, %s "
+      "epilogue, conv api "
       "%s%s%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       device.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
+      opt.segmentation.segmentation_activations.c_str(),
       device.embedding->precision().c_str(),
       opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"
                                                                        : "NCHW",
@@ -334,6 +403,8 @@ absl::Status Run() {
       GiB(mem.device_total_bytes), GiB(mem.device_free_bytes), GiB(min_free),
       GiB(mem.device_total_bytes - min_free));
   std::printf("%s", cuda.backend->arena->DebugString().c_str());
+  PrintMemoryBreakdown(*cuda.backend->arena, *cuda.segmentation, seg_batch,
+                       opt.segmentation.direct_sinc_conv);
   // conv_api graph / fastest: the engine of each trunk convolution.
   for (const std::string& line : cuda.embedding->conv_engines()) {
     std::printf("  %s\n", line.c_str());

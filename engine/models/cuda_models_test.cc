@@ -513,6 +513,51 @@ TEST_F(CudaModelsTest, LedgerAndBudget) {
               std::string(m.status().message()).substr(0, 300).c_str());
 }
 
+// The segmentation's activation layouts (cuda_segmentation_layout.h) give
+// the bits of the layout that shares nothing, with either SincNet path, and
+// the arena books exactly the layout's buffer.
+TEST_F(CudaModelsTest, SegmentationActivationLayoutsGiveTheSameBits) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(seg_path_);
+  const std::vector<float> win = Windows();
+  for (bool direct : {true, false}) {
+    std::vector<float> reference;
+    for (const char* mode : {"separate", "pools", "packed"}) {
+      CudaModelOptions o;
+      o.max_batch = 3;  // 4 windows: a launch of 3, then one of 1
+      o.direct_sinc_conv = direct;
+      o.segmentation_activations = mode;
+      const size_t before =
+          arena->Stats().owners.count("segmentation/activations")
+              ? arena->Stats().owners.at("segmentation/activations").used_bytes
+              : 0;
+      auto m = CudaSegmentationModel::Create(*w, arena, o);
+      ASSERT_TRUE(m.ok()) << m.status();
+      EXPECT_EQ(
+          arena->Stats().owners.at("segmentation/activations").used_bytes -
+              before,
+          (*m)->activation_layout().total_bytes())
+          << mode;
+      std::vector<float> got(size_t(kB) * kFramesPerWindow * kPowersetClasses,
+                             NAN);
+      ASSERT_TRUE((*m)->Run(win, kB, got).ok());
+      std::vector<float> again(got.size(), NAN);
+      ASSERT_TRUE((*m)->Run(win, kB, again).ok());  // graph replay
+      EXPECT_EQ(got, again) << mode;
+      std::printf("segmentation %s sinc, %s layout: %zu bytes for 3 windows\n",
+                  direct ? "direct" : "cuDNN", mode,
+                  (*m)->activation_layout().total_bytes());
+      if (reference.empty()) {
+        reference = got;
+      } else {
+        EXPECT_EQ(got, reference)
+            << mode << " layout vs separate, direct sinc " << direct;
+      }
+    }
+  }
+}
+
 // Each network's buffers follow its own max_batch (the server sizes the
 // segmentation for --segmentation_batch_size and the embedding for
 // --embedding_batch_size): a larger segmentation batch leaves the

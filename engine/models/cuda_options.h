@@ -63,6 +63,12 @@ struct CudaModelOptions {
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;
+  // Segmentation only: where the activations live in their one buffer
+  // (engine/models/cuda_segmentation_layout.h). "pools" (default until a GPU
+  // round has measured the other): three pools, 6.0 MB per window; "packed":
+  // tensors live at different steps share bytes, 3.0 MB per window;
+  // "separate": nothing shared (tests' reference, 10.3 MB per window).
+  std::string segmentation_activations = "pools";
   // Segmentation only: the BiLSTM recurrence kernel. "qualified": the
   // cluster kernel (kernels/lstm_cluster.h) for each batch size that
   // kernels/qualification.json qualifies on this device, the resident kernel

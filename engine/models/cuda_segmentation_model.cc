@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_buffers.h"
@@ -17,6 +18,7 @@
 #include "engine/models/cuda_graph_cache.h"
 #include "engine/models/cuda_linear.h"
 #include "engine/models/cuda_precision.h"
+#include "engine/models/cuda_segmentation_layout.h"
 #include "engine/models/cuda_status.h"
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/model_specs.h"
@@ -90,20 +92,16 @@ struct CudaSegmentationModel::Impl {
   std::string lstm_selection;  // one line, for the log and GetInfo
   std::unique_ptr<cuda::Linear> linear[2], classifier;
 
-  // Activations. The chain's tensors live in three pools, each stage
-  // writing where nothing still needed lives (a window's activations take
-  // 6.1 MB instead of 9.8 MB, so larger batches fit; the LSTM kernel needs
-  // about 256 windows to fill the GPU):
-  //   pool x: normed, c1, c2, seq, h[1], logits
-  //   pool y: p0, p1, pooled2, h[0], lin[0]
-  //   pool g: gates, lin[1]
-  // audio (the gathered windows), c0 (cuDNN sinc path only) and out (the
-  // downloaded log-probabilities) have their own buffers.
-  DeviceBuffer audio, c0, pool_x, pool_y, pool_g, out;
-  float *normed = nullptr, *p0 = nullptr, *c1 = nullptr, *p1 = nullptr,
-        *c2 = nullptr, *pooled2 = nullptr, *seq = nullptr, *gates = nullptr,
-        *h[2] = {nullptr, nullptr}, *lin[2] = {nullptr, nullptr},
-        *logits = nullptr;
+  // Activations: one buffer, each tensor where `layout` puts it
+  // (cuda_segmentation_layout.h: options.segmentation_activations). The
+  // window upload writes `audio` and the download reads `out`, both at the
+  // buffer's start.
+  SegmentationActivationLayout layout;
+  DeviceBuffer activations;
+  float *audio = nullptr, *normed = nullptr, *c0 = nullptr, *p0 = nullptr,
+        *c1 = nullptr, *p1 = nullptr, *c2 = nullptr, *pooled2 = nullptr,
+        *seq = nullptr, *gates = nullptr, *h[kLayers] = {},
+        *lin[2] = {nullptr, nullptr}, *logits = nullptr, *out = nullptr;
   cuda::WindowUploader uploader;
   cuda::BusyTimer busy;
   cuda::PinnedBuffer host_out;
@@ -236,7 +234,7 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
 absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
   cudaStream_t stream = ctx->stream();
   // Waveform InstanceNorm (no activation).
-  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = audio.f32(),
+  RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = audio,
                                                .gamma = wav_norm.gamma.f32(),
                                                .beta = wav_norm.beta.f32(),
                                                .out = normed,
@@ -257,8 +255,8 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                         .stride = kSincStride},
                                        stream));
   } else {
-    RETURN_IF_ERROR(conv[0]->Forward(normed, n, 1, kWindowSamples, c0.f32()));
-    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c0.f32(),
+    RETURN_IF_ERROR(conv[0]->Forward(normed, n, 1, kWindowSamples, c0));
+    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c0,
                                              .out = p0,
                                              .rows = int64_t{n} * kSinc,
                                              .channels = kSinc,
@@ -328,7 +326,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                     lstm[l].input, &one, lstm[l].w_ih.f32(), lstm[l].input, x,
                     lstm[l].input, &one, gates, 2 * kernels::kLstmGates),
         absl::StrCat("cublasSgemm (LSTM layer ", l, " input projection)")));
-    float* hout = h[l % 2];
+    float* hout = h[l];
     if (lstm_cluster[n]) {
       RETURN_IF_ERROR(kernels::LaunchLstmClusterRecurrence(
           {.gates_in = gates,
@@ -358,8 +356,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
   RETURN_IF_ERROR(
       kernels::LaunchLeakyRelu(lin[1], rows * kHidden, kSlope, stream));
   RETURN_IF_ERROR(classifier->Forward(lin[1], rows, logits));
-  return kernels::LaunchLogSoftmax(logits, out.f32(), rows, kPowersetClasses,
-                                   stream);
+  return kernels::LaunchLogSoftmax(logits, out, rows, kPowersetClasses, stream);
 }
 
 CudaSegmentationModel::CudaSegmentationModel(std::unique_ptr<Impl> impl)
@@ -371,6 +368,10 @@ double CudaSegmentationModel::device_seconds() const {
 int CudaSegmentationModel::graphs() const { return impl_->graphs->size(); }
 const std::string& CudaSegmentationModel::lstm_selection() const {
   return impl_->lstm_selection;
+}
+const SegmentationActivationLayout& CudaSegmentationModel::activation_layout()
+    const {
+  return impl_->layout;
 }
 
 absl::StatusOr<std::unique_ptr<CudaSegmentationModel>>
@@ -511,45 +512,44 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
 
   // Activations for max_batch windows.
   const size_t bm = static_cast<size_t>(options.max_batch);
-  const std::string ao = "segmentation/activations";
-  auto alloc = [&](size_t floats) {
-    return DeviceBuffer::Allocate(arena, sizeof(float) * bm * floats, ao);
+  ASSIGN_OR_RETURN(impl->layout,
+                   SegmentationActivationLayout::Plan(
+                       options.segmentation_activations,
+                       options.direct_sinc_conv, options.max_batch));
+  const SegmentationActivationLayout& layout = impl->layout;
+  ASSIGN_OR_RETURN(impl->activations,
+                   DeviceBuffer::Allocate(arena, layout.total_bytes(),
+                                          "segmentation/activations"));
+  char* const base = static_cast<char*>(impl->activations.data());
+  auto at = [&](SegTensor t) {
+    return layout.used(t) ? reinterpret_cast<float*>(base + layout.offset(t))
+                          : nullptr;
   };
-  ASSIGN_OR_RETURN(impl->audio, alloc(kWindowSamples));
-  if (!options.direct_sinc_conv) {
-    // The direct kernel pools in registers: no unpooled output.
-    ASSIGN_OR_RETURN(impl->c0, alloc(size_t{kSinc} * kL0));
+  impl->audio = at(SegTensor::kAudio);
+  impl->normed = at(SegTensor::kNormed);
+  impl->c0 = at(SegTensor::kSincOut);
+  impl->p0 = at(SegTensor::kPool0);
+  impl->c1 = at(SegTensor::kConv1);
+  impl->p1 = at(SegTensor::kPool1);
+  impl->c2 = at(SegTensor::kConv2);
+  impl->pooled2 = at(SegTensor::kPool2);
+  impl->seq = at(SegTensor::kSeq);
+  impl->gates = at(SegTensor::kGates);
+  static_assert(kLayers == 4);
+  impl->h[0] = at(SegTensor::kLstmOut0);
+  impl->h[1] = at(SegTensor::kLstmOut1);
+  impl->h[2] = at(SegTensor::kLstmOut2);
+  impl->h[3] = at(SegTensor::kLstmOut3);
+  impl->lin[0] = at(SegTensor::kLinear0);
+  impl->lin[1] = at(SegTensor::kLinear1);
+  impl->logits = at(SegTensor::kLogits);
+  impl->out = at(SegTensor::kOut);
+  if (impl->audio != static_cast<float*>(impl->activations.data()) ||
+      impl->out != impl->audio) {
+    return absl::InternalError(
+        "CudaSegmentationModel: the layout must put the windows and the "
+        "log-probabilities at the start of the buffer");
   }
-  // Per-window floats of each pool: the largest tensor it holds.
-  constexpr size_t kPoolX = std::max<size_t>(
-      {kWindowSamples, size_t{kConv} * kL1, size_t{kConv} * kL2,
-       size_t{kP2} * kConv, size_t{kP2} * 2 * kHidden,
-       size_t{kP2} * kPowersetClasses});
-  constexpr size_t kPoolY = std::max<size_t>(
-      {size_t{kSinc} * kP0, size_t{kConv} * kP1, size_t{kConv} * kP2,
-       size_t{kP2} * 2 * kHidden, size_t{kP2} * kHidden});
-  constexpr size_t kPoolG =
-      std::max<size_t>(size_t{kP2} * 2 * kG, size_t{kP2} * kHidden);
-  ASSIGN_OR_RETURN(impl->pool_x, alloc(kPoolX));
-  ASSIGN_OR_RETURN(impl->pool_y, alloc(kPoolY));
-  ASSIGN_OR_RETURN(impl->pool_g, alloc(kPoolG));
-  float* const x = impl->pool_x.f32();
-  float* const y = impl->pool_y.f32();
-  float* const g = impl->pool_g.f32();
-  impl->normed = x;
-  impl->p0 = y;
-  impl->c1 = x;
-  impl->p1 = y;
-  impl->c2 = x;
-  impl->pooled2 = y;
-  impl->seq = x;
-  impl->gates = g;
-  impl->h[0] = y;  // layers 0 and 2 write it: reads of seq / h[1] in x
-  impl->h[1] = x;  // layers 1 and 3: seq is dead after layer 0's GEMM
-  impl->lin[0] = y;
-  impl->lin[1] = g;
-  impl->logits = x;
-  ASSIGN_OR_RETURN(impl->out, alloc(size_t{kP2} * kPowersetClasses));
   ASSIGN_OR_RETURN(impl->uploader,
                    cuda::WindowUploader::Create(arena, options.max_batch,
                                                 "segmentation/windows"));
@@ -557,8 +557,15 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                    cuda::PinnedBuffer::Allocate(bm * kP2 * kPowersetClasses,
                                                 "log-probabilities"));
   RETURN_IF_ERROR(impl->ChooseLstmKernels());
-  ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " segmentation"),
-                   impl->lstm_selection);
+  const std::string where =
+      absl::StrCat("cuda:", arena->device(), " segmentation");
+  ReportDiagnostic(where, impl->lstm_selection);
+  ReportDiagnostic(
+      where, absl::StrFormat("activations (%s layout): %.1f MiB for %d "
+                             "windows (%.2f MiB per window)",
+                             layout.mode(), layout.total_bytes() / 1048576.0,
+                             options.max_batch,
+                             layout.total_bytes() / 1048576.0 / bm));
   return std::unique_ptr<CudaSegmentationModel>(
       new CudaSegmentationModel(std::move(impl)));
 }
@@ -600,7 +607,7 @@ absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
     const int n = std::min(m.options.max_batch, batch - first);
     const size_t out_count = static_cast<size_t>(n) * per_out;
     RETURN_IF_ERROR(m.busy.Begin(stream));
-    RETURN_IF_ERROR(m.uploader.Upload(spans, first, n, m.audio, stream));
+    RETURN_IF_ERROR(m.uploader.Upload(spans, first, n, m.activations, stream));
     // Cooperative launches (kernels/cooperative_token.h): the GPU's token is
     // held from before the batch's graph is launched until its stream
     // synchronize, i.e. until the cluster grids have completed.
@@ -611,8 +618,8 @@ absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
     }
     RETURN_IF_ERROR(m.graphs->Run({n, 0}, m.options.use_cuda_graphs,
                                   [&] { return m.Enqueue(n); }));
-    RETURN_IF_ERROR(cuda::DownloadAsync(m.out, out_count, m.host_out, stream,
-                                        "log-probabilities"));
+    RETURN_IF_ERROR(cuda::DownloadAsync(m.activations, out_count, m.host_out,
+                                        stream, "log-probabilities"));
     RETURN_IF_ERROR(m.busy.End(stream));
     RETURN_IF_ERROR(
         CudaStatus(cudaStreamSynchronize(stream), "segmentation forward"));

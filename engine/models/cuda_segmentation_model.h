@@ -8,7 +8,8 @@
 // 256→128→128 with LeakyReLU and the classifier as GEMMs, and log-softmax.
 //
 // Segmentation is always FP32 (DESIGN.md). All device memory comes from the
-// arena; one CUDA graph is captured per batch size.
+// arena; the activations are one buffer laid out by
+// cuda_segmentation_layout.h; one CUDA graph is captured per batch size.
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_
 #define DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_
 
@@ -18,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/models/cuda_options.h"
+#include "engine/models/cuda_segmentation_layout.h"
 #include "engine/models/device_arena.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/models/safetensors.h"
@@ -47,6 +49,9 @@ class CudaSegmentationModel : public SegmentationModel {
   // Which BiLSTM recurrence kernel runs for which batch sizes, and why (one
   // line; options.lstm_kernel, kernels/qualification.h).
   const std::string& lstm_selection() const;
+  // Where the activations live and what they take
+  // (options.segmentation_activations, for options.max_batch windows).
+  const SegmentationActivationLayout& activation_layout() const;
 
  private:
   struct Impl;

@@ -319,6 +319,15 @@ DeviceArenaStats DeviceArena::Stats() const {
   return stats_;
 }
 
+std::map<std::string, std::vector<size_t>> DeviceArena::LiveAllocationSizes()
+    const {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, std::vector<size_t>> sizes;
+  for (const auto& [offset, a] : live_) sizes[a.owner].push_back(a.size);
+  for (auto& [owner, v] : sizes) std::sort(v.rbegin(), v.rend());
+  return sizes;
+}
+
 std::string DeviceArena::LedgerLocked() const {
   std::vector<std::string> parts;
   for (const auto& [owner, o] : stats_.owners) {

@@ -128,6 +128,9 @@ class DeviceArena {
   void RecordExternal(std::string_view owner, size_t bytes);
 
   DeviceArenaStats Stats() const;
+  // The size of every live allocation (aligned), per owner, largest first:
+  // where an owner's bytes go, for the benchmark's memory breakdown.
+  std::map<std::string, std::vector<size_t>> LiveAllocationSizes() const;
   // Multi-line human-readable ledger.
   std::string DebugString() const;
   int device() const { return options_.device; }

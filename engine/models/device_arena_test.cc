@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -363,6 +364,34 @@ TEST(DeviceArenaTest, ExternalBookings) {
   EXPECT_EQ(st.external_bytes, 524u);
   EXPECT_EQ(st.external.at("cudnn_handle"), 500u);
   EXPECT_THAT(arena->DebugString(), HasSubstr("cublas_handle"));
+}
+
+TEST(DeviceArenaTest, LiveAllocationSizesPerOwner) {
+  FakeState s;
+  DeviceArenaOptions o;
+  o.reservation_ladder = {1 * kGiB};
+  o.alignment = 256;
+  auto arena = MakeArena(&s, o);
+  ASSERT_NE(arena, nullptr);
+  std::mt19937 rng(std::random_device{}());
+  std::map<std::string, std::vector<size_t>> expected;
+  std::vector<void*> freed;
+  for (int i = 0; i < 20; ++i) {
+    const std::string owner = i % 3 == 0 ? "seg" : "emb";
+    const size_t bytes = 1 + rng() % (3 * kMiB);
+    auto p = arena->Allocate(bytes, owner);
+    ASSERT_TRUE(p.ok()) << p.status();
+    if (i % 4 == 1) {
+      freed.push_back(*p);  // freed below: not listed
+    } else {
+      expected[owner].push_back((bytes + 255) / 256 * 256);
+    }
+  }
+  for (void* p : freed) ASSERT_TRUE(arena->Free(p).ok());
+  for (auto& [owner, v] : expected) {
+    std::sort(v.begin(), v.end(), std::greater<>());
+  }
+  EXPECT_EQ(arena->LiveAllocationSizes(), expected);
 }
 
 // Random allocate/free sequences against an independent tally: live blocks

@@ -1,0 +1,233 @@
+// The segmentation activation layouts against an independent check: the
+// test derives each tensor's live steps from the schedule itself and holds
+// every layout to "tensors live at one step never share a byte", at fresh
+// random batch sizes; sizes against the shapes of models.md §1.2 written out
+// by hand; the packed layout against the lower bound the test computes.
+#include "engine/models/cuda_segmentation_layout.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace diarization::models {
+namespace {
+
+using ::testing::HasSubstr;
+using T = SegTensor;
+
+constexpr size_t kAlign = 256;
+size_t Round(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+// Floats per window, from models.md §1.2 (15975 / 5325 / 5321 / 1773 / 1769
+// / 589 along SincNet; LSTM 2 × 128 hidden, 4 × 128 gates per direction).
+size_t ReferenceFloats(T t) {
+  switch (t) {
+    case T::kAudio:
+    case T::kNormed:
+      return 160000;
+    case T::kSincOut:
+      return 80 * 15975;
+    case T::kPool0:
+      return 80 * 5325;
+    case T::kConv1:
+      return 60 * 5321;
+    case T::kPool1:
+      return 60 * 1773;
+    case T::kConv2:
+      return 60 * 1769;
+    case T::kPool2:
+    case T::kSeq:
+      return 60 * 589;
+    case T::kGates:
+      return 589 * 1024;
+    case T::kLstmOut0:
+    case T::kLstmOut1:
+    case T::kLstmOut2:
+    case T::kLstmOut3:
+      return 589 * 256;
+    case T::kLinear0:
+    case T::kLinear1:
+      return 589 * 128;
+    case T::kLogits:
+    case T::kOut:
+      return 589 * 7;
+  }
+  return 0;
+}
+
+struct Range {
+  bool used = false;
+  int first = 0, last = 0;
+  size_t offset = 0, bytes = 0;
+};
+
+// Live steps from the schedule, ranges from the layout.
+std::vector<Range> Ranges(const SegmentationActivationLayout& layout,
+                          bool direct) {
+  std::vector<Range> r(kSegTensorCount);
+  const std::vector<SegStep> steps = SegmentationSchedule(direct);
+  for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
+    std::vector<T> touched = steps[i].reads;
+    touched.insert(touched.end(), steps[i].writes.begin(),
+                   steps[i].writes.end());
+    for (T t : touched) {
+      Range& x = r[static_cast<int>(t)];
+      if (!x.used) x.first = i;
+      x.used = true;
+      x.last = i;
+    }
+  }
+  for (int t = 0; t < kSegTensorCount; ++t) {
+    if (!r[t].used) continue;
+    r[t].offset = layout.offset(T(t));
+    r[t].bytes = layout.bytes(T(t));
+  }
+  return r;
+}
+
+// "" or the first two tensors live together that share bytes, or the first
+// tensor outside the buffer.
+std::string Clash(const std::vector<Range>& r, size_t total) {
+  for (int a = 0; a < kSegTensorCount; ++a) {
+    if (!r[a].used) continue;
+    if (r[a].offset % kAlign != 0 || r[a].offset + r[a].bytes > total) {
+      return std::string(SegTensorName(T(a))) + " outside";
+    }
+    for (int b = a + 1; b < kSegTensorCount; ++b) {
+      if (!r[b].used || r[a].last < r[b].first || r[b].last < r[a].first) {
+        continue;
+      }
+      if (r[a].offset < r[b].offset + r[b].bytes &&
+          r[b].offset < r[a].offset + r[a].bytes) {
+        return std::string(SegTensorName(T(a))) + " / " +
+               std::string(SegTensorName(T(b)));
+      }
+    }
+  }
+  return "";
+}
+
+size_t LowerBound(const std::vector<Range>& r, int steps) {
+  size_t peak = 0;
+  for (int i = 0; i < steps; ++i) {
+    size_t live = 0;
+    for (const Range& x : r) {
+      if (x.used && x.first <= i && i <= x.last) live += x.bytes;
+    }
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+TEST(SegmentationSchedule, EveryTensorIsWrittenBeforeItIsRead) {
+  for (bool direct : {true, false}) {
+    std::vector<bool> written(kSegTensorCount, false);
+    written[static_cast<int>(T::kAudio)] = true;  // the upload
+    for (const SegStep& s : SegmentationSchedule(direct)) {
+      for (T t : s.reads) {
+        EXPECT_TRUE(written[static_cast<int>(t)])
+            << s.what << " reads " << SegTensorName(t);
+      }
+      for (T t : s.writes) written[static_cast<int>(t)] = true;
+    }
+    for (int t = 0; t < kSegTensorCount; ++t) {
+      EXPECT_EQ(written[t], direct ? T(t) != T::kSincOut : true)
+          << SegTensorName(T(t));
+    }
+  }
+}
+
+TEST(SegmentationActivationLayout, NoTwoLiveTensorsShareBytes) {
+  std::mt19937 rng(std::random_device{}());
+  std::vector<int> batches = {1, 2, 3, 32, 128, 256};
+  for (int i = 0; i < 6; ++i) batches.push_back(1 + rng() % 512);
+  for (int n : batches) {
+    for (bool direct : {true, false}) {
+      for (const char* mode : {"packed", "pools", "separate"}) {
+        auto layout = SegmentationActivationLayout::Plan(mode, direct, n);
+        ASSERT_TRUE(layout.ok()) << layout.status();
+        const std::vector<Range> r = Ranges(*layout, direct);
+        EXPECT_EQ(Clash(r, layout->total_bytes()), "")
+            << mode << " direct " << direct << " batch " << n;
+        for (int t = 0; t < kSegTensorCount; ++t) {
+          EXPECT_EQ(layout->used(T(t)), r[t].used) << SegTensorName(T(t));
+          if (!r[t].used) continue;
+          EXPECT_EQ(layout->bytes(T(t)),
+                    Round(sizeof(float) * ReferenceFloats(T(t)) * n))
+              << SegTensorName(T(t));
+        }
+        // The upload and the download address the buffer from its start.
+        EXPECT_EQ(layout->offset(T::kAudio), 0u);
+        EXPECT_EQ(layout->offset(T::kOut), 0u);
+        EXPECT_EQ(layout->peak_live_bytes(),
+                  LowerBound(r, int(SegmentationSchedule(direct).size())));
+      }
+    }
+  }
+}
+
+// The check above can fail: a tensor moved onto one live with it.
+TEST(SegmentationActivationLayout, TheCheckSeesAMovedTensor) {
+  auto layout = SegmentationActivationLayout::Plan("packed", true, 7);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  std::vector<Range> r = Ranges(*layout, true);
+  ASSERT_EQ(Clash(r, layout->total_bytes()), "");
+  r[static_cast<int>(T::kLstmOut0)].offset =
+      r[static_cast<int>(T::kGates)].offset;
+  EXPECT_EQ(Clash(r, layout->total_bytes()), "gates / lstm0");
+}
+
+TEST(SegmentationActivationLayout, Sizes) {
+  std::mt19937 rng(std::random_device{}());
+  const int n = 1 + rng() % 300;
+  auto total = [&](const char* mode, bool direct) {
+    auto l = SegmentationActivationLayout::Plan(mode, direct, n);
+    EXPECT_TRUE(l.ok()) << l.status();
+    return l.ok() ? l->total_bytes() : 0;
+  };
+  const size_t f = sizeof(float) * n;
+  // Direct sinc: the LSTM steps (gates + one layer's output) are the peak,
+  // and packed meets it.
+  EXPECT_EQ(total("packed", true),
+            Round(f * 589 * 1024) + Round(f * 589 * 256));
+  // Pools: the windows, then pools of 60 × 5321, 80 × 5325 and 589 × 1024
+  // floats per window (the layout before "packed").
+  EXPECT_EQ(total("pools", true), Round(f * 160000) + Round(f * 60 * 5321) +
+                                      Round(f * 80 * 5325) +
+                                      Round(f * 589 * 1024));
+  // The cuDNN sinc path: its unpooled output (80 × 15975) and the pooled
+  // one (80 × 5325) are live at the pooling step, the largest.
+  EXPECT_EQ(total("packed", false),
+            Round(f * 80 * 15975) + Round(f * 80 * 5325));
+  EXPECT_EQ(total("pools", false),
+            total("pools", true) + Round(f * 80 * 15975));
+  size_t sum = 0;
+  auto separate = SegmentationActivationLayout::Plan("separate", true, n);
+  ASSERT_TRUE(separate.ok());
+  for (int t = 0; t < kSegTensorCount; ++t) {
+    if (separate->used(T(t)) && T(t) != T::kOut) sum += separate->bytes(T(t));
+  }
+  EXPECT_EQ(separate->total_bytes(), sum);
+  std::printf("batch %d: packed %zu, pools %zu, separate %zu bytes\n", n,
+              total("packed", true), total("pools", true), sum);
+  std::printf("%s\n", separate->Describe().c_str());
+}
+
+TEST(SegmentationActivationLayout, RefusesBadArguments) {
+  auto bad_mode = SegmentationActivationLayout::Plan("compact", true, 4);
+  ASSERT_FALSE(bad_mode.ok());
+  EXPECT_EQ(bad_mode.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad_mode.status().message()),
+              HasSubstr("packed, pools or separate"));
+  auto bad_batch = SegmentationActivationLayout::Plan("packed", true, 0);
+  ASSERT_FALSE(bad_batch.ok());
+  EXPECT_EQ(bad_batch.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace diarization::models
