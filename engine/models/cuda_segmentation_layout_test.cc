@@ -216,6 +216,9 @@ TEST(SegmentationActivationLayout, Sizes) {
   std::printf("batch %d: packed %zu, pools %zu, separate %zu bytes\n", n,
               total("packed", true), total("pools", true), sum);
   std::printf("%s\n", separate->Describe().c_str());
+  auto packed = SegmentationActivationLayout::Plan("packed", true, n);
+  ASSERT_TRUE(packed.ok());
+  std::printf("%s\n", packed->Describe().c_str());
 }
 
 TEST(SegmentationActivationLayout, RefusesBadArguments) {
