@@ -135,7 +135,7 @@ void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
   }
   std::printf(
       "  segmentation activations by batch (MiB; packed / pools / separate; "
-      "the window upload adds %.2f MiB per window):",
+      "'segmentation/windows' adds %.3f MiB per window):",
       MiB(upload) / std::max(1, seg_batch));
   for (int n : {32, 64, 128, 160, 192, 256, 512}) {
     const char* sep = " ";

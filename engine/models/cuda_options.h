@@ -65,9 +65,10 @@ struct CudaModelOptions {
   bool direct_sinc_conv = true;
   // Segmentation only: where the activations live in their one buffer
   // (engine/models/cuda_segmentation_layout.h). "pools" (default until a GPU
-  // round has measured the other): three pools, 6.0 MB per window; "packed":
-  // tensors live at different steps share bytes, 3.0 MB per window;
-  // "separate": nothing shared (tests' reference, 10.3 MB per window).
+  // round has measured the other): three pools, 6.7 MB per window with the
+  // windows and the upload's staging; "packed": tensors live at different
+  // steps share bytes, 3.0 MB per window; "separate": nothing shared (the
+  // tests' reference, 11.5 MB per window).
   std::string segmentation_activations = "pools";
   // Segmentation only: the BiLSTM recurrence kernel. "qualified": the
   // cluster kernel (kernels/lstm_cluster.h) for each batch size that

@@ -16,9 +16,9 @@ constexpr PyanNetLengths kLengths = PyanNetSincNetLengths(kWindowSamples);
 constexpr size_t kGateFloats = size_t{2} * 4 * HP::kLstmHidden;  // 1024
 
 constexpr std::array<const char*, kSegTensorCount> kNames = {
-    "audio", "normed", "sinc_out", "pool0",   "conv1",  "pool1",
-    "conv2", "pool2",  "seq",      "gates",   "lstm0",  "lstm1",
-    "lstm2", "lstm3",  "linear0",  "linear1", "logits", "out"};
+    "staging", "audio",   "normed",  "sinc_out", "pool0", "conv1", "pool1",
+    "conv2",   "pool2",   "seq",     "gates",    "lstm0", "lstm1", "lstm2",
+    "lstm3",   "linear0", "linear1", "logits",   "out"};
 
 constexpr int I(SegTensor t) { return static_cast<int>(t); }
 
@@ -34,6 +34,7 @@ size_t SegTensorFloats(SegTensor t) {
   constexpr size_t kSinc = HP::kSincFilters, kConv = HP::kConvChannels,
                    kFrames = kFramesPerWindow;
   switch (t) {
+    case SegTensor::kStaging:  // the uploader's capacity per window
     case SegTensor::kAudio:
     case SegTensor::kNormed:
       return kWindowSamples;
@@ -70,6 +71,8 @@ size_t SegTensorFloats(SegTensor t) {
 std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv) {
   using T = SegTensor;
   std::vector<SegStep> s;
+  s.push_back({"upload: covering audio to the device", {}, {T::kStaging}});
+  s.push_back({"upload: window gather", {T::kStaging}, {T::kAudio}});
   s.push_back({"waveform InstanceNorm", {T::kAudio}, {T::kNormed}});
   if (direct_sinc_conv) {
     s.push_back({"sinc conv + |.| + max-pool", {T::kNormed}, {T::kPool0}});
@@ -163,9 +166,10 @@ absl::StatusOr<SegmentationActivationLayout> SegmentationActivationLayout::Plan(
     }
   } else if (mode == "pools") {
     using T = SegTensor;
-    // The three pools of the previous layout; the cuDNN path's unpooled
-    // sinc output has its own range.
+    // The three pools of the previous layout; the upload's staging and the
+    // cuDNN path's unpooled sinc output have their own ranges, as before.
     const std::vector<std::vector<T>> pools = {
+        {T::kStaging},
         {T::kNormed, T::kConv1, T::kConv2, T::kSeq, T::kLstmOut1, T::kLstmOut3,
          T::kLogits},
         {T::kPool0, T::kPool1, T::kPool2, T::kLstmOut0, T::kLstmOut2,

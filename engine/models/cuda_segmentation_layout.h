@@ -17,15 +17,18 @@
 //   "packed"   tensors by decreasing size, each at the lowest offset clear of
 //              every placed tensor it is live with. With the direct SincNet
 //              kernel this meets the lower bound (the LSTM steps: the gates
-//              of all steps and one layer's output), 3.0 MB per window.
+//              of all steps and one layer's output), 3.0 MB per window
+//              (the windows and the upload's staging included).
 //   "pools"    the layout before "packed": three pools (x, y, g) holding
-//              fixed sets of tensors, 5.4 MB per window.
+//              fixed sets of tensors, 6.7 MB per window with the windows
+//              and the upload's staging.
 //   "separate" every tensor its own range: the reference that the GPU test
 //              compares the other layouts with, bit for bit.
-// In every layout the input windows ("audio", written by the window upload)
+// In every layout the input windows ("audio", gathered by the window upload)
 // and the log-probabilities ("out", downloaded) sit at offset 0, because the
 // upload and the download address the buffer from its start; they are
-// never live together.
+// never live together. The upload's device staging ("staging", the
+// covering audio before the gather) is a tensor of the layout too.
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_LAYOUT_H_
 #define DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_LAYOUT_H_
 
@@ -42,7 +45,8 @@ namespace diarization::models {
 
 // The forward pass's tensors (models.md §1), each (batch, ...) float32.
 enum class SegTensor : int {
-  kAudio,     // (n, 160000) the windows
+  kStaging,   // (≤ n × 160000) the covering audio as uploaded
+  kAudio,     // (n, 160000) the windows, gathered from it
   kNormed,    // waveform InstanceNorm
   kSincOut,   // (n, 80, 15975) cuDNN sinc path only: before |.| and pooling
   kPool0,     // (n, 80, 5325) SincNet stage 0 output (normalised in place)

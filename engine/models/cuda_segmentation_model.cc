@@ -94,8 +94,9 @@ struct CudaSegmentationModel::Impl {
 
   // Activations: one buffer, each tensor where `layout` puts it
   // (cuda_segmentation_layout.h: options.segmentation_activations). The
-  // window upload writes `audio` and the download reads `out`, both at the
-  // buffer's start.
+  // window upload stages the covering audio in the layout's staging range
+  // and gathers it into `audio`, which sits at the buffer's start, as does
+  // `out`, which the download reads.
   SegmentationActivationLayout layout;
   DeviceBuffer activations;
   float *audio = nullptr, *normed = nullptr, *c0 = nullptr, *p0 = nullptr,
@@ -552,7 +553,8 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   }
   ASSIGN_OR_RETURN(impl->uploader,
                    cuda::WindowUploader::Create(arena, options.max_batch,
-                                                "segmentation/windows"));
+                                                "segmentation/windows",
+                                                at(SegTensor::kStaging)));
   ASSIGN_OR_RETURN(impl->host_out,
                    cuda::PinnedBuffer::Allocate(bm * kP2 * kPowersetClasses,
                                                 "log-probabilities"));

@@ -11,8 +11,10 @@
 
 namespace diarization::models::cuda {
 
-absl::StatusOr<WindowUploader> WindowUploader::Create(
-    DeviceArena* arena, int max_batch, const std::string& owner) {
+absl::StatusOr<WindowUploader> WindowUploader::Create(DeviceArena* arena,
+                                                      int max_batch,
+                                                      const std::string& owner,
+                                                      float* device_staging) {
   if (max_batch < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("WindowUploader: max_batch ", max_batch, " < 1"));
@@ -27,8 +29,13 @@ absl::StatusOr<WindowUploader> WindowUploader::Create(
                    PinnedBuffer::Allocate(samples, owner + " window spans"));
   ASSIGN_OR_RETURN(u.host_index_, PinnedBuffer::Allocate(
                                       index_floats, owner + " window index"));
-  ASSIGN_OR_RETURN(
-      u.audio_, DeviceBuffer::Allocate(arena, samples * sizeof(float), owner));
+  if (device_staging != nullptr) {
+    u.staging_ = device_staging;
+  } else {
+    ASSIGN_OR_RETURN(u.audio_, DeviceBuffer::Allocate(
+                                   arena, samples * sizeof(float), owner));
+    u.staging_ = u.audio_.f32();
+  }
   ASSIGN_OR_RETURN(u.index_, DeviceBuffer::Allocate(
                                  arena, index_floats * sizeof(float), owner));
   return u;
@@ -80,8 +87,8 @@ absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
   last_uploaded_samples_ = staged;
   if (staged > 0) {
     RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(audio_.data(), host_audio_.data(),
-                        sizeof(float) * staged, cudaMemcpyHostToDevice, stream),
+        cudaMemcpyAsync(staging_, host_audio_.data(), sizeof(float) * staged,
+                        cudaMemcpyHostToDevice, stream),
         "copying window spans to the device"));
   }
   int64_t* d_starts = static_cast<int64_t*>(index_.data());
@@ -93,7 +100,7 @@ absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
   RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(d_ends, ends, sizeof(int64_t) * n,
                                              cudaMemcpyHostToDevice, stream),
                              "copying window ends to the device"));
-  return kernels::LaunchGatherWindows({.audio = audio_.f32(),
+  return kernels::LaunchGatherWindows({.audio = staging_,
                                        .audio_samples = staged,
                                        .starts = d_starts,
                                        .ends = d_ends,

@@ -31,10 +31,15 @@ class WindowUploader {
  public:
   WindowUploader() = default;
   // Buffers for up to `max_batch` windows, from `arena` (device) and pinned
-  // host memory; `owner` names them in the arena's ledger.
+  // host memory; `owner` names them in the arena's ledger. With
+  // `device_staging`, the covering audio lands there instead of in a
+  // buffer of its own: max_batch × kWindowSamples floats of the caller's
+  // that hold nothing live while an Upload's copies and gather run (the
+  // segmentation model lays it out with its activations).
   static absl::StatusOr<WindowUploader> Create(DeviceArena* arena,
                                                int max_batch,
-                                               const std::string& owner);
+                                               const std::string& owner,
+                                               float* device_staging = nullptr);
 
   // Enqueues on `stream` the windows [first, first + n) of `spans` into
   // `windows` ((n, kWindowSamples) floats on the device). `spans` must be
@@ -51,7 +56,8 @@ class WindowUploader {
   // starts then ends, as int64 (2 × max_batch), in a float-typed pinned
   // buffer: page-aligned, so the int64 view is aligned.
   PinnedBuffer host_index_;
-  DeviceBuffer audio_;
+  DeviceBuffer audio_;        // unless the caller gave the staging
+  float* staging_ = nullptr;  // audio_ or the caller's
   DeviceBuffer index_;
   int64_t last_uploaded_samples_ = 0;
 };
