@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
+#include "engine/models/conv_engine_cache.h"
 #include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_busy_timer.h"
 #include "engine/models/cuda_context.h"
@@ -177,6 +178,9 @@ struct CudaEmbeddingModel::Impl {
   bool direct_stem = false;
   // Batch sizes whose first run was summarised on stderr (graph API).
   std::vector<int> logged_batches;
+  // CudaModelOptions::conv_engine_cache, shared with the process's other
+  // pipelines; null without one.
+  std::shared_ptr<ConvEngineCache> engine_cache;
   // Declared first: destroyed last, after every buffer went back to it.
   std::shared_ptr<DeviceArena> arena_owner;
   DeviceArena* arena = nullptr;
@@ -206,6 +210,12 @@ struct CudaEmbeddingModel::Impl {
   absl::Status EnqueueFbank(int n);
   // conv_api "graph" / "fastest": a GraphConv2d over every trunk layer.
   absl::Status AttachGraphConvs();
+  // options.conv_engine_cache: opens the process's cache for that file and
+  // reports what it holds for this GPU; without a usable file (unreadable,
+  // no device properties) the engines are chosen anew, never a failure.
+  void OpenEngineCache();
+  // Writes the cache when a choice was added; a failure is a diagnostic.
+  void SaveEngineCache();
   // conv_api "graph" / "fastest": one eager trunk pass at max_batch on
   // zeroed buffers, so every layer's engine is timed at load (no request
   // pays it) and smaller batches reuse the choice.
@@ -439,12 +449,69 @@ std::vector<ConvBn*> CudaEmbeddingModel::Impl::Layers(
   return out;
 }
 
+void CudaEmbeddingModel::Impl::OpenEngineCache() {
+  const std::string source =
+      absl::StrCat("cuda:", arena->device(), " embedding");
+  absl::StatusOr<std::shared_ptr<ConvEngineCache>> cache =
+      ConvEngineCache::Shared(options.conv_engine_cache);
+  if (!cache.ok()) {
+    ReportDiagnostic(source, absl::StrCat(cache.status().message(),
+                                          "; choosing every engine anew"));
+    return;
+  }
+  absl::StatusOr<ConvEngineEnvironment> env =
+      cuda::GraphConv2d::Environment(arena->device());
+  if (!env.ok()) {
+    ReportDiagnostic(source, absl::StrCat("conv engine cache not used: ",
+                                          env.status().message()));
+    return;
+  }
+  engine_cache = *cache;
+  const ConvEngineCache::LoadReport r = engine_cache->load_report();
+  const ConvEngineCache::Census c = engine_cache->Count(*env);
+  std::string what;
+  if (r.missing) {
+    what = "no file yet; it is written once the engines are chosen";
+  } else if (r.foreign_format) {
+    what =
+        "not an engine cache file (wrong header): ignored, and replaced "
+        "once the engines are chosen";
+  } else {
+    what = absl::StrCat(c.usable, " entries for this GPU and these versions, ",
+                        c.other_gpu, " of other GPUs, ", c.other_versions,
+                        " of other cuDNN/frontend versions (not used)");
+    if (r.corrupt > 0) {
+      absl::StrAppend(&what, ", ", r.corrupt,
+                      " corrupt lines ignored (dropped at the next write)");
+    }
+  }
+  ReportDiagnostic(
+      source,
+      absl::StrCat("conv engine cache ", engine_cache->path(), " (", env->gpu,
+                   ", sm ", env->sm, ", cuDNN ", env->cudnn_version,
+                   ", frontend ", env->frontend_version, "): ", what));
+}
+
+void CudaEmbeddingModel::Impl::SaveEngineCache() {
+  if (engine_cache == nullptr || !engine_cache->dirty()) return;
+  const absl::Status st = engine_cache->Save();
+  if (!st.ok()) {
+    ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " embedding"),
+                     std::string(st.message()));
+  }
+}
+
 absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   std::vector<std::string> names;
   const std::vector<ConvBn*> layers = Layers(&names);
+  if (!options.conv_engine_cache.empty()) OpenEngineCache();
   cuda::GraphConv2d::Options o;
   o.compare_legacy = options.conv_api == "fastest";
   o.runtime_compilation = options.conv_graph_runtime_compilation;
+  o.max_candidates = options.conv_graph_max_candidates;
+  o.workspace_cap_bytes =
+      static_cast<int64_t>(options.conv_graph_workspace_cap_bytes);
+  o.engine_cache = engine_cache;
   for (size_t i = 0; i < layers.size(); ++i) {
     ASSIGN_OR_RETURN(layers[i]->graph,
                      cuda::GraphConv2d::Create(ctx.get(), layers[i]->conv.get(),
@@ -480,22 +547,30 @@ void CudaEmbeddingModel::Impl::LogGraphConvs(int n) {
     return;
   }
   logged_batches.push_back(n);
-  int on_graph = 0, on_legacy = 0;
+  int on_graph = 0, on_legacy = 0, cached = 0;
   std::string legacy_names;
   std::vector<std::string> names;
   const std::vector<ConvBn*> layers = Layers(&names);
   for (size_t i = 0; i < layers.size(); ++i) {
     on_graph += layers[i]->graph->graph_shapes();
+    cached += layers[i]->graph->cached_shapes();
     const int l = layers[i]->graph->legacy_shapes();
     on_legacy += l;
     if (l > 0) absl::StrAppend(&legacy_names, " ", names[i]);
   }
   ReportDiagnostic(
       absl::StrCat("cuda:", arena->device(), " embedding"),
-      absl::StrCat("conv_api ", options.conv_api, ", batches up to ", n, ": ",
-                   on_graph, " layer shapes on cuDNN graph engines, ",
-                   on_legacy, " on the legacy call", on_legacy > 0 ? ":" : "",
-                   legacy_names));
+      absl::StrCat(
+          "conv_api ", options.conv_api, " (", options.precision,
+          "), batches up to ", n, ": ", on_graph,
+          " layer shapes on cuDNN graph engines, ", on_legacy,
+          " on the legacy call", on_legacy > 0 ? ":" : "", legacy_names,
+          engine_cache != nullptr
+              ? absl::StrCat("; ", cached, " choices from the engine cache")
+              : ""));
+  // New choices (a new batch size's shapes) go to the cache file now, so a
+  // restart finds them.
+  SaveEngineCache();
 }
 
 absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
@@ -599,12 +674,12 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                      "' is not supported; use legacy, graph or fastest"));
   }
   impl->graph_api = options.conv_api != "legacy";
-  if (impl->graph_api && (impl->precision != cuda::Precision::kTf32 ||
+  if (impl->graph_api && (impl->precision == cuda::Precision::kFp32 ||
                           !impl->fused || !impl->channels_last)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CudaEmbeddingModel: conv_api '", options.conv_api,
-        "' needs precision tf32 with fused_conv_epilogue and channels_last "
-        "(precision is ",
+        "' needs precision tf32 or mixed with fused_conv_epilogue and "
+        "channels_last (precision is ",
         options.precision, ")"));
   }
   impl->direct_stem = options.direct_stem_conv;

@@ -7,19 +7,26 @@
 // beyond rounding, and every device byte is in the arena's ledger.
 #include <cuda_runtime_api.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/models/cpu_embedding_model.h"
+#include "engine/models/conv_engine_cache.h"
 #include "engine/models/cpu_segmentation_model.h"
 #include "engine/models/cuda_embedding_model.h"
 #include "engine/models/cuda_segmentation_model.h"
@@ -412,17 +419,198 @@ TEST_F(CudaModelsTest, EmbeddingDirectStemMatchesCpu) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The "mixed" precision through the graph API (FP16 tensors, FP32
+// accumulation, ADR 0072 addendum) keeps the mixed gate against the float32
+// CPU network (1e-3 relative on the recorded windows) and agrees with the
+// legacy mixed path; most layer shapes must really run FP16 graph engines.
+TEST_F(CudaModelsTest, EmbeddingMixedGraphConvMatchesCpuWithinTheGate) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  CheckEmbedding("mixed", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
+                 "graph");
+  CheckEmbedding("mixed", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
+                 "fastest");
+
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> win = Windows();
+  const std::vector<float> masks = Masks(rng);
+  std::vector<float> cpu(size_t(kB) * kMasks * kEmbeddingDim);
+  {
+    auto m = CpuEmbeddingModel::Create(*w, CpuModelOptions());
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, cpu).ok());
+  }
+  auto run = [&](const std::string& api, std::vector<std::string>* engines) {
+    CudaModelOptions o;
+    o.precision = "mixed";
+    o.conv_api = api;
+    o.max_batch = kB;
+    o.max_masks_per_window = kMasks;
+    std::vector<float> out(cpu.size(), NAN);
+    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return out;
+    EXPECT_TRUE((*m)->Run(win, kB, masks, kMasks, out).ok());
+    if (engines != nullptr) *engines = (*m)->conv_engines();
+    return out;
+  };
+  const std::vector<float> legacy = run("legacy", nullptr);
+  std::vector<std::string> engines;
+  const std::vector<float> graph = run("graph", &engines);
+  int on_graph = 0, fp16 = 0;
+  for (const std::string& line : engines) {
+    std::printf("  %s\n", line.c_str());
+    on_graph += line.find(": graph ") != std::string::npos;
+    fp16 += line.find(" fp16: ") != std::string::npos;
+  }
+  const double rel_cpu = MaxRel(graph, cpu, kEmbeddingDim);
+  const double rel_legacy = MaxRel(graph, legacy, kEmbeddingDim);
+  std::printf(
+      "embedding mixed conv_api graph: max relative vs cpu %.3g, vs legacy "
+      "mixed %.3g (legacy mixed vs cpu %.3g); %d of %zu layer shapes on "
+      "graph engines\n",
+      rel_cpu, rel_legacy, MaxRel(legacy, cpu, kEmbeddingDim), on_graph,
+      engines.size());
+  EXPECT_EQ(engines.size(), 36u);  // 36 convolutions at one batch size
+  EXPECT_EQ(fp16, static_cast<int>(engines.size()));
+  EXPECT_GE(on_graph, static_cast<int>(engines.size()) / 2);
+  EXPECT_LT(rel_cpu, 1e-3);
+  EXPECT_LT(rel_legacy, 1e-3);
+}
+
+// The engine cache (conv_engine_cache.h) on the device: a second model with
+// the same file builds the recorded engines instead of timing (same engines,
+// same embeddings); entries whose engine does not build are forgotten and
+// timed anew (same gate, file repaired); entries of another GPU are not
+// used. The format and keying themselves: conv_engine_cache_test (CPU).
+TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  const std::string path = absl::StrCat(
+      std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp",
+      "/conv_engine_cache_", getpid(), ".tsv");
+  std::filesystem::remove(path);
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> win = Windows();
+  const std::vector<float> masks = Masks(rng);
+  struct Out {
+    std::vector<float> emb;
+    std::vector<std::string> engines;
+    int from_cache = 0, on_graph = 0;
+    double load_s = 0;
+  };
+  auto run = [&]() {
+    CudaModelOptions o;
+    o.precision = "tf32";
+    o.conv_api = "graph";
+    // Only the precompiled engines: shorter loads for the timed cases.
+    o.conv_graph_runtime_compilation = false;
+    o.conv_engine_cache = path;
+    o.max_batch = kB;
+    o.max_masks_per_window = kMasks;
+    Out out;
+    out.emb.assign(size_t(kB) * kMasks * kEmbeddingDim, NAN);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    out.load_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return out;
+    EXPECT_TRUE((*m)->Run(win, kB, masks, kMasks, out.emb).ok());
+    out.engines = (*m)->conv_engines();
+    for (const std::string& line : out.engines) {
+      out.from_cache +=
+          line.find("(from the engine cache") != std::string::npos;
+      out.on_graph += line.find(": graph ") != std::string::npos;
+    }
+    return out;
+  };
+  // The engine named on each line ("...: graph <engine> (").
+  auto engine_of = [](const std::string& line) {
+    const size_t a = line.find(": graph ");
+    if (a == std::string::npos) return std::string("legacy");
+    const size_t b = line.find(" (", a + 8);
+    return line.substr(a + 8, b - a - 8);
+  };
+  // Rewrites every entry of the file with `edit` (checksums recomputed).
+  auto edit_file = [&](auto edit) {
+    std::ifstream in(path);
+    std::string line, text;
+    int edited = 0;
+    while (std::getline(in, line)) {
+      std::optional<ConvEngineCache::Entry> e =
+          ConvEngineCache::ParseLine(line);
+      if (e) {
+        edit(*e);
+        line = ConvEngineCache::FormatLine(*e);
+        ++edited;
+      }
+      text += line + "\n";
+    }
+    in.close();
+    std::ofstream(path, std::ios::trunc) << text;
+    return edited;
+  };
+
+  const Out cold = run();
+  ASSERT_TRUE(std::filesystem::exists(path)) << "the cache was not written";
+  const Out warm = run();
+  ASSERT_EQ(cold.engines.size(), 36u);
+  ASSERT_EQ(warm.engines.size(), cold.engines.size());
+  int same = 0;
+  for (size_t i = 0; i < cold.engines.size(); ++i) {
+    same += engine_of(cold.engines[i]) == engine_of(warm.engines[i]);
+  }
+  std::printf(
+      "engine cache: cold load %.2f s (%d of %zu on graph engines), warm "
+      "load %.2f s (%d from the cache, %d of %zu engines the same), max "
+      "relative warm vs cold %.3g\n",
+      cold.load_s, cold.on_graph, cold.engines.size(), warm.load_s,
+      warm.from_cache, same, cold.engines.size(),
+      MaxRel(warm.emb, cold.emb, kEmbeddingDim));
+  EXPECT_EQ(warm.from_cache, cold.on_graph);
+  EXPECT_EQ(same, static_cast<int>(cold.engines.size()));
+  // The same deterministic engines on the same input.
+  EXPECT_EQ(warm.emb, cold.emb);
+
+  // Engines that do not exist: each is refused when its plan is built, the
+  // candidates are timed again, and the file holds real engines afterwards.
+  EXPECT_GT(edit_file([](ConvEngineCache::Entry& e) {
+              if (e.choice.engine != "legacy") e.choice.engine = "eng99999";
+            }),
+            0);
+  const Out repaired = run();
+  EXPECT_EQ(repaired.from_cache, 0);
+  EXPECT_EQ(repaired.on_graph, cold.on_graph);
+  EXPECT_LT(MaxRel(repaired.emb, cold.emb, kEmbeddingDim), 1e-3);
+  {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(ss.str().find("eng99999"), std::string::npos);
+  }
+  // Entries of another GPU are not used (and not timed over: they stay).
+  edit_file([](ConvEngineCache::Entry& e) { e.env.gpu = "Another GPU"; });
+  const Out foreign = run();
+  EXPECT_EQ(foreign.from_cache, 0);
+  EXPECT_LT(MaxRel(foreign.emb, cold.emb, kEmbeddingDim), 1e-3);
+  std::filesystem::remove(path);
+}
+
 TEST_F(CudaModelsTest, EmbeddingGraphConvRejectsOtherPrecisions) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
-  for (const char* precision : {"fp32", "mixed"}) {
+  {
     CudaModelOptions o;
-    o.precision = precision;
+    o.precision = "fp32";
     o.conv_api = "graph";
     auto m = CudaEmbeddingModel::Create(*w, arena, o);
     EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument)
-        << precision << ": " << m.status();
+        << m.status();
   }
   CudaModelOptions o;
   o.precision = "tf32";

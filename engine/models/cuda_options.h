@@ -42,10 +42,10 @@ struct CudaModelOptions {
   // (cudnnConvolutionBiasActivationForward) instead of a separate pass over
   // the activations (kernels::LaunchScaleShiftAct). Off: the unfused path.
   bool fused_conv_epilogue = true;
-  // Embedding only, TF32 with fused_conv_epilogue and channels_last: the API
-  // the trunk's convolutions go through. "legacy" (default):
-  // cudnnConvolutionBiasActivationForward. "graph": one cuDNN graph per
-  // convolution and epilogue through the cuDNN frontend, its engine timed
+  // Embedding only, TF32 or mixed with fused_conv_epilogue and
+  // channels_last: the API the trunk's convolutions go through. "legacy"
+  // (default): cudnnConvolutionBiasActivationForward. "graph": one cuDNN graph
+  // per convolution and epilogue through the cuDNN frontend, its engine timed
   // per shape on first use; shapes no graph engine supports stay legacy
   // (engine/models/cudnn_graph_conv.h, ADR 0072). "fastest": as "graph",
   // but each shape keeps the legacy call where that timed faster.
@@ -55,6 +55,17 @@ struct CudaModelOptions {
   // ones. Off: those are tried only for shapes no precompiled engine
   // supports (shorter first use of a shape; speed not yet measured).
   bool conv_graph_runtime_compilation = true;
+  // With conv_api "graph" / "fastest": candidates built and timed per layer
+  // shape, and the most workspace one may need (0: the whole workspace).
+  int conv_graph_max_candidates = 8;
+  size_t conv_graph_workspace_cap_bytes = 0;
+  // With conv_api "graph" / "fastest": a file that keeps the engine chosen
+  // per layer shape across restarts (engine/models/conv_engine_cache.h):
+  // read at load, so a shape chosen before builds that one engine instead of
+  // timing the candidates, and written after each new choice. Entries of
+  // another GPU or library version, and corrupt ones, are ignored with a
+  // diagnostic. Empty: no cache.
+  std::string conv_engine_cache;
   // Embedding only, TF32 with fused_conv_epilogue and channels_last: the
   // stem (3×3, one input channel) through the project's direct kernel
   // (kernels/stem_conv.h, float32 FMAs) instead of cuDNN's generic kernel.

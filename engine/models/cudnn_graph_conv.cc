@@ -11,8 +11,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_status.h"
@@ -92,6 +95,21 @@ struct GraphConv2d::Plan {
   // > 0: the engine was not timed here but taken from the plan of this
   // batch size (same epilogue, height and width).
   int reused_from = 0;
+  // The choice came from the engine cache (a graph engine built and timed
+  // alone, or the legacy call).
+  bool from_cache = false;
+  // Every candidate timed for this shape (for the per-layer evidence:
+  // which engines were close, which needed how much workspace).
+  struct Timed {
+    std::string engine;
+    float ms;
+    int64_t workspace;
+  };
+  std::vector<Timed> timed_list;
+  // Candidates that did not build (deselected by a note or the workspace,
+  // or failed), and the first reasons.
+  int not_built = 0;
+  std::string not_built_reasons;
 };
 
 struct GraphConv2d::Plans {
@@ -111,23 +129,48 @@ const char* EpilogueName(int e) {
   }
 }
 
-// The operation graph of one convolution and its epilogue, its operation
-// graph built and the heuristics' candidates queried and filtered (not yet
-// built). Any cudnn_frontend failure comes back as Unimplemented: the graph
-// path does not cover this shape.
-absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
+// The numerical notes no engine of this path may carry.
+//  - NONDETERMINISTIC: the project's rule (repeated runs bit-identical).
+//  - REDUCED_PRECISION_REDUCTION: accumulation in less than FP32 (an FP16
+//    accumulator for FP16 tensors). Both precisions are gated with FP32
+//    accumulation, the compute type of the legacy calls, so these engines
+//    are out for TF32 and for "mixed" alike.
+//  - DOWN_CONVERT_INPUTS: the engine converts the inputs to a narrower type
+//    than the tensors' own before the math. For float32 tensors that is
+//    FP16/BF16, a precision nobody asked for and nothing gated (PyTorch's
+//    cuDNN v8 path drops these engines too). For FP16 tensors there is no
+//    narrower type a convolution engine here computes in (FP8 engines need
+//    FP8 tensors and scales in the graph), so the note deselects nothing in
+//    practice; it stays in the list so that an engine that did carry it
+//    would not be taken without passing a gate first.
+const std::vector<fe::NumericalNote_t>& BarredNotes() {
+  static const auto* notes = new std::vector<fe::NumericalNote_t>{
+      fe::NumericalNote_t::NONDETERMINISTIC,
+      fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
+      fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION};
+  return *notes;
+}
+
+// The operation graph of one convolution and its epilogue, validated and
+// built (no engine yet). FP16 tensors (x, w, bias, z, y) with `half`, else
+// float32; accumulation and the epilogue's arithmetic in FP32 either way.
+// Any cudnn_frontend failure comes back as Unimplemented: the graph path
+// does not cover this shape.
+absl::StatusOr<std::shared_ptr<fe::graph::Graph>> OperationGraph(
     cudnnHandle_t handle, const Conv2d::Shape& s, int epilogue, int n, int h,
-    int w, int out_h, int out_w, size_t workspace_bytes) {
+    int w, int out_h, int out_w) {
+  const fe::DataType_t io =
+      s.half ? fe::DataType_t::HALF : fe::DataType_t::FLOAT;
   try {
     auto g = std::make_shared<fe::graph::Graph>();
-    g->set_io_data_type(fe::DataType_t::FLOAT)
+    g->set_io_data_type(io)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
     const int64_t c = s.in_channels, k = s.out_channels;
     auto x = g->tensor(fe::graph::Tensor_attributes()
                            .set_name("x")
                            .set_uid(kUidX)
-                           .set_data_type(fe::DataType_t::FLOAT)
+                           .set_data_type(io)
                            .set_dim({n, c, h, w})
                            .set_stride(NhwcStrides(c, h, w)));
     // Conv2d's channels-last filter: (out, kh, kw, in).
@@ -135,7 +178,7 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
         g->tensor(fe::graph::Tensor_attributes()
                       .set_name("w")
                       .set_uid(kUidW)
-                      .set_data_type(fe::DataType_t::FLOAT)
+                      .set_data_type(io)
                       .set_dim({k, c, s.kernel_h, s.kernel_w})
                       .set_stride(NhwcStrides(c, s.kernel_h, s.kernel_w)));
     auto out = g->conv_fprop(x, wt,
@@ -148,7 +191,7 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
       auto bias = g->tensor(fe::graph::Tensor_attributes()
                                 .set_name("bias")
                                 .set_uid(kUidBias)
-                                .set_data_type(fe::DataType_t::FLOAT)
+                                .set_data_type(io)
                                 .set_dim({1, k, 1, 1})
                                 .set_stride({k, 1, k, k}));
       out = g->pointwise(out, bias,
@@ -159,7 +202,7 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
         auto z = g->tensor(fe::graph::Tensor_attributes()
                                .set_name("z")
                                .set_uid(kUidZ)
-                               .set_data_type(fe::DataType_t::FLOAT)
+                               .set_data_type(io)
                                .set_dim({n, k, out_h, out_w})
                                .set_stride(NhwcStrides(k, out_h, out_w)));
         out = g->pointwise(out, z,
@@ -173,7 +216,7 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
     }
     out->set_output(true)
         .set_uid(kUidY)
-        .set_data_type(fe::DataType_t::FLOAT)
+        .set_data_type(io)
         .set_dim({n, k, out_h, out_w})
         .set_stride(NhwcStrides(k, out_h, out_w));
 
@@ -190,26 +233,60 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
       return absl::UnimplementedError(
           absl::StrCat("building the operation graph: ", FeMessage(e)));
     }
-    e = g->create_execution_plans(
-        {fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK});
-    if (e.is_bad()) {
-      return absl::UnimplementedError(
-          absl::StrCat("no heuristics candidates: ", FeMessage(e)));
-    }
-    // The project's rules: deterministic kernels only, and only what fits
-    // the arena's workspace. TF32 is the precision asked for, so engines
-    // that down-convert the float inputs (to FP16/BF16) or reduce in less
-    // than FP32 are out too (PyTorch's cuDNN v8 path drops them likewise).
-    g->deselect_numeric_notes(
-        {fe::NumericalNote_t::NONDETERMINISTIC,
-         fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
-         fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION});
-    g->deselect_workspace_greater_than(static_cast<int64_t>(workspace_bytes));
     return g;
   } catch (const std::exception& ex) {
     return absl::UnimplementedError(
         absl::StrCat("cudnn_frontend threw: ", ex.what()));
   }
+}
+
+// The operation graph with the heuristics' candidates queried and filtered
+// (not yet built): only deterministic engines without a barred note that
+// fit the workspace.
+absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
+    cudnnHandle_t handle, const Conv2d::Shape& s, int epilogue, int n, int h,
+    int w, int out_h, int out_w, int64_t workspace_limit) {
+  ASSIGN_OR_RETURN(std::shared_ptr<fe::graph::Graph> g,
+                   OperationGraph(handle, s, epilogue, n, h, w, out_h, out_w));
+  try {
+    fe::error_t e = g->create_execution_plans(
+        {fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK});
+    if (e.is_bad()) {
+      return absl::UnimplementedError(
+          absl::StrCat("no heuristics candidates: ", FeMessage(e)));
+    }
+    g->deselect_numeric_notes(BarredNotes());
+    g->deselect_workspace_greater_than(workspace_limit);
+    return g;
+  } catch (const std::exception& ex) {
+    return absl::UnimplementedError(
+        absl::StrCat("cudnn_frontend threw: ", ex.what()));
+  }
+}
+
+// The frontend's plan name, "eng<global index>" then "_k<knob type>=<choice>"
+// per knob (cudnn_frontend::detail::get_engine_tag), read back into the
+// engine's global index and its knob choices; false if it is not one.
+bool ParseEngineTag(const std::string& tag, int64_t* engine,
+                    std::map<int, int64_t>* knobs) {
+  const std::vector<std::string> parts = absl::StrSplit(tag, '_');
+  if (parts.empty() || parts[0].size() < 4 || parts[0].rfind("eng", 0) != 0 ||
+      !absl::SimpleAtoi(parts[0].substr(3), engine) || *engine < 0) {
+    return false;
+  }
+  knobs->clear();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::vector<std::string> kv = absl::StrSplit(parts[i], '=');
+    int type = 0;
+    int64_t choice = 0;
+    if (kv.size() != 2 || kv[0].size() < 2 || kv[0][0] != 'k' ||
+        !absl::SimpleAtoi(kv[0].substr(1), &type) ||
+        !absl::SimpleAtoi(kv[1], &choice) || knobs->count(type) > 0) {
+      return false;
+    }
+    (*knobs)[type] = choice;
+  }
+  return true;
 }
 
 }  // namespace
@@ -222,29 +299,77 @@ absl::StatusOr<std::unique_ptr<GraphConv2d>> GraphConv2d::Create(
         absl::StrCat("GraphConv2d ", name, ": no context or legacy layer"));
   }
   const Conv2d::Shape& s = legacy->shape();
-  if (!s.channels_last || s.half) {
+  if (!s.channels_last) {
     return absl::InvalidArgumentError(absl::StrCat(
         "GraphConv2d ", name,
-        ": the graph path runs NHWC float32 tensors only (the layer is ",
-        s.channels_last ? "NHWC" : "NCHW", s.half ? ", FP16" : ", float32",
-        "); use conv_api \"legacy\" for this precision"));
+        ": the graph path runs NHWC tensors only (the layer is NCHW); use "
+        "conv_api \"legacy\" for this layout"));
   }
-  if (ctx->precision() != Precision::kTf32) {
+  const bool tf32 = ctx->precision() == Precision::kTf32 && !s.half;
+  const bool mixed = ctx->precision() == Precision::kMixed && s.half;
+  if (!tf32 && !mixed) {
     return absl::InvalidArgumentError(absl::StrCat(
         "GraphConv2d ", name, ": precision ", PrecisionName(ctx->precision()),
-        " is not covered by the graph path (TF32 only)"));
+        " with ", s.half ? "FP16" : "float32",
+        " tensors is not covered by the graph path (tf32 with float32 "
+        "tensors, or mixed with FP16 tensors)"));
   }
-  if (options.max_candidates < 1) {
+  if (options.max_candidates < 1 || options.workspace_cap_bytes < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("GraphConv2d ", name, ": max_candidates must be >= 1"));
+        absl::StrCat("GraphConv2d ", name,
+                     ": max_candidates must be >= 1 and workspace_cap_bytes "
+                     ">= 0"));
   }
   std::unique_ptr<GraphConv2d> conv(new GraphConv2d());
   conv->ctx_ = ctx;
   conv->legacy_ = legacy;
   conv->name_ = std::move(name);
   conv->options_ = options;
+  if (options.engine_cache != nullptr) {
+    ASSIGN_OR_RETURN(conv->environment_, Environment(ctx->arena()->device()));
+  }
   conv->plans_ = std::make_unique<Plans>();
   return conv;
+}
+
+absl::StatusOr<ConvEngineEnvironment> GraphConv2d::Environment(int device) {
+  cudaDeviceProp prop{};
+  RETURN_IF_ERROR(CudaStatus(cudaGetDeviceProperties(&prop, device),
+                             "cudaGetDeviceProperties"));
+  return ConvEngineEnvironment{
+      .gpu = prop.name,
+      .sm = prop.major * 10 + prop.minor,
+      .cudnn_version = static_cast<int64_t>(cudnnGetVersion()),
+      .frontend_version = CUDNN_FRONTEND_VERSION};
+}
+
+int64_t GraphConv2d::WorkspaceLimit() const {
+  const int64_t all = static_cast<int64_t>(ctx_->workspace_bytes());
+  return options_.workspace_cap_bytes > 0
+             ? std::min(all, options_.workspace_cap_bytes)
+             : all;
+}
+
+ConvLayerKey GraphConv2d::LayerKey(Epilogue e, int n, int h, int w) const {
+  const Conv2d::Shape& s = legacy_->shape();
+  return ConvLayerKey{
+      .precision = s.half ? "mixed" : "tf32",
+      .policy = absl::StrCat(options_.compare_legacy ? "fastest" : "graph",
+                             options_.runtime_compilation ? "+rtc" : "", "+c",
+                             options_.max_candidates),
+      .epilogue = EpilogueName(static_cast<int>(e)),
+      .n = n,
+      .c = s.in_channels,
+      .h = h,
+      .w = w,
+      .k = s.out_channels,
+      .kernel_h = s.kernel_h,
+      .kernel_w = s.kernel_w,
+      .stride_h = s.stride_h,
+      .stride_w = s.stride_w,
+      .pad_h = s.pad_h,
+      .pad_w = s.pad_w,
+      .workspace_limit = WorkspaceLimit()};
 }
 
 GraphConv2d::~GraphConv2d() = default;
@@ -254,6 +379,137 @@ absl::Status GraphConv2d::RunLegacy(Epilogue e, const void* x, int n, int h,
                                     void* y) {
   if (e == Epilogue::kNone) return legacy_->Forward(x, n, h, w, y);
   return legacy_->ForwardBiasRelu(x, n, h, w, bias, z, y);
+}
+
+namespace {
+
+// The variant pack of one call: the uids of the graph's tensors to their
+// device pointers.
+std::unordered_map<int64_t, void*> VariantPack(int epilogue, const void* x,
+                                               const void* weights,
+                                               const void* bias, const void* z,
+                                               void* y) {
+  std::unordered_map<int64_t, void*> pack = {
+      {kUidX, const_cast<void*>(x)},
+      {kUidW, const_cast<void*>(weights)},
+      {kUidY, y}};
+  if (epilogue != 0) pack[kUidBias] = const_cast<void*>(bias);
+  if (epilogue == 2) pack[kUidZ] = const_cast<void*>(z);
+  return pack;
+}
+
+absl::Status ExecutePlan(fe::graph::Graph& g, cudnnHandle_t handle,
+                         std::unordered_map<int64_t, void*>& pack,
+                         void* workspace, int64_t index) {
+  try {
+    fe::error_t xe = g.execute_plan_at_index(handle, pack, workspace, index);
+    if (xe.is_bad()) return absl::InternalError(FeMessage(xe));
+  } catch (const std::exception& ex) {
+    return absl::InternalError(ex.what());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
+                                        Plan* plan, const void* x,
+                                        const void* bias, const void* z,
+                                        void* y) {
+  const int e = static_cast<int>(plan->epilogue);
+  if (choice.engine == "legacy") {
+    plan->why_legacy = "the engine cache's choice";
+    plan->from_cache = true;
+    return absl::OkStatus();
+  }
+  int64_t engine_id = -1;
+  std::map<int, int64_t> knob_choices;
+  if (!ParseEngineTag(choice.engine, &engine_id, &knob_choices)) {
+    return absl::InvalidArgumentError("not a cuDNN frontend engine name");
+  }
+  std::unordered_map<fe::KnobType_t, int64_t> knobs;
+  for (const auto& [type, value] : knob_choices) {
+    const fe::KnobType_t t = fe::convert_from_backend_knob_type(
+        static_cast<cudnnBackendKnobType_t>(type));
+    if (t == fe::KnobType_t::NOT_SET) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("knob type ", type, " unknown to this frontend"));
+    }
+    knobs[t] = value;
+  }
+  const Conv2d::Shape& s = legacy_->shape();
+  ASSIGN_OR_RETURN(std::shared_ptr<fe::graph::Graph> g,
+                   OperationGraph(ctx_->cudnn(), s, e, plan->n, plan->h,
+                                  plan->w, OutH(plan->h), OutW(plan->w)));
+  int64_t ws = 0;
+  std::string built_name;
+  try {
+    fe::error_t fe_status = g->create_execution_plan(engine_id, knobs);
+    if (fe_status.is_bad()) {
+      return absl::NotFoundError(
+          absl::StrCat("creating its plan: ", FeMessage(fe_status)));
+    }
+    // The same rules as for the heuristics' candidates: a barred note or
+    // too much workspace makes the build below fail.
+    g->deselect_numeric_notes(BarredNotes());
+    g->deselect_workspace_greater_than(WorkspaceLimit());
+    if (g->get_execution_plan_count() != 1) {
+      return absl::FailedPreconditionError("expected exactly one plan");
+    }
+    fe_status = g->build_plan_at_index(0);
+    if (fe_status.is_bad()) {
+      return absl::NotFoundError(
+          absl::StrCat("building its plan: ", FeMessage(fe_status)));
+    }
+    if (g->get_workspace_size_plan_at_index(0, ws).is_bad() ||
+        ws > WorkspaceLimit()) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "needs ", ws, " B of workspace, more than ", WorkspaceLimit()));
+    }
+    (void)g->get_plan_name_at_index(0, built_name);
+  } catch (const std::exception& ex) {
+    return absl::UnknownError(
+        absl::StrCat("cudnn_frontend threw: ", ex.what()));
+  }
+  // The plan built must be the configuration recorded (same engine, same
+  // knob choices, in whatever order the frontend lists them).
+  int64_t built_id = -1;
+  std::map<int, int64_t> built_knobs;
+  if (!ParseEngineTag(built_name, &built_id, &built_knobs) ||
+      built_id != engine_id || built_knobs != knob_choices) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the plan built is ", built_name));
+  }
+  // Run it (timed, for Describe): an engine that builds but fails to run is
+  // not used either.
+  std::unordered_map<int64_t, void*> pack =
+      VariantPack(e, x, legacy_->weights(), bias, z, y);
+  absl::StatusOr<float> ms =
+      TimeOnStream(ctx_->stream(), options_.timing_runs, [&] {
+        return ExecutePlan(*g, ctx_->cudnn(), pack, ctx_->workspace(), 0);
+      });
+  if (!ms.ok()) {
+    const cudaError_t err = cudaStreamSynchronize(ctx_->stream());
+    if (err != cudaSuccess) {
+      // A fault leaves the context broken for everything after it.
+      return absl::InternalError(
+          absl::StrCat("GraphConv2d ", name_, ": running the cached engine ",
+                       choice.engine, ": ", ms.status().message(),
+                       " (CUDA: ", cudaGetErrorString(err), ")"));
+    }
+    (void)cudaGetLastError();
+    return absl::AbortedError(
+        absl::StrCat("running it: ", ms.status().message()));
+  }
+  plan->graph = std::move(g);
+  plan->plan_index = 0;
+  plan->workspace = ws;
+  plan->engine = built_name;
+  plan->graph_ms = *ms;
+  plan->built = 1;
+  plan->timed = 1;
+  plan->from_cache = true;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
@@ -287,11 +543,51 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
   const Conv2d::Shape& s = legacy_->shape();
   cudnnHandle_t handle = ctx_->cudnn();
   void* workspace = ctx_->workspace();
-  void* weights = const_cast<void*>(legacy_->weights());
+  const int64_t workspace_limit = WorkspaceLimit();
+  ConvEngineCache* cache = options_.engine_cache.get();
+  const ConvLayerKey layer_key = LayerKey(e, n, h, w);
+  // Keeps this shape's choice, records it in the engine cache (when it was
+  // not read from there) and returns it.
+  auto keep = [&]() -> Plan* {
+    plan->choose_ms = since_ms(t_choose);
+    if (cache != nullptr && !plan->from_cache) {
+      cache->Record(
+          environment_, layer_key,
+          {.engine = plan->graph != nullptr ? plan->engine : "legacy",
+           .ms = plan->graph != nullptr ? plan->graph_ms : plan->legacy_ms,
+           .workspace = plan->workspace});
+    }
+    Plan* out = plan.get();
+    plans_->by_shape.emplace(key, std::move(plan));
+    return out;
+  };
+
+  if (cache != nullptr) {
+    if (std::optional<ConvEngineChoice> cached =
+            cache->Find(environment_, layer_key)) {
+      const absl::Status st = PlanFromCache(*cached, plan.get(), x, bias, z, y);
+      if (st.ok()) return keep();
+      // Internal: the device faulted; nothing after this can run.
+      if (absl::IsInternal(st)) return st;
+      ReportDiagnostic(
+          absl::StrCat("cuda:", ctx_->arena()->device(), " embedding"),
+          absl::StrCat("conv engine cache ", cache->path(), ": the engine ",
+                       cached->engine, " recorded for ", name_, " on ", n, "x",
+                       s.in_channels, "x", h, "x", w, " ",
+                       EpilogueName(static_cast<int>(e)), " is not used (",
+                       st.message(), "); timing the candidates instead"));
+      cache->Forget(environment_, layer_key);
+      *plan = Plan();
+      plan->epilogue = e;
+      plan->n = n;
+      plan->h = h;
+      plan->w = w;
+    }
+  }
 
   absl::StatusOr<std::shared_ptr<fe::graph::Graph>> graph =
       MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
-                ctx_->workspace_bytes());
+                workspace_limit);
   if (!graph.ok() && !absl::IsUnimplemented(graph.status())) {
     return absl::Status(
         graph.status().code(),
@@ -326,7 +622,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
         int64_t ws = 0;
         if (g->build_plan_at_index(i).is_bad() ||
             g->get_workspace_size_plan_at_index(i, ws).is_bad() ||
-            ws > static_cast<int64_t>(ctx_->workspace_bytes())) {
+            ws > workspace_limit) {
           break;
         }
         plan->graph = g;
@@ -340,16 +636,11 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
     } catch (const std::exception& ex) {
       plan->graph.reset();
     }
-    if (plan->graph != nullptr) {
-      plan->choose_ms = since_ms(t_choose);
-      Plan* out = plan.get();
-      plans_->by_shape.emplace(key, std::move(plan));
-      return out;
-    }
+    if (plan->graph != nullptr) return keep();
     // Not offered or not buildable for this batch size: time the
     // candidates as for a new shape, on a fresh graph.
     graph = MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
-                      ctx_->workspace_bytes());
+                      workspace_limit);
   }
   if (!graph.ok()) {
     reasons = std::string(graph.status().message());
@@ -388,6 +679,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
           if (!seen.insert(engine).second) continue;
           fe::error_t be = g->build_plan_at_index(i);
           if (be.is_bad()) {
+            ++plan->not_built;
             if (reasons.size() < 2000) {
               absl::StrAppend(&reasons, " [", engine, ": ", be.get_message(),
                               "]");
@@ -404,34 +696,25 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
       absl::StrAppend(&reasons, " [cudnn_frontend threw: ", ex.what(), "]");
     }
     plan->built = static_cast<int>(built.size());
+    plan->not_built_reasons = reasons.substr(0, 400);
     float best = std::numeric_limits<float>::infinity();
     for (int64_t i : built) {
       int64_t ws = 0;
       std::string engine;
       try {
         if (g->get_workspace_size_plan_at_index(i, ws).is_bad() ||
-            ws > static_cast<int64_t>(ctx_->workspace_bytes())) {
+            ws > workspace_limit) {
           continue;
         }
         (void)g->get_plan_name_at_index(i, engine);
       } catch (const std::exception& ex) {
         continue;
       }
-      auto run = [&]() -> absl::Status {
-        std::unordered_map<int64_t, void*> pack = {
-            {kUidX, const_cast<void*>(x)}, {kUidW, weights}, {kUidY, y}};
-        if (e != Epilogue::kNone) pack[kUidBias] = const_cast<void*>(bias);
-        if (e == Epilogue::kBiasAddRelu) pack[kUidZ] = const_cast<void*>(z);
-        try {
-          fe::error_t xe = g->execute_plan_at_index(handle, pack, workspace, i);
-          if (xe.is_bad()) return absl::InternalError(FeMessage(xe));
-        } catch (const std::exception& ex) {
-          return absl::InternalError(ex.what());
-        }
-        return absl::OkStatus();
-      };
-      absl::StatusOr<float> ms =
-          TimeOnStream(stream, options_.timing_runs, run);
+      std::unordered_map<int64_t, void*> pack =
+          VariantPack(static_cast<int>(e), x, legacy_->weights(), bias, z, y);
+      absl::StatusOr<float> ms = TimeOnStream(
+          stream, options_.timing_runs,
+          [&] { return ExecutePlan(*g, handle, pack, workspace, i); });
       if (!ms.ok()) {
         // An engine that refuses to run is skipped. A kernel that faulted
         // leaves the context broken for everything after it: surface that.
@@ -447,6 +730,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
         continue;
       }
       ++plan->timed;
+      plan->timed_list.push_back({engine, *ms, ws});
       if (*ms < best) {
         best = *ms;
         plan->plan_index = i;
@@ -477,10 +761,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
       plan->graph.reset();
     }
   }
-  plan->choose_ms = since_ms(t_choose);
-  Plan* out = plan.get();
-  plans_->by_shape.emplace(key, std::move(plan));
-  return out;
+  return keep();
 }
 
 absl::Status GraphConv2d::Forward(const void* x, int n, int h, int w, void* y) {
@@ -508,22 +789,13 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
   }
   ASSIGN_OR_RETURN(Plan * plan, PlanFor(e, x, n, h, w, bias, z, y));
   if (plan->graph == nullptr) return RunLegacy(e, x, n, h, w, bias, z, y);
-  std::unordered_map<int64_t, void*> pack = {
-      {kUidX, const_cast<void*>(x)},
-      {kUidW, const_cast<void*>(legacy_->weights())},
-      {kUidY, y}};
-  if (e != Epilogue::kNone) pack[kUidBias] = const_cast<void*>(bias);
-  if (e == Epilogue::kBiasAddRelu) pack[kUidZ] = const_cast<void*>(z);
-  try {
-    fe::error_t xe = plan->graph->execute_plan_at_index(
-        ctx_->cudnn(), pack, ctx_->workspace(), plan->plan_index);
-    if (xe.is_bad()) {
-      return absl::InternalError(absl::StrCat(
-          "GraphConv2d ", name_, " (", plan->engine, "): ", FeMessage(xe)));
-    }
-  } catch (const std::exception& ex) {
+  std::unordered_map<int64_t, void*> pack =
+      VariantPack(static_cast<int>(e), x, legacy_->weights(), bias, z, y);
+  const absl::Status st = ExecutePlan(*plan->graph, ctx_->cudnn(), pack,
+                                      ctx_->workspace(), plan->plan_index);
+  if (!st.ok()) {
     return absl::InternalError(absl::StrCat("GraphConv2d ", name_, " (",
-                                            plan->engine, "): ", ex.what()));
+                                            plan->engine, "): ", st.message()));
   }
   return absl::OkStatus();
 }
@@ -534,7 +806,8 @@ std::string GraphConv2d::Line(const Plan& p) const {
       absl::StrCat("graph conv ", name_, " ", s.out_channels, "<-",
                    s.in_channels, " ", s.kernel_h, "x", s.kernel_w, "/",
                    s.stride_h, " on ", p.n, "x", s.in_channels, "x", p.h, "x",
-                   p.w, " ", EpilogueName(static_cast<int>(p.epilogue)), ": ");
+                   p.w, " ", EpilogueName(static_cast<int>(p.epilogue)),
+                   s.half ? " fp16" : " tf32", ": ");
   // Multiply-adds of this shape, for the throughput of each timing.
   const double flop = 2.0 * p.n * s.out_channels * s.in_channels * s.kernel_h *
                       s.kernel_w * double{OutH(p.h)} * OutW(p.w);
@@ -544,6 +817,10 @@ std::string GraphConv2d::Line(const Plan& p) const {
   if (p.graph != nullptr && p.reused_from > 0) {
     absl::StrAppend(&line, "graph ", p.engine, " (the engine timed at batch ",
                     p.reused_from, ", ws ", p.workspace, " B)");
+  } else if (p.graph != nullptr && p.from_cache) {
+    absl::StrAppend(&line, "graph ", p.engine, " (from the engine cache; ",
+                    p.graph_ms, " ms = ", tflops(p.graph_ms), ", ws ",
+                    p.workspace, " B)");
   } else if (p.graph != nullptr) {
     absl::StrAppend(&line, "graph ", p.engine, " (", p.graph_ms,
                     " ms = ", tflops(p.graph_ms), ", ws ", p.workspace, " B; ",
@@ -560,6 +837,21 @@ std::string GraphConv2d::Line(const Plan& p) const {
       absl::StrAppend(&line, " legacy ", tflops(p.legacy_ms), ", graph ",
                       tflops(p.graph_ms));
     }
+  }
+  // The evidence behind a timed choice: every candidate's time and
+  // workspace, and what did not build.
+  if (!p.timed_list.empty()) {
+    absl::StrAppend(&line, " {timed:");
+    for (const Plan::Timed& t : p.timed_list) {
+      absl::StrAppend(&line, " ", t.engine,
+                      absl::StrFormat(" %.4f ms ws %.1f MB;", t.ms,
+                                      t.workspace / 1048576.0));
+    }
+    if (p.not_built > 0) {
+      absl::StrAppend(&line, " not built: ", p.not_built, ":",
+                      p.not_built_reasons);
+    }
+    absl::StrAppend(&line, "}");
   }
   absl::StrAppend(&line, " [chosen in ", static_cast<int>(p.choose_ms), " ms]");
   return line;
@@ -579,6 +871,14 @@ int GraphConv2d::graph_shapes() const {
 
 int GraphConv2d::legacy_shapes() const {
   return static_cast<int>(plans_->by_shape.size()) - graph_shapes();
+}
+
+int GraphConv2d::cached_shapes() const {
+  int k = 0;
+  for (const auto& [key, p] : plans_->by_shape) {
+    k += p->from_cache;
+  }
+  return k;
 }
 
 }  // namespace diarization::models::cuda
@@ -608,6 +908,10 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void*, int, int, int,
 std::vector<std::string> GraphConv2d::Describe() const { return {}; }
 int GraphConv2d::graph_shapes() const { return 0; }
 int GraphConv2d::legacy_shapes() const { return 0; }
+int GraphConv2d::cached_shapes() const { return 0; }
+absl::StatusOr<ConvEngineEnvironment> GraphConv2d::Environment(int) {
+  return absl::FailedPreconditionError("GraphConv2d: no cuDNN frontend");
+}
 
 }  // namespace diarization::models::cuda
 

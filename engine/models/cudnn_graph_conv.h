@@ -1,7 +1,8 @@
 // One ResNet trunk convolution through cuDNN's graph API (the header-only
 // cuDNN frontend, //third_party/cudnn_frontend; ADR 0072). Each call is one
-// operation graph on NHWC float32 tensors with TF32 tensor-core math and
-// FP32 accumulation:
+// operation graph on NHWC tensors with FP32 accumulation: float32 tensors
+// with TF32 tensor-core math (precision "tf32"), or FP16 tensors, bias
+// included, as the legacy "mixed" path keeps them (precision "mixed"):
 //   ForwardBiasRelu: y = ReLU(conv(x, w) + bias [+ z])
 //   Forward:         y = conv(x, w)
 // so cuDNN may pick a fused engine that the legacy
@@ -17,6 +18,12 @@
 // the fastest is kept. A later, smaller or equal batch size of that shape
 // builds the same engine without timing (reuse_across_batches; the
 // embedding model times every layer at its largest batch when it loads).
+// With an engine cache (conv_engine_cache.h) a shape whose choice is
+// recorded for this GPU, these library versions and this policy builds that
+// one engine (and times it once, for Describe) instead of the candidates; an
+// entry that no longer builds or runs is forgotten with a diagnostic and the
+// candidates are timed as without a cache. Every choice is recorded; the
+// owner saves the cache.
 // A shape no graph engine supports runs on the legacy Conv2d, which also
 // owns the weights (its NHWC filter); so does every shape where
 // `compare_legacy` finds the legacy call faster. Describe() says which
@@ -35,6 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/models/conv_engine_cache.h"
 #include "engine/models/cuda_context.h"
 #include "engine/models/cuda_conv2d.h"
 
@@ -65,10 +73,17 @@ class GraphConv2d {
     // Also time the legacy call for each shape and keep it where it is
     // faster (per layer and shape).
     bool compare_legacy = false;
+    // Candidates needing more workspace than this are not considered
+    // (0: the context's whole workspace).
+    int64_t workspace_cap_bytes = 0;
+    // Choices made before (null: none kept). Shared by every layer and
+    // pipeline that uses the same file.
+    std::shared_ptr<ConvEngineCache> engine_cache;
   };
 
-  // `legacy` must be a float (not half), channels-last layer of a TF32
-  // context; it must outlive this object. `name` labels the log lines.
+  // `legacy` must be a channels-last layer: float32 in a TF32 context or
+  // FP16 (Shape::half) in a mixed one; it must outlive this object. `name`
+  // labels the log lines.
   static absl::StatusOr<std::unique_ptr<GraphConv2d>> Create(
       CudaContext* ctx, Conv2d* legacy, std::string name,
       const Options& options);
@@ -86,9 +101,16 @@ class GraphConv2d {
   // One line per shape seen so far: "name n×c×h×w epilogue: graph <engine>
   // (t ms, ws B)" or "...: legacy (<why>)".
   std::vector<std::string> Describe() const;
-  // Shapes that run on a graph engine / on the legacy call.
+  // Shapes that run on a graph engine / on the legacy call; shapes whose
+  // choice came from the engine cache.
   int graph_shapes() const;
   int legacy_shapes() const;
+  int cached_shapes() const;
+
+  // What a choice depends on besides the layer, for the cache's keys: the
+  // GPU of `device` and the cuDNN and frontend versions. Fails without the
+  // frontend headers or the device.
+  static absl::StatusOr<ConvEngineEnvironment> Environment(int device);
 
   const Conv2d::Shape& shape() const { return legacy_->shape(); }
   int OutH(int h) const { return legacy_->OutH(h); }
@@ -100,6 +122,13 @@ class GraphConv2d {
   GraphConv2d() = default;
   absl::StatusOr<Plan*> PlanFor(Epilogue e, const void* x, int n, int h, int w,
                                 const void* bias, const void* z, void* y);
+  ConvLayerKey LayerKey(Epilogue e, int n, int h, int w) const;
+  int64_t WorkspaceLimit() const;
+  // Builds and times the cached `choice` into *plan; an error says why it
+  // cannot be used (the caller forgets it and times the candidates).
+  absl::Status PlanFromCache(const ConvEngineChoice& choice, Plan* plan,
+                             const void* x, const void* bias, const void* z,
+                             void* y);
   std::string Line(const Plan& p) const;
   absl::Status RunLegacy(Epilogue e, const void* x, int n, int h, int w,
                          const void* bias, const void* z, void* y);
@@ -108,6 +137,7 @@ class GraphConv2d {
   Conv2d* legacy_ = nullptr;
   std::string name_;
   Options options_;
+  ConvEngineEnvironment environment_;
   struct Plans;
   std::unique_ptr<Plans> plans_;
 };
