@@ -74,9 +74,15 @@ ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
           "convolutions with FP32 accumulation; opt-in, see "
           "docs/benchmarks.md for its gate)");
 ABSL_FLAG(std::string, cuda_embedding_conv_api, "legacy",
-          "CUDA embedding trunk convolutions (TF32): legacy, graph (cuDNN "
+          "CUDA embedding trunk convolutions (TF32 or mixed): legacy, graph "
+          "(cuDNN "
           "graphs, engines timed when the model loads; ADR 0072) or fastest "
           "(graph, legacy per layer where that timed faster)");
+ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
+          "With --cuda_embedding_conv_api graph/fastest: a file that keeps "
+          "the engine chosen per trunk layer shape, so a restart builds those "
+          "instead of timing the candidates (written after each choice; "
+          "entries of another GPU or cuDNN version are ignored). Empty: none");
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 2,
@@ -352,6 +358,7 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_cuda_embedding_precision);
   backend.cuda_embedding_conv_api =
       absl::GetFlag(FLAGS_cuda_embedding_conv_api);
+  backend.cuda_conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
   backend.cuda_segmentation_max_batch =
       absl::GetFlag(FLAGS_segmentation_batch_size);
   backend.cuda_embedding_max_batch = absl::GetFlag(FLAGS_embedding_batch_size);

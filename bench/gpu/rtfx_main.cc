@@ -97,7 +97,7 @@ ABSL_FLAG(bool, fused_epilogue, true,
           "Embedding: BatchNorm folded into the convolutions, bias + residual "
           "+ ReLU inside cuDNN's convolution (else a separate pass).");
 ABSL_FLAG(std::string, conv_api, "legacy",
-          "Embedding trunk convolutions (TF32): legacy (cuDNN's "
+          "Embedding trunk convolutions (TF32 or mixed): legacy (cuDNN's "
           "cudnnConvolutionBiasActivationForward), graph (cuDNN graphs "
           "through the cuDNN frontend, engines timed per shape) or fastest "
           "(graph, or legacy where that timed faster per layer).");
@@ -105,6 +105,18 @@ ABSL_FLAG(bool, graph_runtime_compilation, true,
           "With --conv_api graph/fastest: time the engines cuDNN compiles at "
           "run time too (false: only where no precompiled engine builds; "
           "shorter first use of each shape).");
+ABSL_FLAG(int, graph_max_candidates, 8,
+          "With --conv_api graph/fastest: plans built and timed per layer "
+          "shape.");
+ABSL_FLAG(int, graph_workspace_cap_mb, 0,
+          "With --conv_api graph/fastest: the most workspace a graph engine "
+          "may need, MiB (0: the whole workspace, 256 MiB).");
+ABSL_FLAG(std::string, conv_engine_cache, "",
+          "With --conv_api graph/fastest: the file that keeps the engine "
+          "chosen per layer shape (read at load, written after the choice); "
+          "empty: none.");
+ABSL_FLAG(bool, conv_engine_cache_reset, false,
+          "Delete --conv_engine_cache before loading (a cold start).");
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
           "instead of cuDNN (TF32, fused epilogue).");
@@ -250,6 +262,16 @@ absl::Status Run() {
   opt.embedding.direct_stem_conv = absl::GetFlag(FLAGS_direct_stem);
   opt.embedding.conv_graph_runtime_compilation =
       absl::GetFlag(FLAGS_graph_runtime_compilation);
+  opt.embedding.conv_graph_max_candidates =
+      absl::GetFlag(FLAGS_graph_max_candidates);
+  opt.embedding.conv_graph_workspace_cap_bytes =
+      size_t(std::max(0, absl::GetFlag(FLAGS_graph_workspace_cap_mb))) << 20;
+  opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);
+  if (absl::GetFlag(FLAGS_conv_engine_cache_reset) &&
+      !opt.embedding.conv_engine_cache.empty()) {
+    std::error_code ec;
+    fs::remove(opt.embedding.conv_engine_cache, ec);
+  }
   const auto t_load = Clock::now();
   std::unique_ptr<models::SafetensorsFile> seg_override;
   if (!absl::GetFlag(FLAGS_segmentation_weights).empty()) {
@@ -364,6 +386,13 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);
   std::printf("  model load + arena: %.2f s; warm-up pass %.2f s\n", load_s,
               warm.total());
+  if (!opt.embedding.conv_engine_cache.empty()) {
+    std::printf("  conv engine cache %s (%s)\n",
+                opt.embedding.conv_engine_cache.c_str(),
+                absl::GetFlag(FLAGS_conv_engine_cache_reset)
+                    ? "deleted before the load: a cold start"
+                    : "as found at the load");
+  }
   std::printf(
       "  clustering input: %zu training embeddings, %d AHC clusters "
       "(segmentation weights: %s)\n",

@@ -429,8 +429,6 @@ TEST_F(CudaModelsTest, EmbeddingMixedGraphConvMatchesCpuWithinTheGate) {
   auto w = Open(emb_path_);
   CheckEmbedding("mixed", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
                  "graph");
-  CheckEmbedding("mixed", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
-                 "fastest");
 
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();

@@ -38,6 +38,10 @@ struct DevicesOptions {
   // CUDA embedding trunk convolutions: "legacy", "graph" or "fastest"
   // (models::CudaModelOptions::conv_api, ADR 0072).
   std::string cuda_embedding_conv_api = "legacy";
+  // With conv_api graph/fastest: the file that keeps the engine chosen per
+  // layer shape across restarts (models::CudaModelOptions::
+  // conv_engine_cache); empty = none.
+  std::string cuda_conv_engine_cache;
   // Largest batch each CUDA network's buffers are sized for: the engine's
   // segmentation and embedding batch sizes (larger calls are split into
   // launches of this size). Each network is sized for its own, so a larger
@@ -101,6 +105,7 @@ int CudaDeviceCount();
 struct CudaDeviceOptions {
   std::string embedding_precision = "tf32";
   std::string embedding_conv_api = "legacy";  // ADR 0072
+  std::string conv_engine_cache;              // ADR 0072, addendum
   // Windows per launch each network's buffers are sized for.
   int segmentation_max_batch = 32;
   int embedding_max_batch = 32;
