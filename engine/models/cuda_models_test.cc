@@ -28,8 +28,10 @@
 #include "engine/models/cpu_embedding_model.h"
 #include "engine/models/conv_engine_cache.h"
 #include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_embedding_model.h"
 #include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/cuda_window_upload.h"
 #include "engine/models/device_arena_cuda.h"
 #include "engine/models/fbank.h"
 #include "engine/models/random_model.h"
@@ -742,6 +744,39 @@ TEST_F(CudaModelsTest, SegmentationActivationLayoutsGiveTheSameBits) {
       }
     }
   }
+}
+
+// The window upload refuses more windows than it was sized for, and a
+// window tensor too small for the batch, instead of writing past either
+// (the models split larger calls into launches of max_batch).
+TEST_F(CudaModelsTest, WindowUploadRefusesMoreThanItsMaxBatch) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  const std::vector<float> rec = Windows();  // kB windows back to back
+  std::vector<int64_t> starts, ends;
+  for (int i = 0; i < kB; ++i) {
+    starts.push_back(int64_t{i} * kWindowSamples);
+    ends.push_back(starts.back() + kWindowSamples);
+  }
+  const WindowSpans spans{.audio = rec, .starts = starts, .ends = ends};
+  auto uploader = cuda::WindowUploader::Create(arena.get(), 2, "test/windows");
+  ASSERT_TRUE(uploader.ok()) << uploader.status();
+  auto room_for_3 = cuda::DeviceBuffer::Allocate(
+      arena.get(), sizeof(float) * 3 * kWindowSamples, "test/windows");
+  ASSERT_TRUE(room_for_3.ok()) << room_for_3.status();
+  auto room_for_1 = cuda::DeviceBuffer::Allocate(
+      arena.get(), sizeof(float) * kWindowSamples, "test/windows");
+  ASSERT_TRUE(room_for_1.ok()) << room_for_1.status();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  EXPECT_TRUE(uploader->Upload(spans, 0, 2, *room_for_3, stream).ok());
+  const absl::Status three = uploader->Upload(spans, 0, 3, *room_for_3, stream);
+  EXPECT_EQ(three.code(), absl::StatusCode::kInternal) << three;
+  EXPECT_NE(three.message().find("room for 2"), std::string::npos) << three;
+  const absl::Status small = uploader->Upload(spans, 0, 2, *room_for_1, stream);
+  EXPECT_EQ(small.code(), absl::StatusCode::kInternal) << small;
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaStreamDestroy(stream);
 }
 
 // Each network's buffers follow its own max_batch (the server sizes the
