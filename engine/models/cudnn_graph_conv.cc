@@ -19,6 +19,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_status.h"
+#include "engine/models/cuda_strided_pointwise_conv.h"
 
 // The frontend's headers come from tools/third_party/get_cudnn_frontend.sh
 // (scripts/test.sh and tools/device/pack.sh run it). A checkout built
@@ -33,6 +34,8 @@ namespace {
 namespace fe = cudnn_frontend;
 
 constexpr int64_t kUidX = 1, kUidW = 2, kUidBias = 3, kUidZ = 4, kUidY = 5;
+// The engine name of the cuBLAS pointwise candidate (Describe, the cache).
+constexpr char kGemmEngine[] = "cublas-strided-gemm";
 
 // NHWC strides of a (n, c, h, w) tensor, in the frontend's NCHW dim order.
 std::vector<int64_t> NhwcStrides(int64_t c, int64_t h, int64_t w) {
@@ -80,8 +83,11 @@ absl::StatusOr<float> TimeOnStream(cudaStream_t stream, int runs,
 struct GraphConv2d::Plan {
   Epilogue epilogue = Epilogue::kNone;
   int n = 0, h = 0, w = 0;
-  // Null: this shape runs on the legacy call.
+  // Null: this shape runs on the legacy call, or with `gemm` on the cuBLAS
+  // pointwise GEMM.
   std::shared_ptr<fe::graph::Graph> graph;
+  bool gemm = false;
+  bool on_engine() const { return graph != nullptr || gemm; }
   int64_t plan_index = -1;
   int64_t workspace = 0;
   std::string engine;
@@ -114,6 +120,14 @@ struct GraphConv2d::Plan {
 
 struct GraphConv2d::Plans {
   std::map<std::tuple<int, int, int, int>, std::unique_ptr<Plan>> by_shape;
+  // Options::kernel_cache: one cuDNN kernel cache per epilogue of this layer
+  // (every batch size of it).
+  std::map<int, std::shared_ptr<fe::KernelCache>> kernel_caches;
+  std::shared_ptr<fe::KernelCache> KernelCacheFor(int epilogue) {
+    std::shared_ptr<fe::KernelCache>& kc = kernel_caches[epilogue];
+    if (kc == nullptr) kc = std::make_shared<fe::KernelCache>();
+    return kc;
+  }
 };
 
 namespace {
@@ -156,9 +170,12 @@ const std::vector<fe::NumericalNote_t>& BarredNotes() {
 // float32; accumulation and the epilogue's arithmetic in FP32 either way.
 // Any cudnn_frontend failure comes back as Unimplemented: the graph path
 // does not cover this shape.
+// With `kernel_cache` the graph is a dynamic-shape one whose
+// runtime-compiled kernels go to (and come from) that cache.
 absl::StatusOr<std::shared_ptr<fe::graph::Graph>> OperationGraph(
     cudnnHandle_t handle, const Conv2d::Shape& s, int epilogue, int n, int h,
-    int w, int out_h, int out_w) {
+    int w, int out_h, int out_w,
+    const std::shared_ptr<fe::KernelCache>& kernel_cache) {
   const fe::DataType_t io =
       s.half ? fe::DataType_t::HALF : fe::DataType_t::FLOAT;
   try {
@@ -166,6 +183,9 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> OperationGraph(
     g->set_io_data_type(io)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
+    if (kernel_cache != nullptr) {
+      g->set_dynamic_shape_enabled(true).set_kernel_cache(kernel_cache);
+    }
     const int64_t c = s.in_channels, k = s.out_channels;
     auto x = g->tensor(fe::graph::Tensor_attributes()
                            .set_name("x")
@@ -245,9 +265,11 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> OperationGraph(
 // fit the workspace.
 absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
     cudnnHandle_t handle, const Conv2d::Shape& s, int epilogue, int n, int h,
-    int w, int out_h, int out_w, int64_t workspace_limit) {
-  ASSIGN_OR_RETURN(std::shared_ptr<fe::graph::Graph> g,
-                   OperationGraph(handle, s, epilogue, n, h, w, out_h, out_w));
+    int w, int out_h, int out_w, int64_t workspace_limit,
+    const std::shared_ptr<fe::KernelCache>& kernel_cache) {
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<fe::graph::Graph> g,
+      OperationGraph(handle, s, epilogue, n, h, w, out_h, out_w, kernel_cache));
   try {
     fe::error_t e = g->create_execution_plans(
         {fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK});
@@ -355,7 +377,9 @@ ConvLayerKey GraphConv2d::LayerKey(Epilogue e, int n, int h, int w) const {
   return ConvLayerKey{
       .precision = s.half ? "mixed" : "tf32",
       .policy = absl::StrCat(options_.compare_legacy ? "fastest" : "graph",
-                             options_.runtime_compilation ? "+rtc" : "", "+c",
+                             options_.runtime_compilation ? "+rtc" : "",
+                             options_.pointwise_gemm ? "+gemm" : "",
+                             options_.kernel_cache ? "+kc" : "", "+c",
                              options_.max_candidates),
       .epilogue = EpilogueName(static_cast<int>(e)),
       .n = n,
@@ -422,6 +446,23 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
     plan->from_cache = true;
     return absl::OkStatus();
   }
+  if (choice.engine == kGemmEngine) {
+    if (e != 0 || !StridedPointwiseConvSupported(*legacy_, plan->h, plan->w)) {
+      return absl::InvalidArgumentError("the GEMM does not cover this shape");
+    }
+    absl::StatusOr<float> ms =
+        TimeOnStream(ctx_->stream(), options_.timing_runs, [&] {
+          return LaunchStridedPointwiseConv(ctx_, *legacy_, x, plan->n, plan->h,
+                                            plan->w, y);
+        });
+    if (!ms.ok()) return absl::AbortedError(ms.status().message());
+    plan->gemm = true;
+    plan->engine = kGemmEngine;
+    plan->graph_ms = *ms;
+    plan->timed = 1;
+    plan->from_cache = true;
+    return absl::OkStatus();
+  }
   int64_t engine_id = -1;
   std::map<int, int64_t> knob_choices;
   if (!ParseEngineTag(choice.engine, &engine_id, &knob_choices)) {
@@ -437,10 +478,17 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
     }
     knobs[t] = value;
   }
+  // Options::kernel_cache: only the conv + bias + add + ReLU shapes, which
+  // only runtime-compiled engines cover.
+  auto kernel_cache_for = [&](Epilogue ep) -> std::shared_ptr<fe::KernelCache> {
+    if (!options_.kernel_cache || ep != Epilogue::kBiasAddRelu) return nullptr;
+    return plans_->KernelCacheFor(static_cast<int>(ep));
+  };
   const Conv2d::Shape& s = legacy_->shape();
   ASSIGN_OR_RETURN(std::shared_ptr<fe::graph::Graph> g,
                    OperationGraph(ctx_->cudnn(), s, e, plan->n, plan->h,
-                                  plan->w, OutH(plan->h), OutW(plan->w)));
+                                  plan->w, OutH(plan->h), OutW(plan->w),
+                                  kernel_cache_for(plan->epilogue)));
   int64_t ws = 0;
   std::string built_name;
   try {
@@ -518,6 +566,12 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
   const auto key = std::make_tuple(static_cast<int>(e), n, h, w);
   auto it = plans_->by_shape.find(key);
   if (it != plans_->by_shape.end()) return it->second.get();
+  // Options::kernel_cache: only the conv + bias + add + ReLU shapes, which
+  // only runtime-compiled engines cover.
+  auto kernel_cache_for = [&](Epilogue ep) -> std::shared_ptr<fe::KernelCache> {
+    if (!options_.kernel_cache || ep != Epilogue::kBiasAddRelu) return nullptr;
+    return plans_->KernelCacheFor(static_cast<int>(ep));
+  };
 
   cudaStream_t stream = ctx_->stream();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -551,11 +605,10 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
   auto keep = [&]() -> Plan* {
     plan->choose_ms = since_ms(t_choose);
     if (cache != nullptr && !plan->from_cache) {
-      cache->Record(
-          environment_, layer_key,
-          {.engine = plan->graph != nullptr ? plan->engine : "legacy",
-           .ms = plan->graph != nullptr ? plan->graph_ms : plan->legacy_ms,
-           .workspace = plan->workspace});
+      cache->Record(environment_, layer_key,
+                    {.engine = plan->on_engine() ? plan->engine : "legacy",
+                     .ms = plan->on_engine() ? plan->graph_ms : plan->legacy_ms,
+                     .workspace = plan->workspace});
     }
     Plan* out = plan.get();
     plans_->by_shape.emplace(key, std::move(plan));
@@ -587,7 +640,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
 
   absl::StatusOr<std::shared_ptr<fe::graph::Graph>> graph =
       MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
-                workspace_limit);
+                workspace_limit, kernel_cache_for(e));
   if (!graph.ok() && !absl::IsUnimplemented(graph.status())) {
     return absl::Status(
         graph.status().code(),
@@ -602,11 +655,18 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
   if (graph.ok() && options_.reuse_across_batches) {
     for (const auto& [k, p] : plans_->by_shape) {
       if (std::get<0>(k) == static_cast<int>(e) && std::get<2>(k) == h &&
-          std::get<3>(k) == w && p->n >= n && p->graph != nullptr &&
+          std::get<3>(k) == w && p->n >= n && p->on_engine() &&
           p->reused_from == 0 && (donor == nullptr || p->n > donor->n)) {
         donor = p.get();
       }
     }
+  }
+  if (donor != nullptr && donor->gemm) {
+    // The GEMM covers every batch size of a covered shape.
+    plan->gemm = true;
+    plan->engine = kGemmEngine;
+    plan->reused_from = donor->n;
+    return keep();
   }
   if (donor != nullptr) {
     std::shared_ptr<fe::graph::Graph> g = *graph;
@@ -640,7 +700,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
     // Not offered or not buildable for this batch size: time the
     // candidates as for a new shape, on a fresh graph.
     graph = MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
-                      workspace_limit);
+                      workspace_limit, kernel_cache_for(e));
   }
   if (!graph.ok()) {
     reasons = std::string(graph.status().message());
@@ -747,7 +807,29 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
                              "within the workspace");
     }
   }
-  if (plan->graph == nullptr) {
+  if (options_.pointwise_gemm && e == Epilogue::kNone &&
+      StridedPointwiseConvSupported(*legacy_, h, w)) {
+    absl::StatusOr<float> ms = TimeOnStream(stream, options_.timing_runs, [&] {
+      return LaunchStridedPointwiseConv(ctx_, *legacy_, x, n, h, w, y);
+    });
+    if (ms.ok()) {
+      ++plan->timed;
+      plan->timed_list.push_back({kGemmEngine, *ms, 0});
+      if (plan->graph == nullptr || *ms < plan->graph_ms) {
+        plan->graph.reset();
+        plan->gemm = true;
+        plan->engine = kGemmEngine;
+        plan->graph_ms = *ms;
+        plan->workspace = 0;
+      }
+    } else {
+      RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
+                                 "timing the pointwise GEMM"));
+      absl::StrAppend(&reasons, " [", kGemmEngine,
+                      " failed: ", ms.status().message(), "]");
+    }
+  }
+  if (!plan->on_engine()) {
     plan->why_legacy = absl::StrCat("no graph engine:", reasons);
   } else if (options_.compare_legacy) {
     ASSIGN_OR_RETURN(plan->legacy_ms,
@@ -759,6 +841,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
           absl::StrCat("faster than the best graph engine ", plan->engine, " (",
                        plan->legacy_ms, " vs ", plan->graph_ms, " ms)");
       plan->graph.reset();
+      plan->gemm = false;
     }
   }
   return keep();
@@ -788,6 +871,8 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
         "GraphConv2d ", name_, ": a residual needs the bias epilogue"));
   }
   ASSIGN_OR_RETURN(Plan * plan, PlanFor(e, x, n, h, w, bias, z, y));
+  if (plan->gemm)
+    return LaunchStridedPointwiseConv(ctx_, *legacy_, x, n, h, w, y);
   if (plan->graph == nullptr) return RunLegacy(e, x, n, h, w, bias, z, y);
   std::unordered_map<int64_t, void*> pack =
       VariantPack(static_cast<int>(e), x, legacy_->weights(), bias, z, y);
@@ -814,14 +899,14 @@ std::string GraphConv2d::Line(const Plan& p) const {
   auto tflops = [&](float ms) {
     return absl::StrFormat("%.1f TFLOP/s", flop / (ms * 1e-3) / 1e12);
   };
-  if (p.graph != nullptr && p.reused_from > 0) {
+  if (p.on_engine() && p.reused_from > 0) {
     absl::StrAppend(&line, "graph ", p.engine, " (the engine timed at batch ",
                     p.reused_from, ", ws ", p.workspace, " B)");
-  } else if (p.graph != nullptr && p.from_cache) {
+  } else if (p.on_engine() && p.from_cache) {
     absl::StrAppend(&line, "graph ", p.engine, " (from the engine cache; ",
                     p.graph_ms, " ms = ", tflops(p.graph_ms), ", ws ",
                     p.workspace, " B)");
-  } else if (p.graph != nullptr) {
+  } else if (p.on_engine()) {
     absl::StrAppend(&line, "graph ", p.engine, " (", p.graph_ms,
                     " ms = ", tflops(p.graph_ms), ", ws ", p.workspace, " B; ",
                     p.timed, " of ", p.offered, " candidates timed, ",
@@ -865,7 +950,7 @@ std::vector<std::string> GraphConv2d::Describe() const {
 
 int GraphConv2d::graph_shapes() const {
   int k = 0;
-  for (const auto& [key, p] : plans_->by_shape) k += p->graph != nullptr;
+  for (const auto& [key, p] : plans_->by_shape) k += p->on_engine();
   return k;
 }
 
