@@ -274,4 +274,77 @@ absl::Status ConvEngineCache::Save() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Writes `text` to `path` through a temporary file in the same directory
+// and a rename (readers see the old or the new file, never a torn one).
+absl::Status WriteAtomically(const std::string& path, const std::string& text) {
+  static std::atomic<int> counter{0};
+  const std::string tmp =
+      absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return absl::UnavailableError(
+          absl::StrCat("cannot write ", tmp, " (", std::strerror(errno), ")"));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    return absl::UnavailableError(
+        absl::StrCat("cannot replace ", path, " (", std::strerror(err), ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<std::string> ConvEngineCache::FindKernels(
+    const ConvEngineEnvironment& env, const std::string& key) const {
+  const std::string id = MakeKey(env, key);
+  const std::string file = absl::StrCat(
+      kernels_dir(), "/", absl::StrFormat("%016x", Fnv1a64(id)), ".json");
+  bool missing = false;
+  absl::StatusOr<std::string> text = ReadFile(file, &missing);
+  if (!text.ok() || missing) return std::nullopt;
+  const size_t eol = text->find('\n');
+  if (eol == std::string::npos) return std::nullopt;
+  std::string json = text->substr(eol + 1);
+  const std::string head = text->substr(0, eol);
+  if (head !=
+      absl::StrCat(Field(id), "\t", absl::StrFormat("%016x", Fnv1a64(json)))) {
+    return std::nullopt;
+  }
+  return json;
+}
+
+absl::Status ConvEngineCache::SaveKernels(const ConvEngineEnvironment& env,
+                                          const std::string& key,
+                                          const std::string& json) {
+  const std::string id = MakeKey(env, key);
+  std::error_code ec;
+  std::filesystem::create_directories(kernels_dir(), ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("conv engine cache: cannot create ", kernels_dir(), " (",
+                     ec.message(), ")"));
+  }
+  const std::string file = absl::StrCat(
+      kernels_dir(), "/", absl::StrFormat("%016x", Fnv1a64(id)), ".json");
+  const absl::Status st = WriteAtomically(
+      file, absl::StrCat(Field(id), "\t",
+                         absl::StrFormat("%016x", Fnv1a64(json)), "\n", json));
+  if (!st.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("conv engine cache kernels: ", st.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace diarization::models

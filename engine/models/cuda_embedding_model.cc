@@ -493,11 +493,21 @@ void CudaEmbeddingModel::Impl::OpenEngineCache() {
 }
 
 void CudaEmbeddingModel::Impl::SaveEngineCache() {
-  if (engine_cache == nullptr || !engine_cache->dirty()) return;
-  const absl::Status st = engine_cache->Save();
-  if (!st.ok()) {
-    ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " embedding"),
-                     std::string(st.message()));
+  if (engine_cache == nullptr) return;
+  const std::string source =
+      absl::StrCat("cuda:", arena->device(), " embedding");
+  if (engine_cache->dirty()) {
+    const absl::Status st = engine_cache->Save();
+    if (!st.ok()) ReportDiagnostic(source, std::string(st.message()));
+  }
+  // The runtime-compiled kernels (conv_graph_kernel_cache), once per layer
+  // whose kernels changed; the first failure is reported, the rest skipped.
+  for (ConvBn* c : Layers(nullptr)) {
+    const absl::Status st = c->graph->SaveKernelCaches();
+    if (!st.ok()) {
+      ReportDiagnostic(source, std::string(st.message()));
+      break;
+    }
   }
 }
 

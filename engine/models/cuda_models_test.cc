@@ -478,12 +478,13 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
     int from_cache = 0, on_graph = 0;
     double load_s = 0;
   };
-  auto run = [&]() {
+  auto run = [&](bool kernel_cache = false) {
     CudaModelOptions o;
     o.precision = "tf32";
     o.conv_api = "graph";
     // Only the precompiled engines: shorter loads for the timed cases.
     o.conv_graph_runtime_compilation = false;
+    o.conv_graph_kernel_cache = kernel_cache;
     o.conv_engine_cache = path;
     o.max_batch = kB;
     o.max_masks_per_window = kMasks;
@@ -569,6 +570,50 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
     ss << in.rdbuf();
     EXPECT_EQ(ss.str().find("eng99999"), std::string::npos);
   }
+
+  // With the kernel cache (conv_graph_kernel_cache) the runtime-compiled
+  // kernels are saved beside the file and a restart starts from them: same
+  // engines, same embeddings; a saved kernel cache whose content was edited
+  // is not used (checksum) and the load still passes the gate.
+  std::filesystem::remove(path);
+  std::filesystem::remove_all(path + ".kernels");
+  const Out kc_cold = run(true);
+  int kernel_files = 0;
+  if (std::filesystem::exists(path + ".kernels")) {
+    for (const auto& f :
+         std::filesystem::directory_iterator(path + ".kernels")) {
+      kernel_files += f.path().extension() == ".json";
+    }
+  }
+  const Out kc_warm = run(true);
+  int kc_same = 0;
+  for (size_t i = 0; i < kc_cold.engines.size() && i < kc_warm.engines.size();
+       ++i) {
+    kc_same += engine_of(kc_cold.engines[i]) == engine_of(kc_warm.engines[i]);
+  }
+  std::printf(
+      "engine + kernel cache: cold load %.2f s, %d kernel files; warm load "
+      "%.2f s, %d from the cache, %d of %zu engines the same; vs the plain "
+      "graph path max relative %.3g\n",
+      kc_cold.load_s, kernel_files, kc_warm.load_s, kc_warm.from_cache, kc_same,
+      kc_cold.engines.size(), MaxRel(kc_cold.emb, cold.emb, kEmbeddingDim));
+  EXPECT_EQ(kernel_files, 16);  // one per conv2 layer (16 blocks)
+  EXPECT_EQ(kc_warm.from_cache, kc_cold.on_graph);
+  EXPECT_EQ(kc_same, static_cast<int>(kc_cold.engines.size()));
+  EXPECT_EQ(kc_warm.emb, kc_cold.emb);
+  EXPECT_LT(MaxRel(kc_cold.emb, cold.emb, kEmbeddingDim), 1e-3);
+  if (std::filesystem::exists(path + ".kernels")) {
+    for (const auto& f :
+         std::filesystem::directory_iterator(path + ".kernels")) {
+      std::fstream io(f.path(), std::ios::in | std::ios::out);
+      io.seekp(-3, std::ios::end);
+      io.put('#');
+    }
+  }
+  const Out kc_edited = run(true);
+  EXPECT_LT(MaxRel(kc_edited.emb, cold.emb, kEmbeddingDim), 1e-3);
+  EXPECT_EQ(kc_edited.on_graph, kc_cold.on_graph);
+  std::filesystem::remove_all(path + ".kernels");
   std::filesystem::remove(path);
 }
 

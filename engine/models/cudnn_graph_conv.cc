@@ -120,13 +120,64 @@ struct GraphConv2d::Plan {
 
 struct GraphConv2d::Plans {
   std::map<std::tuple<int, int, int, int>, std::unique_ptr<Plan>> by_shape;
-  // Options::kernel_cache: one cuDNN kernel cache per epilogue of this layer
-  // (every batch size of it).
-  std::map<int, std::shared_ptr<fe::KernelCache>> kernel_caches;
-  std::shared_ptr<fe::KernelCache> KernelCacheFor(int epilogue) {
-    std::shared_ptr<fe::KernelCache>& kc = kernel_caches[epilogue];
-    if (kc == nullptr) kc = std::make_shared<fe::KernelCache>();
-    return kc;
+  // Options::kernel_cache: one cuDNN kernel cache per (epilogue, height,
+  // width) of this layer, i.e. for every batch size of one shape; with an
+  // engine cache it starts from the one saved there.
+  struct Kernels {
+    std::shared_ptr<fe::KernelCache> cache;
+    std::string key;         // its key in the engine cache's kernels
+    bool from_file = false;  // started from the saved one
+    std::string saved;       // the JSON last saved or loaded
+  };
+  std::map<std::tuple<int, int, int>, Kernels> kernel_caches;
+
+  // Null where Options::kernel_cache is off or `e` is not the conv + bias +
+  // add + ReLU epilogue (only runtime-compiled engines cover it; the other
+  // shapes keep their precompiled, static-shape engines).
+  std::shared_ptr<fe::KernelCache> KernelCacheFor(const GraphConv2d& conv,
+                                                  Epilogue e, int h, int w) {
+    if (!conv.options_.kernel_cache || e != Epilogue::kBiasAddRelu) {
+      return nullptr;
+    }
+    Kernels& k = kernel_caches[{static_cast<int>(e), h, w}];
+    if (k.cache != nullptr) return k.cache;
+    k.cache = std::make_shared<fe::KernelCache>();
+    k.key = absl::StrCat(conv.LayerKey(e, 0, h, w).ToString(), " kernels");
+    ConvEngineCache* file = conv.options_.engine_cache.get();
+    if (file == nullptr) return k.cache;
+    std::optional<std::string> json =
+        file->FindKernels(conv.environment_, k.key);
+    if (!json) return k.cache;
+    fe::error_t st = k.cache->from_json(*json);
+    if (st.is_bad()) {
+      ReportDiagnostic(
+          absl::StrCat("cuda:", conv.ctx_->arena()->device(), " embedding"),
+          absl::StrCat("conv engine cache ", file->path(),
+                       ": the kernels "
+                       "saved for ",
+                       conv.name_, " are not used (", FeMessage(st),
+                       "); compiling them anew"));
+      k.cache = std::make_shared<fe::KernelCache>();
+      return k.cache;
+    }
+    k.from_file = true;
+    k.saved = std::move(*json);
+    return k.cache;
+  }
+  // A saved kernel cache that the graph would not build with: dropped for
+  // a fresh one. Returns whether there was one to drop.
+  bool DropSavedKernels(const GraphConv2d& conv, Epilogue e, int h, int w,
+                        const std::string& why) {
+    auto it = kernel_caches.find({static_cast<int>(e), h, w});
+    if (it == kernel_caches.end() || !it->second.from_file) return false;
+    ReportDiagnostic(
+        absl::StrCat("cuda:", conv.ctx_->arena()->device(), " embedding"),
+        absl::StrCat("conv engine cache: the kernels saved for ", conv.name_,
+                     " do not build (", why, "); compiling them anew"));
+    it->second.cache = std::make_shared<fe::KernelCache>();
+    it->second.from_file = false;
+    it->second.saved.clear();
+    return true;
   }
 };
 
@@ -478,17 +529,12 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
     }
     knobs[t] = value;
   }
-  // Options::kernel_cache: only the conv + bias + add + ReLU shapes, which
-  // only runtime-compiled engines cover.
-  auto kernel_cache_for = [&](Epilogue ep) -> std::shared_ptr<fe::KernelCache> {
-    if (!options_.kernel_cache || ep != Epilogue::kBiasAddRelu) return nullptr;
-    return plans_->KernelCacheFor(static_cast<int>(ep));
-  };
   const Conv2d::Shape& s = legacy_->shape();
   ASSIGN_OR_RETURN(std::shared_ptr<fe::graph::Graph> g,
                    OperationGraph(ctx_->cudnn(), s, e, plan->n, plan->h,
                                   plan->w, OutH(plan->h), OutW(plan->w),
-                                  kernel_cache_for(plan->epilogue)));
+                                  plans_->KernelCacheFor(*this, plan->epilogue,
+                                                         plan->h, plan->w)));
   int64_t ws = 0;
   std::string built_name;
   try {
@@ -566,12 +612,6 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
   const auto key = std::make_tuple(static_cast<int>(e), n, h, w);
   auto it = plans_->by_shape.find(key);
   if (it != plans_->by_shape.end()) return it->second.get();
-  // Options::kernel_cache: only the conv + bias + add + ReLU shapes, which
-  // only runtime-compiled engines cover.
-  auto kernel_cache_for = [&](Epilogue ep) -> std::shared_ptr<fe::KernelCache> {
-    if (!options_.kernel_cache || ep != Epilogue::kBiasAddRelu) return nullptr;
-    return plans_->KernelCacheFor(static_cast<int>(ep));
-  };
 
   cudaStream_t stream = ctx_->stream();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -640,7 +680,13 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
 
   absl::StatusOr<std::shared_ptr<fe::graph::Graph>> graph =
       MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
-                workspace_limit, kernel_cache_for(e));
+                workspace_limit, plans_->KernelCacheFor(*this, e, h, w));
+  if (!graph.ok() &&
+      plans_->DropSavedKernels(*this, e, h, w,
+                               std::string(graph.status().message()))) {
+    graph = MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
+                      workspace_limit, plans_->KernelCacheFor(*this, e, h, w));
+  }
   if (!graph.ok() && !absl::IsUnimplemented(graph.status())) {
     return absl::Status(
         graph.status().code(),
@@ -700,7 +746,7 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
     // Not offered or not buildable for this batch size: time the
     // candidates as for a new shape, on a fresh graph.
     graph = MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
-                      workspace_limit, kernel_cache_for(e));
+                      workspace_limit, plans_->KernelCacheFor(*this, e, h, w));
   }
   if (!graph.ok()) {
     reasons = std::string(graph.status().message());
@@ -958,6 +1004,25 @@ int GraphConv2d::legacy_shapes() const {
   return static_cast<int>(plans_->by_shape.size()) - graph_shapes();
 }
 
+absl::Status GraphConv2d::SaveKernelCaches() {
+  ConvEngineCache* file = options_.engine_cache.get();
+  if (file == nullptr) return absl::OkStatus();
+  for (auto& [shape, k] : plans_->kernel_caches) {
+    if (k.cache == nullptr || !k.cache->is_finalized()) continue;
+    std::string json;
+    fe::error_t st = k.cache->to_json(json);
+    if (st.is_bad()) {
+      return absl::UnavailableError(
+          absl::StrCat("GraphConv2d ", name_,
+                       ": cannot serialise its kernel cache: ", FeMessage(st)));
+    }
+    if (json == k.saved) continue;
+    RETURN_IF_ERROR(file->SaveKernels(environment_, k.key, json));
+    k.saved = std::move(json);
+  }
+  return absl::OkStatus();
+}
+
 int GraphConv2d::cached_shapes() const {
   int k = 0;
   for (const auto& [key, p] : plans_->by_shape) {
@@ -994,6 +1059,7 @@ std::vector<std::string> GraphConv2d::Describe() const { return {}; }
 int GraphConv2d::graph_shapes() const { return 0; }
 int GraphConv2d::legacy_shapes() const { return 0; }
 int GraphConv2d::cached_shapes() const { return 0; }
+absl::Status GraphConv2d::SaveKernelCaches() { return absl::OkStatus(); }
 absl::StatusOr<ConvEngineEnvironment> GraphConv2d::Environment(int) {
   return absl::FailedPreconditionError("GraphConv2d: no cuDNN frontend");
 }
