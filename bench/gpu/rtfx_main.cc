@@ -118,6 +118,9 @@ ABSL_FLAG(bool, graph_kernel_cache, false,
           "With --conv_api graph/fastest: the conv+bias+add+relu layers as "
           "dynamic-shape graphs sharing a cuDNN kernel cache per layer (a new "
           "batch size reuses the runtime-compiled kernels).");
+ABSL_FLAG(bool, graph_all_batches_at_load, false,
+          "With --conv_api graph/fastest: build the plans of every batch size "
+          "1..--batch when the model loads (pair with --graph_kernel_cache).");
 ABSL_FLAG(std::string, conv_engine_cache, "",
           "With --conv_api graph/fastest: the file that keeps the engine "
           "chosen per layer shape (read at load, written after the choice); "
@@ -277,6 +280,8 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_graph_pointwise_gemm);
   opt.embedding.conv_graph_kernel_cache =
       absl::GetFlag(FLAGS_graph_kernel_cache);
+  opt.embedding.conv_graph_all_batches_at_load =
+      absl::GetFlag(FLAGS_graph_all_batches_at_load);
   opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);
   if (absl::GetFlag(FLAGS_conv_engine_cache_reset) &&
       !opt.embedding.conv_engine_cache.empty()) {

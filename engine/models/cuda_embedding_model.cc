@@ -549,6 +549,18 @@ absl::Status CudaEmbeddingModel::Impl::ChooseGraphEnginesAtLoad() {
   (void)out;
   RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
                              "choosing the graph engines at load"));
+  if (options.conv_graph_all_batches_at_load) {
+    // Every smaller batch size too (each builds the engines chosen above),
+    // so no request pays a plan build; one summary line for all of them.
+    for (int n = options.max_batch - 1; n >= 1; --n) {
+      ASSIGN_OR_RETURN(
+          out, EnqueueTrunkFused(n, act[0].data(), act[1].data(), act[0].data(),
+                                 act[2].data(), &h, &w, &free_buf));
+      RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
+                                 "building the graph plans at load"));
+      logged_batches.push_back(n);
+    }
+  }
   LogGraphConvs(options.max_batch);
   return absl::OkStatus();
 }
