@@ -11,7 +11,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libabsl-dev
   prometheus-cpp-dev libmicrohttpd-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   libsndfile1-dev libsoxr-dev libeigen3-dev nlohmann-json3-dev libzip-dev libssl-dev
   libhdf5-dev
   libdnnl-dev libopenblas-dev libfftw3-dev

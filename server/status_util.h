@@ -1,7 +1,7 @@
-// The one place where absl::Status becomes grpc::Status (and back, for
-// clients and tests). absl's canonical codes are google.rpc.Code, the numbers
-// gRPC uses, so the mapping is one to one; what this file adds is the policy
-// of which codes the service may return (docs/api.md, "Status codes").
+// The one place where absl::Status becomes grpc::Status. absl's canonical codes
+// are google.rpc.Code, the numbers gRPC uses, so the mapping is one to one;
+// what this file adds is the policy of which codes the service may return
+// (docs/api.md, "Status codes").
 #ifndef DIARIZATION_SERVER_STATUS_UTIL_H_
 #define DIARIZATION_SERVER_STATUS_UTIL_H_
 
@@ -17,9 +17,6 @@ namespace diarization::server {
 // reported as INTERNAL with the original code named in the message, so that a
 // bug is visible as a bug.
 grpc::Status ToGrpcStatus(const absl::Status& status);
-
-// grpc → absl, same code and message.
-absl::Status FromGrpcStatus(const grpc::Status& status);
 
 // The canonical upper-case name of a gRPC code ("INVALID_ARGUMENT"), for logs
 // and metric labels.

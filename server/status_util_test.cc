@@ -22,15 +22,10 @@ TEST(StatusUtil, ApiCodesKeepCodeAndMessage) {
     grpc::Status g = ToGrpcStatus(c.in);
     EXPECT_EQ(g.error_code(), c.want) << c.in;
     EXPECT_EQ(g.error_message(), std::string(c.in.message()));
-    // And back.
-    EXPECT_EQ(FromGrpcStatus(g), c.in);
   }
 }
 
-TEST(StatusUtil, OkIsOk) {
-  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
-  EXPECT_TRUE(FromGrpcStatus(grpc::Status::OK).ok());
-}
+TEST(StatusUtil, OkIsOk) { EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok()); }
 
 TEST(StatusUtil, NonApiCodesBecomeInternalNamingTheOriginal) {
   grpc::Status g = ToGrpcStatus(absl::NotFoundError("no such model"));

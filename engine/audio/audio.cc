@@ -153,10 +153,6 @@ class PcmStreamDecoder final : public StreamDecoder {
     return resampler_->Flush(out);
   }
 
-  double input_duration_s() const override {
-    return static_cast<double>(frames_) / format_.sample_rate_hz;
-  }
-
  private:
   const PcmFormat format_;
   const size_t frame_bytes_;

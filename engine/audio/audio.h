@@ -146,8 +146,6 @@ class StreamDecoder {
                             std::vector<float>& out) = 0;
   // Flushes; fails if a partial frame is left over.
   virtual absl::Status Finish(std::vector<float>& out) = 0;
-  // Seconds of input consumed so far.
-  virtual double input_duration_s() const = 0;
 };
 
 }  // namespace diarization::audio

@@ -499,17 +499,6 @@ TEST(StreamDecoderTest, ResampledStreamMatchesWhole) {
   EXPECT_LT(max_difference, 1e-5);
 }
 
-TEST(StreamDecoderTest, ReportsInputDuration) {
-  absl::StatusOr<std::unique_ptr<StreamDecoder>> decoder =
-      StreamDecoder::Create({.encoding = PcmEncoding::kLinear16,
-                             .sample_rate_hz = 8000,
-                             .channel_count = 2});
-  ASSERT_TRUE(decoder.ok());
-  std::vector<float> out;
-  ASSERT_TRUE((*decoder)->Push(std::vector<std::byte>(8000 * 4 + 3), out).ok());
-  EXPECT_DOUBLE_EQ((*decoder)->input_duration_s(), 1.0);
-}
-
 // ---------------------------------------------------------------------------
 // Errors.
 

@@ -84,7 +84,6 @@ absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
       staged += e - s;
     }
   }
-  last_uploaded_samples_ = staged;
   if (staged > 0) {
     RETURN_IF_ERROR(CudaStatus(
         cudaMemcpyAsync(staging_, host_audio_.data(), sizeof(float) * staged,

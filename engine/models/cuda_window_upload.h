@@ -47,9 +47,6 @@ class WindowUploader {
   absl::Status Upload(const WindowSpans& spans, int first, int n,
                       const DeviceBuffer& windows, cudaStream_t stream);
 
-  // Samples staged by the last Upload (for tests and metrics).
-  int64_t last_uploaded_samples() const { return last_uploaded_samples_; }
-
  private:
   int max_batch_ = 0;
   PinnedBuffer host_audio_;
@@ -59,7 +56,6 @@ class WindowUploader {
   DeviceBuffer audio_;        // unless the caller gave the staging
   float* staging_ = nullptr;  // audio_ or the caller's
   DeviceBuffer index_;
-  int64_t last_uploaded_samples_ = 0;
 };
 
 }  // namespace diarization::models::cuda

@@ -290,23 +290,6 @@ absl::Status DeviceArena::Free(void* ptr) {
   return absl::OkStatus();
 }
 
-absl::Status DeviceArena::Trim() {
-  absl::MutexLock lock(&mu_);
-  size_t high = 0;
-  if (!live_.empty()) {
-    const auto& last = *live_.rbegin();
-    high = last.first + last.second.size;
-  }
-  while (!pieces_.empty() && pieces_.back().va - base_ >= high) {
-    const Piece p = pieces_.back();
-    RETURN_IF_ERROR(driver_->Unmap(p.va, p.size));
-    RETURN_IF_ERROR(driver_->ReleasePhysical(p.handle));
-    pieces_.pop_back();
-    stats_.mapped_bytes -= p.size;
-  }
-  return absl::OkStatus();
-}
-
 void DeviceArena::RecordExternal(std::string_view owner, size_t bytes) {
   absl::MutexLock lock(&mu_);
   auto& slot = stats_.external[std::string(owner)];

@@ -118,8 +118,6 @@ class DeviceArena {
   absl::StatusOr<void*> Allocate(size_t bytes, std::string_view owner);
   // `ptr` must come from Allocate and not have been freed.
   absl::Status Free(void* ptr);
-  // Unmaps physical pieces above the highest live allocation.
-  absl::Status Trim();
 
   // Books device memory that the arena cannot hand out itself (e.g. what
   // cudnnCreate allocates internally, measured with cudaMemGetInfo) so the

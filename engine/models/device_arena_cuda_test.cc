@@ -61,8 +61,6 @@ TEST(DeviceArenaCudaTest, AllocatesUsableMemoryAndHoldsBudget) {
   EXPECT_LE(arena->Stats().mapped_bytes, o.budget_bytes);
   ASSERT_TRUE(arena->Free(*a).ok());
   ASSERT_TRUE(arena->Free(*b).ok());
-  ASSERT_TRUE(arena->Trim().ok());
-  EXPECT_EQ(arena->Stats().mapped_bytes, 0u);
 }
 
 }  // namespace

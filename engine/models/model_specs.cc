@@ -109,23 +109,4 @@ const std::vector<TensorSpec>& ResNet34TensorSpecs() {
   return *specs;
 }
 
-bool IsLearnableParameter(std::string_view name) {
-  for (std::string_view buffer : {".window_", ".n_", ".running_mean",
-                                  ".running_var", ".num_batches_tracked"}) {
-    if (name.ends_with(buffer)) return false;
-  }
-  return true;
-}
-
-int64_t CountLearnableParameters(const std::vector<TensorSpec>& specs) {
-  int64_t total = 0;
-  for (const TensorSpec& spec : specs) {
-    if (!IsLearnableParameter(spec.name)) continue;
-    int64_t n = 1;
-    for (int64_t d : spec.shape) n *= d;
-    total += n;
-  }
-  return total;
-}
-
 }  // namespace diarization::models

@@ -9,7 +9,6 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "engine/common/shapes.h"
@@ -110,13 +109,6 @@ const std::vector<TensorSpec>& PyanNetTensorSpecs();
 // Includes BatchNorm running_mean/running_var (F32) and num_batches_tracked
 // (I64 scalar, unused at inference).
 const std::vector<TensorSpec>& ResNet34TensorSpecs();
-
-// False for buffers (SincNet window_/n_, BatchNorm running statistics and
-// num_batches_tracked), true for learnable parameters.
-bool IsLearnableParameter(std::string_view name);
-
-// Sum of element counts of the learnable tensors among `specs`.
-int64_t CountLearnableParameters(const std::vector<TensorSpec>& specs);
 
 }  // namespace diarization::models
 

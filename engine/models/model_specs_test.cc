@@ -1,9 +1,12 @@
 #include "engine/models/model_specs.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 #include "engine/common/test_data.h"
@@ -11,6 +14,29 @@
 
 namespace diarization::models {
 namespace {
+
+// False for buffers (SincNet window_/n_, BatchNorm running statistics and
+// num_batches_tracked), true for learnable parameters (the published
+// parameter counts of models.md §5 count only these).
+bool IsLearnableParameter(std::string_view name) {
+  for (std::string_view buffer : {".window_", ".n_", ".running_mean",
+                                  ".running_var", ".num_batches_tracked"}) {
+    if (name.ends_with(buffer)) return false;
+  }
+  return true;
+}
+
+// Sum of element counts of the learnable tensors among `specs`.
+int64_t CountLearnableParameters(const std::vector<TensorSpec>& specs) {
+  int64_t total = 0;
+  for (const TensorSpec& spec : specs) {
+    if (!IsLearnableParameter(spec.name)) continue;
+    int64_t n = 1;
+    for (int64_t d : spec.shape) n *= d;
+    total += n;
+  }
+  return total;
+}
 
 int64_t Elements(const std::vector<TensorSpec>& specs) {
   int64_t total = 0;

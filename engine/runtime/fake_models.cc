@@ -50,11 +50,6 @@ void FakeControl::SetGate(bool open) {
   emb_open_ = open;
 }
 
-void FakeControl::SetSegmentationGate(bool open) {
-  absl::MutexLock lock(&mu_);
-  seg_open_ = open;
-}
-
 void FakeControl::SetEmbeddingGate(bool open) {
   absl::MutexLock lock(&mu_);
   emb_open_ = open;

@@ -42,7 +42,6 @@ class FakeControl {
   // While closed, Run blocks (after counting itself as entered). SetGate
   // sets both models' gates.
   void SetGate(bool open);
-  void SetSegmentationGate(bool open);
   void SetEmbeddingGate(bool open);
   // Blocks until `n` Run calls have entered (in total, both models).
   void WaitEntered(int n);
