@@ -126,7 +126,8 @@ ABSL_FLAG(std::string, conv_engine_cache, "",
           "chosen per layer shape (read at load, written after the choice); "
           "empty: none.");
 ABSL_FLAG(bool, conv_engine_cache_reset, false,
-          "Delete --conv_engine_cache before loading (a cold start).");
+          "Delete --conv_engine_cache (and its .kernels folder) before "
+          "loading (a cold start).");
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
           "instead of cuDNN (TF32, fused epilogue).");
@@ -287,6 +288,7 @@ absl::Status Run() {
       !opt.embedding.conv_engine_cache.empty()) {
     std::error_code ec;
     fs::remove(opt.embedding.conv_engine_cache, ec);
+    fs::remove_all(opt.embedding.conv_engine_cache + ".kernels", ec);
   }
   const auto t_load = Clock::now();
   std::unique_ptr<models::SafetensorsFile> seg_override;

@@ -72,6 +72,28 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, bool* missing) {
 
 }  // namespace
 
+bool ParseCudnnEngineTag(const std::string& tag, int64_t* engine,
+                         std::map<int, int64_t>* knobs) {
+  const std::vector<std::string> parts = absl::StrSplit(tag, '_');
+  if (parts.empty() || parts[0].size() < 4 || parts[0].rfind("eng", 0) != 0 ||
+      !absl::SimpleAtoi(parts[0].substr(3), engine) || *engine < 0) {
+    return false;
+  }
+  knobs->clear();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::vector<std::string> kv = absl::StrSplit(parts[i], '=');
+    int type = 0;
+    int64_t choice = 0;
+    if (kv.size() != 2 || kv[0].size() < 2 || kv[0][0] != 'k' ||
+        !absl::SimpleAtoi(kv[0].substr(1), &type) || type < 0 ||
+        !absl::SimpleAtoi(kv[1], &choice) || knobs->count(type) > 0) {
+      return false;
+    }
+    (*knobs)[type] = choice;
+  }
+  return true;
+}
+
 std::string ConvLayerKey::ToString() const {
   return absl::StrCat(precision, " ", policy, " ", epilogue, " n", n, " c", c,
                       " h", h, " w", w, " k", k, " f", kernel_h, "x", kernel_w,

@@ -79,6 +79,14 @@ struct ConvEngineChoice {
   bool operator==(const ConvEngineChoice&) const = default;
 };
 
+// The cuDNN frontend's plan name, "eng<global index>" then
+// "_k<knob type>=<choice>" per knob (cudnn_frontend::detail::get_engine_tag;
+// the knob type is cuDNN's cudnnBackendKnobType_t value), read back into
+// the engine's global index and its knob choices. False if `tag` is not
+// one (e.g. "legacy").
+bool ParseCudnnEngineTag(const std::string& tag, int64_t* engine,
+                         std::map<int, int64_t>* knobs);
+
 class ConvEngineCache {
  public:
   struct LoadReport {

@@ -355,6 +355,31 @@ TEST(ConvEngineCacheTest, KernelCachesRoundTripAndRejectBadFiles) {
   std::filesystem::remove_all(c->kernels_dir());
 }
 
+// Plan names as the 16:27 round printed them, and names that are not one.
+TEST(ConvEngineCacheTest, ParsesTheFrontendsPlanNames) {
+  int64_t id = -1;
+  std::map<int, int64_t> knobs;
+  ASSERT_TRUE(ParseCudnnEngineTag("eng4_k24=15", &id, &knobs));
+  EXPECT_EQ(id, 4);
+  EXPECT_EQ(knobs, (std::map<int, int64_t>{{24, 15}}));
+  ASSERT_TRUE(ParseCudnnEngineTag("eng51_k2=16_k13=0_k18=0_k25=1_k27=2_k28=1",
+                                  &id, &knobs));
+  EXPECT_EQ(id, 51);
+  EXPECT_EQ(knobs, (std::map<int, int64_t>{
+                       {2, 16}, {13, 0}, {18, 0}, {25, 1}, {27, 2}, {28, 1}}));
+  ASSERT_TRUE(ParseCudnnEngineTag("eng38_k2=0_k13=-1", &id, &knobs));
+  EXPECT_EQ(knobs.at(13), -1);
+  ASSERT_TRUE(ParseCudnnEngineTag("eng0", &id, &knobs));
+  EXPECT_EQ(id, 0);
+  EXPECT_TRUE(knobs.empty());
+  for (const char* bad :
+       {"legacy", "cublas-strided-gemm", "eng", "engX", "eng-1", "eng4_",
+        "eng4_k24", "eng4_k24=", "eng4_24=1", "eng4_k24=1_k24=2", "eng4_kx=1",
+        "eng4_k24=1=2", ""}) {
+    EXPECT_FALSE(ParseCudnnEngineTag(bad, &id, &knobs)) << bad;
+  }
+}
+
 TEST(ConvEngineCacheTest, SharedIsOneObjectPerPath) {
   const std::string p1 = TempPath("cache_shared1"),
                     p2 = TempPath("cache_shared2");

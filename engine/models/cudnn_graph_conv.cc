@@ -337,31 +337,6 @@ absl::StatusOr<std::shared_ptr<fe::graph::Graph>> MakeGraph(
   }
 }
 
-// The frontend's plan name, "eng<global index>" then "_k<knob type>=<choice>"
-// per knob (cudnn_frontend::detail::get_engine_tag), read back into the
-// engine's global index and its knob choices; false if it is not one.
-bool ParseEngineTag(const std::string& tag, int64_t* engine,
-                    std::map<int, int64_t>* knobs) {
-  const std::vector<std::string> parts = absl::StrSplit(tag, '_');
-  if (parts.empty() || parts[0].size() < 4 || parts[0].rfind("eng", 0) != 0 ||
-      !absl::SimpleAtoi(parts[0].substr(3), engine) || *engine < 0) {
-    return false;
-  }
-  knobs->clear();
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const std::vector<std::string> kv = absl::StrSplit(parts[i], '=');
-    int type = 0;
-    int64_t choice = 0;
-    if (kv.size() != 2 || kv[0].size() < 2 || kv[0][0] != 'k' ||
-        !absl::SimpleAtoi(kv[0].substr(1), &type) ||
-        !absl::SimpleAtoi(kv[1], &choice) || knobs->count(type) > 0) {
-      return false;
-    }
-    (*knobs)[type] = choice;
-  }
-  return true;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GraphConv2d>> GraphConv2d::Create(
@@ -516,7 +491,7 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
   }
   int64_t engine_id = -1;
   std::map<int, int64_t> knob_choices;
-  if (!ParseEngineTag(choice.engine, &engine_id, &knob_choices)) {
+  if (!ParseCudnnEngineTag(choice.engine, &engine_id, &knob_choices)) {
     return absl::InvalidArgumentError("not a cuDNN frontend engine name");
   }
   std::unordered_map<fe::KnobType_t, int64_t> knobs;
@@ -569,7 +544,7 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
   // knob choices, in whatever order the frontend lists them).
   int64_t built_id = -1;
   std::map<int, int64_t> built_knobs;
-  if (!ParseEngineTag(built_name, &built_id, &built_knobs) ||
+  if (!ParseCudnnEngineTag(built_name, &built_id, &built_knobs) ||
       built_id != engine_id || built_knobs != knob_choices) {
     return absl::FailedPreconditionError(
         absl::StrCat("the plan built is ", built_name));
