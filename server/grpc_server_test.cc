@@ -70,12 +70,12 @@ std::string Pcm16(double seconds, int cls) {
 // for every window c and local speaker s active in any frame, the segment
 // [c·step, c·step + 10 s) labelled SPEAKER_0s.
 absl::StatusOr<pipeline::DiarizationOutput> WindowCluster(
-    std::span<const float> seg, std::span<const float> /*emb*/, int num_chunks,
+    std::span<const float> seg, std::span<const float> /*emb*/, int num_windows,
     const pipeline::PipelineConfig& config,
     const pipeline::SpeakerHints& /*hints*/) {
   pipeline::DiarizationOutput out;
   const double step_s = static_cast<double>(config.step_samples) / kRate;
-  for (int c = 0; c < num_chunks; ++c) {
+  for (int c = 0; c < num_windows; ++c) {
     for (int s = 0; s < kSpeakers; ++s) {
       bool active = false;
       for (int f = 0; f < kFrames && !active; ++f) {

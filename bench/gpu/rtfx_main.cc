@@ -43,9 +43,9 @@
 #include "engine/models/cuda_segmentation_layout.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
-#include "engine/pipeline/chunks.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/plda.h"
+#include "engine/pipeline/windows.h"
 #include "engine/runtime/devices_cuda.h"
 #include "engine/runtime/offline_networks.h"
 
@@ -306,9 +306,9 @@ absl::Status Run() {
   const double load_s = Since(t_load);
 
   const pipeline::PipelineConfig config = pipeline::PipelineConfig::Accurate();
-  const pipeline::ChunkLayout layout =
-      pipeline::ComputeChunks(static_cast<int64_t>(samples.size()), config);
-  const int num_chunks = layout.num_chunks;
+  const pipeline::WindowLayout layout =
+      pipeline::ComputeWindows(static_cast<int64_t>(samples.size()), config);
+  const int num_windows = layout.num_windows;
   size_t min_free = SIZE_MAX;
   auto sample_free = [&] {
     size_t f = 0, t = 0;
@@ -337,7 +337,7 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(
         pipeline::DiarizationDetails d,
         pipeline::DiarizeDetailed(nets.segmentations, nets.embeddings,
-                                  num_chunks, plda, config, {}));
+                                  num_windows, plda, config, {}));
     t.clustering += Since(t0);
     *speakers = d.output.labels.size();
     last_segments = d.output.segments;
@@ -370,8 +370,8 @@ absl::Status Run() {
     runtime::RecordingWindows windows(samples, layout);
     std::vector<float> fb(size_t(batch) * 998 * 80);
     const auto t0 = Clock::now();
-    for (int first = 0; first < num_chunks; first += batch) {
-      const int n = std::min(batch, num_chunks - first);
+    for (int first = 0; first < num_windows; first += batch) {
+      const int n = std::min(batch, num_windows - first);
       const std::vector<float> w =
           models::MaterializeWindows(windows.Batch(first, n));
       RETURN_IF_ERROR(cuda.embedding->ComputeFbank(
@@ -387,7 +387,7 @@ absl::Status Run() {
       "epilogue, conv api "
       "%s%s%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
-      device.description.c_str(), audio_s, audio_s / 3600, num_chunks, batch,
+      device.description.c_str(), audio_s, audio_s / 3600, num_windows, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
       opt.segmentation.segmentation_activations.c_str(),
       device.embedding->precision().c_str(),

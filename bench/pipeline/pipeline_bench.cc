@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(7);
   std::normal_distribution<float> noise(0.0f, 1.0f);
   for (int c = 0; c < chunks; ++c) {
-    const int src = c % base->num_chunks;
-    const int tile = c / base->num_chunks;
+    const int src = c % base->num_windows;
+    const int tile = c / base->num_windows;
     const bool swap = tile % 3 == 2;
     for (int s = 0; s < S; ++s) {
       const int from = swap ? (s + 1) % S : s;
@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   // Stage breakdown on the same inputs (one run each).
   std::vector<float> train(static_cast<size_t>(n) * D);
   for (int i = 0; i < n; ++i) {
-    std::copy_n(emb.data() + (static_cast<size_t>(cl.train.chunk_idx[i]) * S +
+    std::copy_n(emb.data() + (static_cast<size_t>(cl.train.window_idx[i]) * S +
                               cl.train.speaker_idx[i]) *
                                  D,
                 D, train.data() + static_cast<size_t>(i) * D);

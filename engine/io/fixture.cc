@@ -35,12 +35,12 @@ absl::StatusOr<PipelineInputs> Check(const NpyArray& seg, const NpyArray& emb,
       emb.shape[1] != kLocalSpeakers || emb.shape[2] != kEmbeddingDim) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, ": embeddings must have shape (", c, ", ", kLocalSpeakers, ", ",
-        kEmbeddingDim, ") to match the ", c, " segmentation chunks"));
+        kEmbeddingDim, ") to match the ", c, " segmentation windows"));
   }
   if (c == 0)
-    return absl::InvalidArgumentError(absl::StrCat(where, ": zero chunks"));
+    return absl::InvalidArgumentError(absl::StrCat(where, ": zero windows"));
   PipelineInputs in;
-  in.num_chunks = static_cast<int>(c);
+  in.num_windows = static_cast<int>(c);
   in.segmentations = seg.ToFloat();
   in.embeddings = emb.ToFloat();
   return in;

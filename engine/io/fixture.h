@@ -17,7 +17,7 @@
 namespace diarization::io {
 
 struct PipelineInputs {
-  int num_chunks = 0;
+  int num_windows = 0;
   std::vector<float> segmentations;  // (C × 589 × 3)
   std::vector<float> embeddings;     // (C × 3 × 256)
   // RTTM uri: reference.rttm's, else "clip_16k" when clip_16k.wav is there,

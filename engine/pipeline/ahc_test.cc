@@ -163,12 +163,12 @@ TEST(AhcTest, BlockwiseEqualsExactWhenOneBlockHoldsEverything) {
                                   "/findit-dia-parity/01_dialogue");
   ASSERT_TRUE(in.ok()) << in.status();
   const TrainSet t =
-      FilterTrainEmbeddings(in->segmentations, in->embeddings, in->num_chunks);
+      FilterTrainEmbeddings(in->segmentations, in->embeddings, in->num_windows);
   const int n = t.size();
   std::vector<float> train(n * 256);
   for (int i = 0; i < n; ++i) {
     std::copy_n(
-        in->embeddings.data() + (t.chunk_idx[i] * 3 + t.speaker_idx[i]) * 256,
+        in->embeddings.data() + (t.window_idx[i] * 3 + t.speaker_idx[i]) * 256,
         256, train.data() + i * 256);
   }
   const std::vector<float> normed = NormalizeRowsF32(train, n, 256);

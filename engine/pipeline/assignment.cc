@@ -112,7 +112,7 @@ std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
   return soft;
 }
 
-std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_chunks,
+std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_windows,
                                    int k, const std::vector<bool>& inactive) {
   constexpr int S = kLocalSpeakers;
   // const = soft.min() − 1 (NaN when any entry is NaN, as numpy's min).
@@ -127,7 +127,7 @@ std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_chunks,
   }
   const double fill =
       any_nan ? std::numeric_limits<double>::quiet_NaN() : min_all - 1.0;
-  for (int r = 0; r < num_chunks * S; ++r) {
+  for (int r = 0; r < num_windows * S; ++r) {
     if (!inactive[r]) continue;
     for (int j = 0; j < k; ++j) soft[static_cast<size_t>(r) * k + j] = fill;
   }
@@ -141,8 +141,8 @@ std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_chunks,
   for (double& v : work) {
     if (std::isnan(v)) v = nanmin;
   }
-  std::vector<int> hard(static_cast<size_t>(num_chunks) * S, -2);
-  for (int c = 0; c < num_chunks; ++c) {
+  std::vector<int> hard(static_cast<size_t>(num_windows) * S, -2);
+  for (int c = 0; c < num_windows; ++c) {
     const std::vector<int> col = LinearSumAssignmentMax(
         std::span<const double>(work.data() + static_cast<size_t>(c) * S * k,
                                 S * k),

@@ -1,8 +1,8 @@
-// Centroids and assignment of every (chunk, local speaker) embedding to a
+// Centroids and assignment of every (window, local speaker) embedding to a
 // global speaker (pipeline.md §7.6 and §7.8; pyannote VBxClustering.__call__
 // and BaseClustering.constrained_argmax). float64, as scipy cdist.
 //
-// The constrained case solves, per chunk, a 3 × K linear sum assignment
+// The constrained case solves, per window, a 3 × K linear sum assignment
 // (scipy.optimize.linear_sum_assignment, maximize=True):
 // LinearSumAssignmentMax, from linear_sum_assignment.h.
 #ifndef DIARIZATION_ENGINE_PIPELINE_ASSIGNMENT_H_
@@ -34,9 +34,9 @@ std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
                                  int k);
 
 // Constrained assignment: inactive rows get min(soft) − 1 (written into
-// `soft`, as pyannote), NaN → nanmin, then one LSAP per chunk of 3 rows.
+// `soft`, as pyannote), NaN → nanmin, then one LSAP per window of 3 rows.
 // Unassigned rows keep −2.
-std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_chunks,
+std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_windows,
                                    int k, const std::vector<bool>& inactive);
 
 // Unconstrained: argmax over k per row (first maximum; a NaN wins, as

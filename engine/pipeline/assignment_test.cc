@@ -59,7 +59,7 @@ TEST(AssignmentTest, HungarianIsOptimalOnRandomMatrices) {
 
 TEST(AssignmentTest,
      ConstrainedArgmaxDropsInactiveRowsAndUsesDistinctClusters) {
-  // One chunk, 3 local speakers, 2 clusters; speaker 2 inactive.
+  // One window, 3 local speakers, 2 clusters; speaker 2 inactive.
   std::vector<double> soft = {
       1.9,  1.8,  // both prefer cluster 0...
       1.7,  1.1,  // ...speaker 1 gets 0 (1.7+1.8 > 1.9+1.1)

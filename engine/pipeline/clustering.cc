@@ -31,7 +31,7 @@ absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints) {
 
 absl::StatusOr<ClusteringResult> VbxClustering(
     std::span<const float> segmentations, std::span<const float> embeddings,
-    int num_chunks, const PldaModel& plda, const ResolvedHints& hints,
+    int num_windows, const PldaModel& plda, const ResolvedHints& hints,
     const ClusteringOptions& options) {
   constexpr int S = kLocalSpeakers;
   constexpr int D = kEmbeddingDim;
@@ -41,13 +41,13 @@ absl::StatusOr<ClusteringResult> VbxClustering(
                      "-d embeddings, the pipeline has ", D));
   }
   ClusteringResult out;
-  out.train = FilterTrainEmbeddings(segmentations, embeddings, num_chunks);
-  out.inactive = InactiveSpeakers(segmentations, num_chunks);
+  out.train = FilterTrainEmbeddings(segmentations, embeddings, num_windows);
+  out.inactive = InactiveSpeakers(segmentations, num_windows);
   const int n = out.train.size();
   std::vector<float> train(static_cast<size_t>(n) * D);
   for (int i = 0; i < n; ++i) {
     const float* src =
-        embeddings.data() + (static_cast<size_t>(out.train.chunk_idx[i]) * S +
+        embeddings.data() + (static_cast<size_t>(out.train.window_idx[i]) * S +
                              out.train.speaker_idx[i]) *
                                 D;
     std::copy_n(src, D, train.data() + static_cast<size_t>(i) * D);
@@ -57,7 +57,7 @@ absl::StatusOr<ClusteringResult> VbxClustering(
     // pyannote: no clustering below 2 training embeddings; everybody is
     // cluster 0 and the centroid is the mean of what there is (NaN if none).
     out.num_clusters = 1;
-    out.hard.assign(static_cast<size_t>(num_chunks) * S, 0);
+    out.hard.assign(static_cast<size_t>(num_windows) * S, 0);
     out.centroids.assign(
         D, n == 0 ? std::numeric_limits<double>::quiet_NaN() : 0.0);
     if (n == 1) {
@@ -102,11 +102,11 @@ absl::StatusOr<ClusteringResult> VbxClustering(
   }
   out.num_clusters = k;
 
-  out.soft = SoftClusters(embeddings, num_chunks * S, D, out.centroids, k);
+  out.soft = SoftClusters(embeddings, num_windows * S, D, out.centroids, k);
   if (!out.kmeans) {
-    out.hard = ConstrainedArgmax(out.soft, num_chunks, k, out.inactive);
+    out.hard = ConstrainedArgmax(out.soft, num_windows, k, out.inactive);
   } else {
-    out.hard = PlainArgmax(out.soft, num_chunks * S, k);
+    out.hard = PlainArgmax(out.soft, num_windows * S, k);
   }
   return out;
 }

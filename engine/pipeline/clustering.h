@@ -55,7 +55,7 @@ struct ClusteringOptions {
 
 absl::StatusOr<ClusteringResult> VbxClustering(
     std::span<const float> segmentations, std::span<const float> embeddings,
-    int num_chunks, const PldaModel& plda, const ResolvedHints& hints,
+    int num_windows, const PldaModel& plda, const ResolvedHints& hints,
     const ClusteringOptions& options);
 
 }  // namespace diarization::pipeline

@@ -14,26 +14,26 @@ namespace diarization::pipeline {
 
 absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     std::span<const float> segmentations, std::span<const float> embeddings,
-    int num_chunks, const PldaModel& plda, const PipelineConfig& config,
+    int num_windows, const PldaModel& plda, const PipelineConfig& config,
     const SpeakerHints& hints, const std::string& uri, const AhcOptions& ahc) {
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
   constexpr int D = kEmbeddingDim;
-  if (num_chunks <= 0) {
+  if (num_windows <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("num_chunks must be > 0, got ", num_chunks));
+        absl::StrCat("num_windows must be > 0, got ", num_windows));
   }
-  const size_t want_seg = static_cast<size_t>(num_chunks) * F * S;
-  const size_t want_emb = static_cast<size_t>(num_chunks) * S * D;
+  const size_t want_seg = static_cast<size_t>(num_windows) * F * S;
+  const size_t want_emb = static_cast<size_t>(num_windows) * S * D;
   if (segmentations.size() != want_seg) {
     return absl::InvalidArgumentError(absl::StrCat(
         "segmentations have ", segmentations.size(), " values, expected ",
-        num_chunks, " x ", F, " x ", S, " = ", want_seg));
+        num_windows, " x ", F, " x ", S, " = ", want_seg));
   }
   if (embeddings.size() != want_emb) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "embeddings have ", embeddings.size(), " values, expected ", num_chunks,
-        " x ", S, " x ", D, " = ", want_emb));
+        "embeddings have ", embeddings.size(), " values, expected ",
+        num_windows, " x ", S, " x ", D, " = ", want_emb));
   }
   if (config.step_samples <= 0) {
     return absl::InvalidArgumentError(
@@ -53,7 +53,7 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
 
   DiarizationDetails details;
   details.grid = ComputeFrameGrid(
-      num_chunks, static_cast<double>(config.step_samples) / kSampleRateHz);
+      num_windows, static_cast<double>(config.step_samples) / kSampleRateHz);
   details.count = SpeakerCount(segmentations, details.grid);
   const uint8_t max_count =
       details.count.empty()
@@ -68,7 +68,7 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   options.vbx.max_iters = config.vbx_max_iters;
   options.ahc = ahc;
   ASSIGN_OR_RETURN(details.clustering,
-                   VbxClustering(segmentations, embeddings, num_chunks, plda,
+                   VbxClustering(segmentations, embeddings, num_windows, plda,
                                  resolved, options));
 
   // §8: cap the count, drop inactive speakers.
@@ -121,11 +121,12 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
 
 absl::StatusOr<DiarizationOutput> Diarize(std::span<const float> segmentations,
                                           std::span<const float> embeddings,
-                                          int num_chunks, const PldaModel& plda,
+                                          int num_windows,
+                                          const PldaModel& plda,
                                           const PipelineConfig& config,
                                           const SpeakerHints& hints) {
   ASSIGN_OR_RETURN(DiarizationDetails details,
-                   DiarizeDetailed(segmentations, embeddings, num_chunks, plda,
+                   DiarizeDetailed(segmentations, embeddings, num_windows, plda,
                                    config, hints));
   return std::move(details.output);
 }

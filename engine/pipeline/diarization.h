@@ -1,7 +1,7 @@
 // The host pipeline between and after the networks, as pyannote's
 // speaker-diarization-community-1 runs it (../shared/specs/pipeline.md).
 //
-// Stages in order: ComputeChunks (§2, chunks.h) → [segmentation network] →
+// Stages in order: ComputeWindows (§2, windows.h) → [segmentation network] →
 // PowersetToMultilabel (§3, powerset.h) → EmbeddingMasks (§5,
 // embedding_masks.h) → [embedding network] → Diarize (§4, §6–§12: count,
 // filter, AHC, PLDA, VBx, assignment, reconstruction, segments). The PLDA
@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/pipeline/chunks.h"
 #include "engine/pipeline/clustering.h"
 #include "engine/pipeline/config.h"
 #include "engine/pipeline/embedding_masks.h"
@@ -25,6 +24,7 @@
 #include "engine/pipeline/powerset.h"
 #include "engine/pipeline/reconstruction.h"
 #include "engine/pipeline/rttm.h"
+#include "engine/pipeline/windows.h"
 
 namespace diarization::pipeline {
 
@@ -55,14 +55,15 @@ struct DiarizationDetails {
 // shapes or contradictory hints.
 absl::StatusOr<DiarizationOutput> Diarize(std::span<const float> segmentations,
                                           std::span<const float> embeddings,
-                                          int num_chunks, const PldaModel& plda,
+                                          int num_windows,
+                                          const PldaModel& plda,
                                           const PipelineConfig& config,
                                           const SpeakerHints& hints);
 
 // Diarize with all intermediates; `uri` is written into the segments.
 absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     std::span<const float> segmentations, std::span<const float> embeddings,
-    int num_chunks, const PldaModel& plda, const PipelineConfig& config,
+    int num_windows, const PldaModel& plda, const PipelineConfig& config,
     const SpeakerHints& hints, const std::string& uri = "",
     const AhcOptions& ahc = {});
 

@@ -61,16 +61,16 @@ TEST(DiarizationTest, SingleWindowWithoutTrainingEmbeddingsIsOneSpeaker) {
 
 TEST(DiarizationTest, NaNEmbeddingsAreLeftOutOfTraining) {
   io::PipelineInputs in = Fixture("02_pyannote_sample");
-  auto clean = DiarizeDetailed(in.segmentations, in.embeddings, in.num_chunks,
+  auto clean = DiarizeDetailed(in.segmentations, in.embeddings, in.num_windows,
                                Plda(), PipelineConfig{}, SpeakerHints{});
   ASSERT_TRUE(clean.ok());
   // NaN out one training embedding: it leaves the training set, its row
   // gets NaN scores, and the run still succeeds.
-  const int c = clean->clustering.train.chunk_idx[3],
+  const int c = clean->clustering.train.window_idx[3],
             s = clean->clustering.train.speaker_idx[3];
   for (int t = 0; t < D; ++t)
     in.embeddings[(c * 3 + s) * D + t] = std::nanf("");
-  auto run = DiarizeDetailed(in.segmentations, in.embeddings, in.num_chunks,
+  auto run = DiarizeDetailed(in.segmentations, in.embeddings, in.num_windows,
                              Plda(), PipelineConfig{}, SpeakerHints{});
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->clustering.train.size(), clean->clustering.train.size() - 1);
@@ -80,7 +80,7 @@ TEST(DiarizationTest, NaNEmbeddingsAreLeftOutOfTraining) {
 TEST(DiarizationTest, ContradictoryOrInvalidHintsAreInvalidArgument) {
   const io::PipelineInputs in = Fixture("02_pyannote_sample");
   auto run = [&](SpeakerHints h) {
-    return Diarize(in.segmentations, in.embeddings, in.num_chunks, Plda(),
+    return Diarize(in.segmentations, in.embeddings, in.num_windows, Plda(),
                    PipelineConfig{}, h);
   };
   EXPECT_EQ(run({0, 3, 2}).status().code(), absl::StatusCode::kInvalidArgument);
@@ -126,7 +126,7 @@ TEST(DiarizationTest, OneSpeakerHintRuleWithOneMessage) {
 TEST(DiarizationTest, HintsFollowPyannoteSemantics) {
   const io::PipelineInputs in = Fixture("02_pyannote_sample");  // VBx finds 2
   auto run = [&](SpeakerHints h) {
-    auto r = DiarizeDetailed(in.segmentations, in.embeddings, in.num_chunks,
+    auto r = DiarizeDetailed(in.segmentations, in.embeddings, in.num_windows,
                              Plda(), PipelineConfig{}, h);
     EXPECT_TRUE(r.ok()) << r.status();
     return *std::move(r);
@@ -145,14 +145,14 @@ TEST(DiarizationTest, HintsFollowPyannoteSemantics) {
 TEST(DiarizationTest, ShapeAndValueErrorsAreInvalidArgument) {
   const io::PipelineInputs in = Fixture("04_three_speaker");
   const PipelineConfig c;
-  EXPECT_EQ(
-      Diarize(in.segmentations, in.embeddings, in.num_chunks + 1, Plda(), c, {})
-          .status()
-          .code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Diarize(in.segmentations, in.embeddings, in.num_windows + 1, Plda(),
+                    c, {})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
       Diarize(in.segmentations, std::span<const float>(in.embeddings).first(10),
-              in.num_chunks, Plda(), c, {})
+              in.num_windows, Plda(), c, {})
           .status()
           .code(),
       absl::StatusCode::kInvalidArgument);
@@ -160,34 +160,34 @@ TEST(DiarizationTest, ShapeAndValueErrorsAreInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
   std::vector<float> soft = in.segmentations;
   soft[5] = 0.5f;
-  EXPECT_EQ(Diarize(soft, in.embeddings, in.num_chunks, Plda(), c, {})
+  EXPECT_EQ(Diarize(soft, in.embeddings, in.num_windows, Plda(), c, {})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Diarize(in.segmentations, in.embeddings, in.num_chunks, PldaModel{},
-                    c, {})
+  EXPECT_EQ(Diarize(in.segmentations, in.embeddings, in.num_windows,
+                    PldaModel{}, c, {})
                 .status()
                 .code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(DiarizationTest, FastModeUsesTheTwoSecondGrid) {
-  // Every other chunk of a 1 s fixture is a 2 s-step input by construction.
+  // Every other window of a 1 s fixture is a 2 s-step input by construction.
   const io::PipelineInputs in = Fixture("03_dual_speaker");
   std::vector<float> seg, emb;
-  int chunks = 0;
-  for (int c = 0; c < in.num_chunks; c += 2, ++chunks) {
+  int windows = 0;
+  for (int c = 0; c < in.num_windows; c += 2, ++windows) {
     seg.insert(seg.end(), in.segmentations.begin() + c * F * 3,
                in.segmentations.begin() + (c + 1) * F * 3);
     emb.insert(emb.end(), in.embeddings.begin() + c * 3 * D,
                in.embeddings.begin() + (c + 1) * 3 * D);
   }
-  auto run = DiarizeDetailed(seg, emb, chunks, Plda(), PipelineConfig::Fast(),
+  auto run = DiarizeDetailed(seg, emb, windows, Plda(), PipelineConfig::Fast(),
                              SpeakerHints{});
   ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_EQ(run->grid.chunk_offset[1], 119);  // rint(2 / 0.016875)
+  EXPECT_EQ(run->grid.window_offset[1], 119);  // rint(2 / 0.016875)
   EXPECT_EQ(run->grid.num_frames,
-            ComputeFrameGrid(2 * chunks - 1, 1.0).num_frames);
+            ComputeFrameGrid(2 * windows - 1, 1.0).num_frames);
   EXPECT_FALSE(run->output.segments.empty());
 }
 

@@ -5,16 +5,16 @@
 namespace diarization::pipeline {
 
 std::vector<float> EmbeddingMasks(std::span<const float> segmentations,
-                                  int num_chunks,
+                                  int num_windows,
                                   const PipelineConfig& config) {
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
-  std::vector<float> masks(static_cast<size_t>(num_chunks) * S * F, 0.0f);
-  if (segmentations.size() < static_cast<size_t>(num_chunks) * F * S)
+  std::vector<float> masks(static_cast<size_t>(num_windows) * S * F, 0.0f);
+  if (segmentations.size() < static_cast<size_t>(num_windows) * F * S)
     return masks;
   const int min_frames =
       config.embedding_exclude_overlap ? kMinEmbeddingFrames : -1;
-  for (int c = 0; c < num_chunks; ++c) {
+  for (int c = 0; c < num_windows; ++c) {
     const float* seg = segmentations.data() + static_cast<size_t>(c) * F * S;
     for (int s = 0; s < S; ++s) {
       float* out = masks.data() + (static_cast<size_t>(c) * S + s) * F;

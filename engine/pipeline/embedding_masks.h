@@ -14,11 +14,12 @@ namespace diarization::pipeline {
 // ceil(589 · 400 / 160000): WeSpeaker's minimum of 400 samples in frames.
 inline constexpr int kMinEmbeddingFrames = 2;
 
-// Per (chunk, local speaker) weights, (C × 3 × 589): the overlap-free mask
+// Per (window, local speaker) weights, (C × 3 × 589): the overlap-free mask
 // when it has more than kMinEmbeddingFrames active frames, otherwise the
 // plain segmentation column. Without exclude_overlap, the segmentation.
 std::vector<float> EmbeddingMasks(std::span<const float> segmentations,
-                                  int num_chunks, const PipelineConfig& config);
+                                  int num_windows,
+                                  const PipelineConfig& config);
 
 }  // namespace diarization::pipeline
 

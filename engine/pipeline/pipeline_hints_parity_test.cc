@@ -92,20 +92,20 @@ TEST_P(PipelineHintsParityTest, RttmsEqualPyannotesWithEveryHint) {
   ASSERT_NE(emb, nullptr);
   ASSERT_EQ(seg->dtype, models::DType::kU8);
   ASSERT_EQ(seg->shape.size(), 3u);
-  const int num_chunks = static_cast<int>(seg->shape[0]);
+  const int num_windows = static_cast<int>(seg->shape[0]);
   std::vector<float> segmentations(seg->num_elements());
   for (size_t i = 0; i < segmentations.size(); ++i) {
     segmentations[i] = static_cast<float>(seg->bytes[i]);
   }
   const std::span<const float> embeddings = emb->f32();
-  ASSERT_EQ(embeddings.size(), static_cast<size_t>(num_chunks) * 3 * 256);
+  ASSERT_EQ(embeddings.size(), static_cast<size_t>(num_windows) * 3 * 256);
 
   auto plda = io::LoadPlda(diarization::testing::SharedModelsDir() +
                            "/community-1-plda");
   ASSERT_TRUE(plda.ok()) << plda.status();
   for (const Hint& h : kHints) {
     SCOPED_TRACE(c.clip + "." + h.suffix);
-    auto out = Diarize(segmentations, embeddings, num_chunks, *plda,
+    auto out = Diarize(segmentations, embeddings, num_windows, *plda,
                        PipelineConfig::Accurate(), h.hints);
     ASSERT_TRUE(out.ok()) << out.status();
     const std::string recorded = base + "/" + c.clip + "." + h.suffix;

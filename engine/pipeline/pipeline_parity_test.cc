@@ -108,9 +108,9 @@ TEST_P(FinditParityTest, ReproducesEveryIntermediateAndTheRttm) {
   auto in = io::LoadFinditFixture(dir);
   ASSERT_TRUE(in.ok()) << in.status();
   EXPECT_EQ(in->uri, "clip_16k");
-  auto run =
-      DiarizeDetailed(in->segmentations, in->embeddings, in->num_chunks, Plda(),
-                      PipelineConfig::Accurate(), SpeakerHints{}, in->uri);
+  auto run = DiarizeDetailed(in->segmentations, in->embeddings, in->num_windows,
+                             Plda(), PipelineConfig::Accurate(), SpeakerHints{},
+                             in->uri);
   ASSERT_TRUE(run.ok()) << run.status();
   const ClusteringResult& cl = run->clustering;
 
@@ -119,7 +119,7 @@ TEST_P(FinditParityTest, ReproducesEveryIntermediateAndTheRttm) {
             Npz(dir + "/reconstruction.npz", "count").ToInt64());
   // §7.1 training subset.
   const std::string plda_npz = dir + "/plda_embeddings.npz";
-  EXPECT_EQ(AsInt64(cl.train.chunk_idx),
+  EXPECT_EQ(AsInt64(cl.train.window_idx),
             Npz(plda_npz, "train_chunk_idx").ToInt64());
   EXPECT_EQ(AsInt64(cl.train.speaker_idx),
             Npz(plda_npz, "train_speaker_idx").ToInt64());
@@ -187,8 +187,8 @@ TEST_P(SpeakrsParityTest, ReproducesCountDiscreteAndRttm) {
   auto in = io::LoadSpeakrsScenario(Speakrs(), p);
   ASSERT_TRUE(in.ok()) << in.status();
   auto run =
-      DiarizeDetailed(in->segmentations, in->embeddings, in->num_chunks, Plda(),
-                      PipelineConfig::Accurate(), SpeakerHints{}, p);
+      DiarizeDetailed(in->segmentations, in->embeddings, in->num_windows,
+                      Plda(), PipelineConfig::Accurate(), SpeakerHints{}, p);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(AsInt64(run->count),
             Npy(base + "_speaker_counting_data.npy").ToInt64());
@@ -212,12 +212,12 @@ TEST(SpeakrsPipelineChainTest, ReproducesTrainAhcPldaVbxAndHardClusters) {
   const std::string base = Speakrs() + "/pipeline";
   auto in = io::LoadSpeakrsScenario(Speakrs(), "pipeline");
   ASSERT_TRUE(in.ok()) << in.status();
-  auto run =
-      DiarizeDetailed(in->segmentations, in->embeddings, in->num_chunks, Plda(),
-                      PipelineConfig::Accurate(), SpeakerHints{}, "pipeline");
+  auto run = DiarizeDetailed(in->segmentations, in->embeddings, in->num_windows,
+                             Plda(), PipelineConfig::Accurate(), SpeakerHints{},
+                             "pipeline");
   ASSERT_TRUE(run.ok()) << run.status();
   const ClusteringResult& cl = run->clustering;
-  EXPECT_EQ(AsInt64(cl.train.chunk_idx),
+  EXPECT_EQ(AsInt64(cl.train.window_idx),
             Npy(base + "_train_chunk_idx.npy").ToInt64());
   EXPECT_EQ(AsInt64(cl.train.speaker_idx),
             Npy(base + "_train_speaker_idx.npy").ToInt64());

@@ -43,19 +43,20 @@ TEST_P(PipelineReferenceTest, RegularAndExclusiveRttmMatchPyannote) {
   ASSERT_NE(seg, nullptr);
   ASSERT_NE(emb, nullptr);
   ASSERT_EQ(seg->dtype, models::DType::kU8);
-  const int chunks = static_cast<int>(seg->shape[0]);
+  const int windows = static_cast<int>(seg->shape[0]);
   std::vector<float> segmentations(seg->num_elements());
   for (size_t i = 0; i < segmentations.size(); ++i) {
     segmentations[i] = static_cast<float>(static_cast<uint8_t>(seg->bytes[i]));
   }
   const std::span<const float> embeddings = emb->f32();
-  ASSERT_EQ(static_cast<int64_t>(embeddings.size()), int64_t{chunks} * 3 * 256);
+  ASSERT_EQ(static_cast<int64_t>(embeddings.size()),
+            int64_t{windows} * 3 * 256);
 
   auto plda = io::LoadPlda(diarization::testing::SharedModelsDir() +
                            "/community-1-plda");
   ASSERT_TRUE(plda.ok()) << plda.status();
-  auto out = Diarize(segmentations, embeddings, chunks, *plda, PipelineConfig{},
-                     SpeakerHints{});
+  auto out = Diarize(segmentations, embeddings, windows, *plda,
+                     PipelineConfig{}, SpeakerHints{});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(FormatRttm(out->segments, clip, 3),
             ReadText(Dir() + clip + ".rttm"));

@@ -12,18 +12,18 @@ Activations AggregateActivations(std::span<const float> segmentations,
                                  const FrameGrid& grid) {
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
-  const int num_chunks = static_cast<int>(grid.chunk_offset.size());
+  const int num_windows = static_cast<int>(grid.window_offset.size());
   int clusters = 0;  // K' = max(hard) + 1
   for (int h : hard) clusters = std::max(clusters, h + 1);
   int max_count = 0;
   for (uint8_t c : count) max_count = std::max<int>(max_count, c);
   const int columns = std::max(clusters, max_count);
 
-  // activations: Σ over chunks of max_{s: hard=k} seg (skip_average).
+  // activations: Σ over windows of max_{s: hard=k} seg (skip_average).
   std::vector<float> act(static_cast<size_t>(grid.num_frames) * columns, 0.0f);
-  for (int c = 0; c < num_chunks; ++c) {
+  for (int c = 0; c < num_windows; ++c) {
     const float* seg = segmentations.data() + static_cast<size_t>(c) * F * S;
-    const int o = grid.chunk_offset[c];
+    const int o = grid.window_offset[c];
     for (int k = 0; k < clusters; ++k) {
       int members[S];
       int m = 0;

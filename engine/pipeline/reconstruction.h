@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/pipeline/chunks.h"
+#include "engine/pipeline/windows.h"
 
 namespace diarization::pipeline {
 
@@ -19,7 +19,7 @@ struct DiscreteDiarization {
   std::vector<float> data;  // (F × columns) 0/1
 };
 
-// Σ over chunks of max_{s: hard[c,s]=k} seg[c, ·, s] on the frame grid
+// Σ over windows of max_{s: hard[c,s]=k} seg[c, ·, s] on the frame grid
 // (pyannote `aggregate(skip_average=True)`), (F × columns) float32 with
 // columns = max(max(hard) + 1, max(count)) (zero-padded).
 struct Activations {

@@ -44,13 +44,13 @@ TEST(ReconstructionTest, PadsColumnsWhenTheCountExceedsTheClusters) {
   EXPECT_EQ(d.data[10 * 2 + 1], 1.0f);  // the zero-padded column is chosen
 }
 
-TEST(ReconstructionTest, SumsOverlappingChunks) {
+TEST(ReconstructionTest, SumsOverlappingWindows) {
   const FrameGrid grid = ComputeFrameGrid(2, 1.0);
   std::vector<float> seg(2 * F * 3, 0.0f);
   for (int f = 0; f < F; ++f) {
-    seg[f * 3 + 0] = 1;               // chunk 0: cluster 0
-    seg[(F + f) * 3 + 0] = 1;         // chunk 1: local 0 → cluster 1
-    seg[(F + f) * 3 + 1] = f >= 500;  // chunk 1: local 1 → cluster 0
+    seg[f * 3 + 0] = 1;               // window 0: cluster 0
+    seg[(F + f) * 3 + 0] = 1;         // window 1: local 0 → cluster 1
+    seg[(F + f) * 3 + 1] = f >= 500;  // window 1: local 1 → cluster 0
   }
   const std::vector<int> hard = {0, -2, -2, 1, 0, -2};
   const auto act = AggregateActivations(
@@ -58,8 +58,8 @@ TEST(ReconstructionTest, SumsOverlappingChunks) {
   EXPECT_EQ(act.data[100 * 2 + 0], 1.0f);
   EXPECT_EQ(act.data[100 * 2 + 1], 1.0f);
   EXPECT_EQ(act.data[(59 + 540) * 2 + 0],
-            1.0f);  // chunk 1 only (chunk 0 ended at 588)
-  EXPECT_EQ(act.data[(59 + 520) * 2 + 0], 2.0f);  // frame 579: both chunks
+            1.0f);  // window 1 only (window 0 ended at 588)
+  EXPECT_EQ(act.data[(59 + 520) * 2 + 0], 2.0f);  // frame 579: both windows
 }
 
 TEST(ReconstructionTest, TopSpeakersEqualsAStableArgsortOnRandomTies) {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "engine/pipeline/chunks.h"
+#include "engine/pipeline/windows.h"
 
 namespace diarization::pipeline {
 namespace {

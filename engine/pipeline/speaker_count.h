@@ -9,11 +9,11 @@
 #include <span>
 #include <vector>
 
-#include "engine/pipeline/chunks.h"
+#include "engine/pipeline/windows.h"
 
 namespace diarization::pipeline {
 
-// segmentations: (C × 589 × 3) 0/1. Returns (F) counts; frames no chunk
+// segmentations: (C × 589 × 3) 0/1. Returns (F) counts; frames no window
 // covers get 0.
 std::vector<uint8_t> SpeakerCount(std::span<const float> segmentations,
                                   const FrameGrid& grid);

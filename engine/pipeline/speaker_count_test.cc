@@ -11,10 +11,10 @@ namespace {
 
 constexpr int F = kFramesPerWindow;
 
-TEST(SpeakerCountTest, AveragesOverlappingChunksAndRoundsHalfToEven) {
+TEST(SpeakerCountTest, AveragesOverlappingWindowsAndRoundsHalfToEven) {
   const FrameGrid grid = ComputeFrameGrid(2, 1.0);  // offsets 0 and 59
   std::vector<float> seg(2 * F * 3, 0.0f);
-  // Chunk 0: one speaker everywhere; chunk 1: nobody. Frames 59..588 are
+  // Window 0: one speaker everywhere; window 1: nobody. Frames 59..588 are
   // covered twice: (1 + 0) / 2 = 0.5 → 0 (half to even). Frames 0..58: 1.
   for (int f = 0; f < F; ++f) seg[f * 3] = 1;
   auto count = SpeakerCount(seg, grid);
@@ -23,27 +23,27 @@ TEST(SpeakerCountTest, AveragesOverlappingChunksAndRoundsHalfToEven) {
   EXPECT_EQ(count[58], 1);
   EXPECT_EQ(count[59], 0);
   EXPECT_EQ(count[588], 0);
-  // Chunk 1 with 2 speakers: (1 + 2) / 2 = 1.5 → 2; past chunk 0: 2.
+  // Window 1 with 2 speakers: (1 + 2) / 2 = 1.5 → 2; past window 0: 2.
   for (int f = 0; f < F; ++f) seg[(F + f) * 3 + 1] = seg[(F + f) * 3 + 2] = 1;
   count = SpeakerCount(seg, grid);
   EXPECT_EQ(count[100], 2);
   EXPECT_EQ(count[600], 2);
-  // Frames no chunk covers (the grid's tail) are 0.
+  // Frames no window covers (the grid's tail) are 0.
   EXPECT_EQ(count[grid.num_frames - 1], 0);
 }
 
 TEST(SpeakerCountTest, RandomInputsMatchADirectFloat64Average) {
   std::srand(1234);
-  const int chunks = 7;
-  const FrameGrid grid = ComputeFrameGrid(chunks, 1.0);
-  std::vector<float> seg(chunks * F * 3);
+  const int windows = 7;
+  const FrameGrid grid = ComputeFrameGrid(windows, 1.0);
+  std::vector<float> seg(windows * F * 3);
   for (float& v : seg) v = (std::rand() % 3 == 0) ? 1.0f : 0.0f;
   const auto count = SpeakerCount(seg, grid);
   for (int t = 0; t < grid.num_frames; ++t) {
     double sum = 0;
     int n = 0;
-    for (int c = 0; c < chunks; ++c) {
-      const int f = t - grid.chunk_offset[c];
+    for (int c = 0; c < windows; ++c) {
+      const int f = t - grid.window_offset[c];
       if (f < 0 || f >= F) continue;
       ++n;
       for (int s = 0; s < 3; ++s) sum += seg[(c * F + f) * 3 + s];

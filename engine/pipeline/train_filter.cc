@@ -8,12 +8,12 @@ namespace diarization::pipeline {
 
 TrainSet FilterTrainEmbeddings(std::span<const float> segmentations,
                                std::span<const float> embeddings,
-                               int num_chunks, double min_active_ratio) {
+                               int num_windows, double min_active_ratio) {
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
   constexpr int D = kEmbeddingDim;
   TrainSet train;
-  for (int c = 0; c < num_chunks; ++c) {
+  for (int c = 0; c < num_windows; ++c) {
     const float* seg = segmentations.data() + static_cast<size_t>(c) * F * S;
     float clean[S] = {0.0f, 0.0f, 0.0f};
     for (int f = 0; f < F; ++f) {
@@ -27,7 +27,7 @@ TrainSet FilterTrainEmbeddings(std::span<const float> segmentations,
       bool valid = true;
       for (int d = 0; d < D; ++d) valid &= !std::isnan(e[d]);
       if (!valid) continue;
-      train.chunk_idx.push_back(c);
+      train.window_idx.push_back(c);
       train.speaker_idx.push_back(s);
     }
   }
@@ -35,11 +35,11 @@ TrainSet FilterTrainEmbeddings(std::span<const float> segmentations,
 }
 
 std::vector<bool> InactiveSpeakers(std::span<const float> segmentations,
-                                   int num_chunks) {
+                                   int num_windows) {
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
-  std::vector<bool> inactive(static_cast<size_t>(num_chunks) * S);
-  for (int c = 0; c < num_chunks; ++c) {
+  std::vector<bool> inactive(static_cast<size_t>(num_windows) * S);
+  for (int c = 0; c < num_windows; ++c) {
     const float* seg = segmentations.data() + static_cast<size_t>(c) * F * S;
     for (int s = 0; s < S; ++s) {
       float sum = 0.0f;

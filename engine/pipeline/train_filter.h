@@ -1,4 +1,4 @@
-// Which (chunk, local speaker) embeddings train the clustering (pipeline.md
+// Which (window, local speaker) embeddings train the clustering (pipeline.md
 // §7.1; pyannote BaseClustering.filter_embeddings, min_active_ratio 0.2).
 // Exact integer arithmetic on the 0/1 segmentation.
 #ifndef DIARIZATION_ENGINE_PIPELINE_TRAIN_FILTER_H_
@@ -10,21 +10,21 @@
 namespace diarization::pipeline {
 
 struct TrainSet {
-  std::vector<int> chunk_idx;  // row-major order (np.where)
+  std::vector<int> window_idx;  // row-major order (np.where)
   std::vector<int> speaker_idx;
-  int size() const { return static_cast<int>(chunk_idx.size()); }
+  int size() const { return static_cast<int>(window_idx.size()); }
 };
 
 // Keeps (c, s) when the speaker is alone in at least 0.2 · 589 frames of the
-// chunk and its embedding has no NaN. segmentations (C × 589 × 3),
+// window and its embedding has no NaN. segmentations (C × 589 × 3),
 // embeddings (C × 3 × 256).
 TrainSet FilterTrainEmbeddings(std::span<const float> segmentations,
                                std::span<const float> embeddings,
-                               int num_chunks, double min_active_ratio = 0.2);
+                               int num_windows, double min_active_ratio = 0.2);
 
 // inactive[c·3 + s] ⇔ Σ_f seg[c, f, s] == 0 (pipeline.md §6).
 std::vector<bool> InactiveSpeakers(std::span<const float> segmentations,
-                                   int num_chunks);
+                                   int num_windows);
 
 }  // namespace diarization::pipeline
 

@@ -13,9 +13,9 @@ constexpr int F = kFramesPerWindow;
 constexpr int D = kEmbeddingDim;
 
 TEST(TrainFilterTest, KeepsSpeakersAloneForAtLeast118Frames) {
-  const int chunks = 2;
-  std::vector<float> seg(chunks * F * 3, 0.0f);
-  std::vector<float> emb(chunks * 3 * D, 0.5f);
+  const int windows = 2;
+  std::vector<float> seg(windows * F * 3, 0.0f);
+  std::vector<float> emb(windows * 3 * D, 0.5f);
   auto set = [&](int c, int s, int from, int to) {
     for (int f = from; f < to; ++f) seg[(c * F + f) * 3 + s] = 1;
   };
@@ -25,10 +25,10 @@ TEST(TrainFilterTest, KeepsSpeakersAloneForAtLeast118Frames) {
   set(1, 0, 100, 300);  // 200 frames, all overlapped: dropped
   set(1, 1, 400, 589);  // 189 clean frames but a NaN embedding: dropped
   emb[(1 * 3 + 1) * D + 17] = std::nanf("");
-  const TrainSet t = FilterTrainEmbeddings(seg, emb, chunks);
-  EXPECT_EQ(t.chunk_idx, (std::vector<int>{0, 1}));
+  const TrainSet t = FilterTrainEmbeddings(seg, emb, windows);
+  EXPECT_EQ(t.window_idx, (std::vector<int>{0, 1}));
   EXPECT_EQ(t.speaker_idx, (std::vector<int>{0, 2}));
-  const auto inactive = InactiveSpeakers(seg, chunks);
+  const auto inactive = InactiveSpeakers(seg, windows);
   EXPECT_EQ(inactive,
             (std::vector<bool>{false, false, true, false, false, false}));
 }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/pipeline/chunks.h"
+#include "engine/pipeline/windows.h"
 
 namespace diarization::runtime::internal {
 
@@ -24,7 +24,7 @@ void BatchWindows::Add(const JobState& job, int chunk) {
 }
 
 void BatchWindows::Add(const Recording& recording, int chunk) {
-  const pipeline::ChunkSamples window = pipeline::ChunkSampleRange(
+  const pipeline::WindowRange window = pipeline::WindowSampleRange(
       recording.step_samples, recording.num_samples, chunk);
   const int64_t start = window.begin;
   const int64_t end = window.end;

@@ -26,7 +26,7 @@ class BatchWindows {
   // A recording as a batch sees it: `audio` holds its samples [offset,
   // offset + audio.size()); its first `num_samples` samples are known (a
   // stream's later audio has not arrived); its chunks start every
-  // `step_samples` (pipeline::ChunkSampleRange). `gone`: its audio was
+  // `step_samples` (pipeline::WindowSampleRange). `gone`: its audio was
   // freed (the job ended), so its windows are silence. Windows of one `id`
   // may share their audio.
   struct Recording {

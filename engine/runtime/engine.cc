@@ -125,10 +125,10 @@ class EngineImpl : public WorkerListener,
     if (!options_.cluster_function) {
       options_.cluster_function =
           [plda = plda_](std::span<const float> segmentations,
-                         std::span<const float> embeddings, int num_chunks,
+                         std::span<const float> embeddings, int num_windows,
                          const pipeline::PipelineConfig& config,
                          const pipeline::SpeakerHints& hints) {
-            return pipeline::Diarize(segmentations, embeddings, num_chunks,
+            return pipeline::Diarize(segmentations, embeddings, num_windows,
                                      *plda, config, hints);
           };
     }
@@ -211,8 +211,8 @@ class EngineImpl : public WorkerListener,
     ASSIGN_OR_RETURN(std::shared_ptr<JobState> job,
                      Accept(options, std::move(callbacks), /*streaming=*/false,
                             std::move(reservation)));
-    const pipeline::ChunkLayout layout =
-        pipeline::ComputeChunks(n, job->options.config);
+    const pipeline::WindowLayout layout =
+        pipeline::ComputeWindows(n, job->options.config);
     std::vector<int> chunks;
     absl::Status error;
     // Taken in any case (accepted); freed here if the job already ended
@@ -225,9 +225,9 @@ class EngineImpl : public WorkerListener,
       job->num_samples = n;
       job->finished = true;
       job->finish_time = job->accepted_time;
-      error = AddChunksLocked(*job, layout.num_chunks, &chunks);
+      error = AddChunksLocked(*job, layout.num_windows, &chunks);
       if (error.ok()) {
-        job->num_chunks = layout.num_chunks;
+        job->num_windows = layout.num_windows;
         workers_[job->device]->EnqueueSegmentation(job, chunks);
       }
       UpdateBytesLocked(*job);
@@ -298,12 +298,12 @@ class EngineImpl : public WorkerListener,
         error = absl::InvalidArgumentError(
             "the stream ended without any audio samples");
       } else {
-        const pipeline::ChunkLayout layout =
-            pipeline::ComputeChunks(job->num_samples, job->options.config);
+        const pipeline::WindowLayout layout =
+            pipeline::ComputeWindows(job->num_samples, job->options.config);
         std::vector<int> chunks;
-        error = AddChunksLocked(*job, layout.num_chunks, &chunks);
+        error = AddChunksLocked(*job, layout.num_windows, &chunks);
         if (error.ok()) {
-          job->num_chunks = layout.num_chunks;
+          job->num_windows = layout.num_windows;
           workers_[job->device]->EnqueueSegmentation(job, chunks);
           UpdateBytesLocked(*job);
           MaybeStartClusteringLocked(job);
@@ -382,7 +382,7 @@ class EngineImpl : public WorkerListener,
             job->num_samples,
             step * (job->contiguous_done - 1) + kWindowSamples);
       }
-      if (job->finished && job->chunks_done == job->num_chunks) {
+      if (job->finished && job->chunks_done == job->num_windows) {
         processed = job->num_samples;
       }
       if (processed > job->processed_samples) {
@@ -612,7 +612,7 @@ class EngineImpl : public WorkerListener,
       job->cluster_bytes -= out.input.bytes();
       if (job->terminal.load()) return;
       UpdateBytesLocked(*job);
-      const int k = out.input.num_chunks;
+      const int k = out.input.num_windows;
       partial.request_id = job->options.request_id;
       partial.audio_received_s = Seconds(job->num_samples);
       partial.audio_processed_s = Seconds(std::min<int64_t>(
@@ -641,17 +641,17 @@ class EngineImpl : public WorkerListener,
   }
 
   void MaybeStartClusteringLocked(const std::shared_ptr<JobState>& job) {
-    if (!job->finished || job->clustering_scheduled || job->num_chunks < 0 ||
-        job->chunks_done != job->num_chunks) {
+    if (!job->finished || job->clustering_scheduled || job->num_windows < 0 ||
+        job->chunks_done != job->num_windows) {
       return;
     }
     job->clustering_scheduled = true;
     host_->Cluster(
-        HostTasks::Kind::kFinal, job->num_chunks,
+        HostTasks::Kind::kFinal, job->num_windows,
         [this, job]() -> std::optional<ClusterInput> {
           absl::MutexLock lock(&job->mu);
           if (job->terminal.load()) return std::nullopt;
-          ClusterInput input = GatherLocked(*job, job->num_chunks);
+          ClusterInput input = GatherLocked(*job, job->num_windows);
           // The outputs are in `input` now (every window is done, so no
           // batch refers to them); the windows and audio are not needed.
           job->chunks.clear();
@@ -677,7 +677,7 @@ class EngineImpl : public WorkerListener,
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return;
       result.request_id = job->options.request_id;
-      result.num_chunks = job->num_chunks;
+      result.num_windows = job->num_windows;
       result.audio_s = Seconds(job->num_samples);
       result.device = DeviceName(job->device);
       result.first_window_wait_s = job->first_window_wait_s;

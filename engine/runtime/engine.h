@@ -32,7 +32,7 @@
 // How a job flows. Audio is cut into pyannote's 10 s windows: window c covers
 // samples [c·step, c·step + 160000) (step from the job's PipelineConfig). A
 // full window is scheduled the moment the audio reaches its end; the
-// zero-padded last window (pipeline::ComputeChunks) only at Finish. The job's
+// zero-padded last window (pipeline::ComputeWindows) only at Finish. The job's
 // device worker batches windows of all its jobs: segmentation batches (up to
 // segmentation_batch_size windows), then, per window, PowersetToMultilabel +
 // EmbeddingMasks on the worker, then embedding batches (up to
@@ -111,7 +111,7 @@ class EngineImpl;
 using ClusterFunction =
     std::function<absl::StatusOr<pipeline::DiarizationOutput>(
         std::span<const float> segmentations, std::span<const float> embeddings,
-        int num_chunks, const pipeline::PipelineConfig& config,
+        int num_windows, const pipeline::PipelineConfig& config,
         const pipeline::SpeakerHints& hints)>;
 
 struct EngineOptions {
@@ -243,7 +243,7 @@ struct JobResult {
   // Segments (regular and exclusive views), labels, centroids.
   pipeline::DiarizationOutput output;
   // Number of windows (chunks) that went through the networks.
-  int num_chunks = 0;
+  int num_windows = 0;
   // Seconds of 16 kHz audio in the job.
   double audio_s = 0.0;
   // Wall seconds from the end of the audio (Finish, or Submit) to the

@@ -52,7 +52,7 @@ Direct RunDirect(Device& nets, const std::vector<float>& audio,
   d.segmentations = std::move(networks->segmentations);
   d.embeddings = std::move(networks->embeddings);
   auto out = pipeline::Diarize(d.segmentations, d.embeddings,
-                               networks->num_chunks, plda, config, {});
+                               networks->num_windows, plda, config, {});
   EXPECT_TRUE(out.ok()) << out.status();
   if (out.ok()) d.output = *std::move(out);
   return d;
@@ -129,7 +129,7 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
        {std::tuple(&a, &*result_a, "whole"),
         std::tuple(&b, &*result_b, "stream")}) {
     const Direct d = RunDirect(*direct_nets, *audio, *shared_plda, job.config);
-    EXPECT_EQ(result->num_chunks * kF * 3,
+    EXPECT_EQ(result->num_windows * kF * 3,
               static_cast<int>(d.segmentations.size()))
         << name;
     // Binarized segmentation: an argmax, exact unless two classes tie
@@ -152,7 +152,7 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
               FormatRttm(d.output.segments, "x"))
         << name;
     std::fprintf(stderr, "%s: %d windows, worst embedding rel. diff %.2e\n",
-                 name, result->num_chunks, worst);
+                 name, result->num_windows, worst);
   }
   // The engine's batches held windows of both jobs: 8 + 6 windows, and the
   // largest batch is bigger than either job.

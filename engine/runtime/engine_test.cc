@@ -89,7 +89,7 @@ int NumChunks(int64_t n, int64_t step) {
 }
 
 struct Expected {
-  int num_chunks = 0;
+  int num_windows = 0;
   std::vector<float> segmentations;  // (C, 589, 3)
   std::vector<float> embeddings;     // (C, 3, 256)
 };
@@ -100,11 +100,11 @@ Expected Compute(const std::vector<float>& audio, int64_t step) {
                                  {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
   Expected e;
   const int64_t n = static_cast<int64_t>(audio.size());
-  e.num_chunks = NumChunks(n, step);
-  e.segmentations.resize(size_t(e.num_chunks) * kF * kS);
-  e.embeddings.resize(size_t(e.num_chunks) * kS * kD);
+  e.num_windows = NumChunks(n, step);
+  e.segmentations.resize(size_t(e.num_windows) * kF * kS);
+  e.embeddings.resize(size_t(e.num_windows) * kS * kD);
   std::vector<float> window(kWin);
-  for (int c = 0; c < e.num_chunks; ++c) {
+  for (int c = 0; c < e.num_windows; ++c) {
     for (int i = 0; i < kWin; ++i) {
       const int64_t t = step * c + i;
       window[i] = t < n ? audio[t] : 0.0f;
@@ -137,10 +137,10 @@ Expected Compute(const std::vector<float>& audio, int64_t step) {
 // Hands the cluster stage's inputs back in the output, so tests see exactly
 // what the engine fed it.
 absl::StatusOr<pipeline::DiarizationOutput> EchoCluster(
-    std::span<const float> seg, std::span<const float> emb, int num_chunks,
+    std::span<const float> seg, std::span<const float> emb, int num_windows,
     const pipeline::PipelineConfig&, const pipeline::SpeakerHints&) {
   pipeline::DiarizationOutput out;
-  out.labels = {std::to_string(num_chunks)};
+  out.labels = {std::to_string(num_windows)};
   out.centroids.emplace_back(seg.begin(), seg.end());
   out.centroids.emplace_back(emb.begin(), emb.end());
   return out;
@@ -246,10 +246,10 @@ class Outcome {
 // Checks an EchoCluster result against the independent computation.
 void ExpectMatches(const JobResult& r, const Expected& e,
                    const std::string& what) {
-  ASSERT_EQ(r.num_chunks, e.num_chunks) << what;
+  ASSERT_EQ(r.num_windows, e.num_windows) << what;
   ASSERT_EQ(r.output.centroids.size(), 2u) << what;
   ASSERT_EQ(r.output.labels.size(), 1u) << what;
-  EXPECT_EQ(r.output.labels[0], std::to_string(e.num_chunks)) << what;
+  EXPECT_EQ(r.output.labels[0], std::to_string(e.num_windows)) << what;
   EXPECT_TRUE(r.output.centroids[0] == e.segmentations)
       << what << ": segmentations differ";
   EXPECT_TRUE(r.output.centroids[1] == e.embeddings)
@@ -396,8 +396,9 @@ TEST(EngineTest, StreamingEqualsWholeAudioWithTheRealPipeline) {
     EXPECT_TRUE(w->segmentations == e.segmentations);
     EXPECT_TRUE(w->embeddings == e.embeddings);
     // Final result: the real host pipeline on the expected arrays.
-    auto direct = pipeline::Diarize(e.segmentations, e.embeddings, e.num_chunks,
-                                    *shared_plda, job.config, job.hints);
+    auto direct =
+        pipeline::Diarize(e.segmentations, e.embeddings, e.num_windows,
+                          *shared_plda, job.config, job.hints);
     ASSERT_TRUE(direct.ok()) << direct.status();
     ASSERT_FALSE(direct->segments.empty());
     EXPECT_EQ(diarization::FormatRttm(s->output.segments, "x"),
@@ -1439,11 +1440,11 @@ TEST(EngineTest, PartialResultsArriveBeforeTheFinalOne) {
   EngineOptions options;
   std::atomic<int> partial_calls{0};
   options.cluster_function = [&](std::span<const float> seg,
-                                 std::span<const float> emb, int num_chunks,
+                                 std::span<const float> emb, int num_windows,
                                  const pipeline::PipelineConfig& config,
                                  const pipeline::SpeakerHints& hints) {
     ++partial_calls;
-    return EchoCluster(seg, emb, num_chunks, config, hints);
+    return EchoCluster(seg, emb, num_windows, config, hints);
   };
   Rig rig = MakeRig(options);
   JobOptions job;

@@ -7,7 +7,7 @@ namespace diarization::runtime::internal {
 
 ClusterInput GatherLocked(const JobState& job, int k) {
   ClusterInput in;
-  in.num_chunks = k;
+  in.num_windows = k;
   in.config = job.options.config;
   in.hints = job.options.hints;
   in.segmentations.resize(static_cast<size_t>(k) * kFramesPerWindow *
@@ -37,10 +37,11 @@ void HostTasks::Cluster(Kind kind, int windows,
     std::optional<ClusterInput> input = gather();
     if (!input.has_value()) return;
     const absl::Time start = absl::Now();
-    ClusterOutcome out{cluster_(input->segmentations, input->embeddings,
-                                input->num_chunks, input->config, input->hints),
-                       {},
-                       absl::Now()};
+    ClusterOutcome out{
+        cluster_(input->segmentations, input->embeddings, input->num_windows,
+                 input->config, input->hints),
+        {},
+        absl::Now()};
     metrics_->ObserveStageSeconds(
         kind == Kind::kFinal ? Stage::kClustering : Stage::kPartialClustering,
         absl::ToDoubleSeconds(out.end - start));

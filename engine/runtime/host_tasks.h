@@ -28,11 +28,11 @@
 
 namespace diarization::runtime::internal {
 
-// What a clustering needs: the network outputs of windows [0, num_chunks).
+// What a clustering needs: the network outputs of windows [0, num_windows).
 struct ClusterInput {
   std::vector<float> segmentations;  // (C × 589 × 3)
   std::vector<float> embeddings;     // (C × 3 × 256)
-  int num_chunks = 0;
+  int num_windows = 0;
   pipeline::PipelineConfig config;
   pipeline::SpeakerHints hints;
 

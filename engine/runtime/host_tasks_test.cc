@@ -34,7 +34,7 @@ std::shared_ptr<Metrics> TestMetrics() {
 
 ClusterInput Input(int windows) {
   ClusterInput in;
-  in.num_chunks = windows;
+  in.num_windows = windows;
   in.segmentations.assign(size_t(windows) * kFramesPerWindow * kLocalSpeakers,
                           0.0f);
   in.embeddings.assign(size_t(windows) * kLocalSpeakers * kEmbeddingDim, 0.0f);
@@ -46,11 +46,11 @@ TEST(HostTasksTest, FinalsFirstThenPartialsThenMaintenanceFewerWindowsFirst) {
   Recorder rec;
   absl::Notification release, blocked;
   // The cluster function names its input by its window count.
-  ClusterFunction cluster = [&](std::span<const float>, std::span<const float>,
-                                int num_chunks, const pipeline::PipelineConfig&,
-                                const pipeline::SpeakerHints&)
+  ClusterFunction cluster =
+      [&](std::span<const float>, std::span<const float>, int num_windows,
+          const pipeline::PipelineConfig&, const pipeline::SpeakerHints&)
       -> absl::StatusOr<pipeline::DiarizationOutput> {
-    if (num_chunks == 1) {
+    if (num_windows == 1) {
       blocked.Notify();
       release.WaitForNotification();
     }
@@ -107,7 +107,7 @@ TEST(HostTasksTest, ShutdownRunsWhatTasksPost) {
       [] { return std::optional<ClusterInput>(Input(4)); },
       [&](ClusterOutcome out) {
         EXPECT_EQ(out.output.status().code(), absl::StatusCode::kInternal);
-        EXPECT_EQ(out.input.num_chunks, 4);  // handed back
+        EXPECT_EQ(out.input.num_windows, 4);  // handed back
         host.Maintain([&] { ++done; });
         ++done;
       });

@@ -76,8 +76,8 @@ struct JobState {
   int64_t num_samples ABSL_GUARDED_BY(mu) = 0;
   bool finished ABSL_GUARDED_BY(mu) = false;
   absl::Time finish_time ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
-  // Known at Finish (pipeline::ComputeChunks); -1 before.
-  int num_chunks ABSL_GUARDED_BY(mu) = -1;
+  // Known at Finish (pipeline::ComputeWindows); -1 before.
+  int num_windows ABSL_GUARDED_BY(mu) = -1;
   std::vector<std::unique_ptr<ChunkData>> chunks ABSL_GUARDED_BY(mu);
   std::vector<uint8_t> chunk_done ABSL_GUARDED_BY(mu);
   int chunks_done ABSL_GUARDED_BY(mu) = 0;

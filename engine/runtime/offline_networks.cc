@@ -52,7 +52,7 @@ absl::Status WindowMasks(std::span<const float> log_probs,
 }
 
 RecordingWindows::RecordingWindows(std::span<const float> audio,
-                                   const pipeline::ChunkLayout& layout)
+                                   const pipeline::WindowLayout& layout)
     : recording_{.id = this,
                  .audio = audio,
                  .offset = 0,
@@ -82,14 +82,14 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   }
   const absl::Time start = absl::Now();
   if (device.on_worker_start) RETURN_IF_ERROR(device.on_worker_start());
-  const pipeline::ChunkLayout layout =
-      pipeline::ComputeChunks(static_cast<int64_t>(audio.size()), config);
-  const int num_chunks = layout.num_chunks;
+  const pipeline::WindowLayout layout =
+      pipeline::ComputeWindows(static_cast<int64_t>(audio.size()), config);
+  const int num_windows = layout.num_windows;
   OfflineNetworksOutput out;
-  out.num_chunks = num_chunks;
-  out.segmentations.resize(num_chunks * kSegmentation);
-  out.embeddings.resize(num_chunks * kEmbeddings);
-  std::vector<float> masks(num_chunks * kMasks);
+  out.num_windows = num_windows;
+  out.segmentations.resize(num_windows * kSegmentation);
+  out.embeddings.resize(num_windows * kEmbeddings);
+  std::vector<float> masks(num_windows * kMasks);
 
   // Segmentation of windows [first, first + n), then each window's host
   // step; only the stage's own thread touches its windows and log_probs.
@@ -129,11 +129,11 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   };
 
   if (!options.concurrent_stages) {
-    for (int first = 0; first < num_chunks; first += seg_batch) {
-      RETURN_IF_ERROR(segment(first, std::min(seg_batch, num_chunks - first)));
+    for (int first = 0; first < num_windows; first += seg_batch) {
+      RETURN_IF_ERROR(segment(first, std::min(seg_batch, num_windows - first)));
     }
-    for (int first = 0; first < num_chunks; first += emb_batch) {
-      RETURN_IF_ERROR(embed(first, std::min(emb_batch, num_chunks - first)));
+    for (int first = 0; first < num_windows; first += emb_batch) {
+      RETURN_IF_ERROR(embed(first, std::min(emb_batch, num_windows - first)));
     }
     out.wall_s = SecondsSince(start);
     return std::move(out);
@@ -151,12 +151,13 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   std::thread seg_thread([&] {
     absl::Status status =
         device.on_worker_start ? device.on_worker_start() : absl::OkStatus();
-    for (int first = 0; status.ok() && first < num_chunks; first += seg_batch) {
+    for (int first = 0; status.ok() && first < num_windows;
+         first += seg_batch) {
       {
         absl::MutexLock lock(&mu);
         if (stop) break;
       }
-      const int n = std::min(seg_batch, num_chunks - first);
+      const int n = std::min(seg_batch, num_windows - first);
       status = segment(first, n);
       if (!status.ok()) break;
       absl::MutexLock lock(&mu);
@@ -168,8 +169,8 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     seg_done = true;
   });
   absl::Status emb_status;
-  for (int first = 0; first < num_chunks; first += emb_batch) {
-    const int n = std::min(emb_batch, num_chunks - first);
+  for (int first = 0; first < num_windows; first += emb_batch) {
+    const int n = std::min(emb_batch, num_windows - first);
     {
       absl::MutexLock lock(&mu);
       auto ready = [&] { return segmented >= first + n || seg_done; };

@@ -9,7 +9,7 @@
 // Made of the device worker's own pieces (device_worker.cc), so that it
 // computes what the engine computes and the benchmark times what serves:
 //  - the window copy: internal::BatchWindows (batch_windows.h) turns a
-//    batch's windows into models::WindowSpans (pipeline::ChunkSampleRange
+//    batch's windows into models::WindowSpans (pipeline::WindowSampleRange
 //    says which samples a window holds; on CUDA a batch's audio crosses to
 //    the device once, engine/models/cuda_window_upload.h);
 //  - the models' RunSpans;
@@ -41,8 +41,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/models/model_interfaces.h"
-#include "engine/pipeline/chunks.h"
 #include "engine/pipeline/config.h"
+#include "engine/pipeline/windows.h"
 #include "engine/runtime/batch_windows.h"
 #include "engine/runtime/device.h"
 
@@ -62,7 +62,7 @@ absl::Status WindowMasks(std::span<const float> log_probs,
 class RecordingWindows {
  public:
   RecordingWindows(std::span<const float> audio,
-                   const pipeline::ChunkLayout& layout);
+                   const pipeline::WindowLayout& layout);
   // Windows [first, first + count) as one batch; valid until the next call.
   models::WindowSpans Batch(int first, int count);
 
@@ -82,10 +82,10 @@ struct OfflineNetworksOptions {
 };
 
 struct OfflineNetworksOutput {
-  // pipeline::ComputeChunks of the recording under the config.
-  int num_chunks = 0;
-  std::vector<float> segmentations;  // num_chunks × 589 × 3
-  std::vector<float> embeddings;     // num_chunks × 3 × 256
+  // pipeline::ComputeWindows of the recording under the config.
+  int num_windows = 0;
+  std::vector<float> segmentations;  // num_windows × 589 × 3
+  std::vector<float> embeddings;     // num_windows × 3 × 256
   // Wall-clock seconds, summed over batches (for benchmarks): the models'
   // calls, the host step, and the whole pass (with concurrent stages less
   // than the sum).

@@ -26,7 +26,7 @@ constexpr int kSpeakersOf[7][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1},
                                    {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
 
 struct Reference {
-  int num_chunks = 0;
+  int num_windows = 0;
   std::vector<float> segmentations, embeddings;
 };
 
@@ -36,8 +36,8 @@ Reference Expected(const std::vector<float>& audio, int64_t step) {
   // pyannote `slide`: full windows every step, plus a padded last one when
   // samples remain (or the audio is shorter than a window).
   int full = n >= kW ? static_cast<int>(1 + (n - kW) / step) : 0;
-  r.num_chunks = full + ((n < kW || (n - kW) % step > 0) ? 1 : 0);
-  for (int c = 0; c < r.num_chunks; ++c) {
+  r.num_windows = full + ((n < kW || (n - kW) % step > 0) ? 1 : 0);
+  for (int c = 0; c < r.num_windows; ++c) {
     std::vector<float> window(kW, 0.0f);
     for (int64_t j = 0; j < kW && c * step + j < n; ++j) {
       window[j] = audio[c * step + j];
@@ -110,7 +110,7 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
         .concurrent_stages = round % 4 >= 2};
     auto got = RunOfflineNetworks(device, audio, config, options);
     ASSERT_TRUE(got.ok()) << got.status();
-    ASSERT_EQ(got->num_chunks, want.num_chunks);
+    ASSERT_EQ(got->num_windows, want.num_windows);
     EXPECT_EQ(got->segmentations, want.segmentations) << "round " << round;
     EXPECT_EQ(got->embeddings, want.embeddings) << "round " << round;
     // Batches of the requested size, the last one holding the rest.
@@ -119,7 +119,7 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
                                      std::pair(control->embedding_batches(),
                                                options.embedding_batch_size)}) {
       std::vector<int> expected;
-      for (int left = want.num_chunks; left > 0; left -= size) {
+      for (int left = want.num_windows; left > 0; left -= size) {
         expected.push_back(std::min(size, left));
       }
       EXPECT_EQ(seen, expected) << "round " << round;

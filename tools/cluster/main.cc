@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
                              "; set --plda or DIARIZATION_MODELS_DIR)"));
   }
   auto result = dp::DiarizeDetailed(inputs->segmentations, inputs->embeddings,
-                                    inputs->num_chunks, *plda, config, hints,
+                                    inputs->num_windows, *plda, config, hints,
                                     inputs->uri);
   if (!result.ok()) return Fail(std::string(result.status().message()));
 
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   out.close();
   if (!out) return Fail(absl::StrCat("error writing ", out_path));
   const auto& cl = result->clustering;
-  std::cerr << "cluster: " << inputs->num_chunks << " chunks, "
+  std::cerr << "cluster: " << inputs->num_windows << " chunks, "
             << cl.train.size() << " training embeddings, "
             << (cl.ahc_labels.empty() ? 0
                                       : *std::max_element(cl.ahc_labels.begin(),

@@ -134,7 +134,7 @@ absl::Status Run() {
       runtime::RunOfflineNetworks(
           device, wave.samples, config,
           {.segmentation_batch_size = batch, .embedding_batch_size = batch}));
-  const int num_chunks = nets.num_chunks;
+  const int num_windows = nets.num_windows;
   const std::vector<float>& segmentations = nets.segmentations;
   const std::vector<float>& embeddings = nets.embeddings;
   const auto t_nets = Clock::now();
@@ -143,7 +143,7 @@ absl::Status Run() {
                                absl::GetFlag(FLAGS_min_speakers),
                                absl::GetFlag(FLAGS_max_speakers)};
   ASSIGN_OR_RETURN(pipeline::DiarizationOutput result,
-                   pipeline::Diarize(segmentations, embeddings, num_chunks,
+                   pipeline::Diarize(segmentations, embeddings, num_windows,
                                      plda, config, hints));
   const auto t_end = Clock::now();
 
@@ -160,7 +160,7 @@ absl::Status Run() {
   for (const std::string& text : absl::GetFlag(FLAGS_sweep_hints)) {
     ASSIGN_OR_RETURN(const SweepHint sweep, ParseSweepHint(text));
     ASSIGN_OR_RETURN(pipeline::DiarizationOutput r,
-                     pipeline::Diarize(segmentations, embeddings, num_chunks,
+                     pipeline::Diarize(segmentations, embeddings, num_windows,
                                        plda, config, sweep.hints));
     const std::string base = absl::StrCat(stem, ".", sweep.suffix);
     RETURN_IF_ERROR(
@@ -174,7 +174,7 @@ absl::Status Run() {
       "diarize: %.1f s of audio, %d windows, %zu speakers, %zu segments "
       "(%s)\n  load %.2f s, segmentation %.2f s, embeddings %.2f s, "
       "clustering %.2f s; RTFx %.1f (networks+clustering)\n",
-      wave.duration_s(), num_chunks, result.labels.size(),
+      wave.duration_s(), num_windows, result.labels.size(),
       result.segments.size(), device.description.c_str(), Seconds(t0, t_load),
       nets.segmentation_s, nets.masks_s + nets.embedding_s,
       Seconds(t_nets, t_end), wave.duration_s() / Seconds(t_load, t_end));
