@@ -114,20 +114,12 @@ ABSL_FLAG(int, graph_workspace_cap_mb, 0,
 ABSL_FLAG(bool, graph_pointwise_gemm, false,
           "With --conv_api graph/fastest: the 1x1 downsampling shortcuts may "
           "run as one strided-batched cuBLAS GEMM where that times faster.");
-ABSL_FLAG(bool, graph_kernel_cache, false,
-          "With --conv_api graph/fastest: the conv+bias+add+relu layers as "
-          "dynamic-shape graphs sharing a cuDNN kernel cache per layer (a new "
-          "batch size reuses the runtime-compiled kernels).");
-ABSL_FLAG(bool, graph_all_batches_at_load, false,
-          "With --conv_api graph/fastest: build the plans of every batch size "
-          "1..--batch when the model loads (pair with --graph_kernel_cache).");
 ABSL_FLAG(std::string, conv_engine_cache, "",
           "With --conv_api graph/fastest: the file that keeps the engine "
           "chosen per layer shape (read at load, written after the choice); "
           "empty: none.");
 ABSL_FLAG(bool, conv_engine_cache_reset, false,
-          "Delete --conv_engine_cache (and its .kernels folder) before "
-          "loading (a cold start).");
+          "Delete --conv_engine_cache before loading (a cold start).");
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
           "instead of cuDNN (TF32, fused epilogue).");
@@ -279,16 +271,11 @@ absl::Status Run() {
       size_t(std::max(0, absl::GetFlag(FLAGS_graph_workspace_cap_mb))) << 20;
   opt.embedding.conv_graph_pointwise_gemm =
       absl::GetFlag(FLAGS_graph_pointwise_gemm);
-  opt.embedding.conv_graph_kernel_cache =
-      absl::GetFlag(FLAGS_graph_kernel_cache);
-  opt.embedding.conv_graph_all_batches_at_load =
-      absl::GetFlag(FLAGS_graph_all_batches_at_load);
   opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);
   if (absl::GetFlag(FLAGS_conv_engine_cache_reset) &&
       !opt.embedding.conv_engine_cache.empty()) {
     std::error_code ec;
     fs::remove(opt.embedding.conv_engine_cache, ec);
-    fs::remove_all(opt.embedding.conv_engine_cache + ".kernels", ec);
   }
   const auto t_load = Clock::now();
   std::unique_ptr<models::SafetensorsFile> seg_override;

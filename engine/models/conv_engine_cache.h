@@ -126,20 +126,6 @@ class ConvEngineCache {
   // Writes the file (merged with what is on disk now); no-op when clean.
   absl::Status Save();
 
-  // cuDNN's kernel cache of one layer (the runtime-compiled kernels of all
-  // its batch sizes, in the JSON form cuDNN serialises it to), kept beside
-  // the file: one file per (environment, key) in kernels_dir(), named by
-  // the hash of both, whose first line holds them and the content's
-  // checksum. Nullopt: none, or one that names another key or fails its
-  // checksum (a torn or edited file). The caller validates the content by
-  // handing it to cuDNN.
-  std::optional<std::string> FindKernels(const ConvEngineEnvironment& env,
-                                         const std::string& key) const;
-  // Written at once, through a temporary file and a rename.
-  absl::Status SaveKernels(const ConvEngineEnvironment& env,
-                           const std::string& key, const std::string& json);
-  std::string kernels_dir() const { return path_ + ".kernels"; }
-
   // The file's text for these entries (exposed for tests).
   struct Entry {
     ConvEngineEnvironment env;

@@ -302,59 +302,6 @@ TEST(ConvEngineCacheTest, TabsInTheGpuNameKeepTheLineParseable) {
       ConvEngineCache::ParseLine(line.substr(0, line.rfind('\t'))).has_value());
 }
 
-// The kernel caches beside the file: round trip of fresh random content
-// (line breaks and tabs included), nothing for another GPU or key, and a
-// torn, edited or misplaced file is not returned.
-TEST(ConvEngineCacheTest, KernelCachesRoundTripAndRejectBadFiles) {
-  const std::string path = TempPath("cache_kernels");
-  std::filesystem::remove_all(path + ".kernels");
-  auto c = LoadOrDie(path);
-  ASSERT_NE(c, nullptr);
-  std::mt19937 rng(std::random_device{}());
-  std::string json(100000, ' ');
-  for (char& ch : json) ch = static_cast<char>(rng() % 96 + 9);  // \t .. ~
-  json += "\n{\"tail\": 1}\n";
-  const std::string key = Layer(0, 32, 80, 998, 32, 3, 1).ToString();
-  const std::string other = Layer(0, 64, 40, 499, 64, 3, 1).ToString();
-  EXPECT_FALSE(c->FindKernels(H200(), key).has_value());
-  ASSERT_TRUE(c->SaveKernels(H200(), key, json).ok());
-  ASSERT_TRUE(c->SaveKernels(H200(), other, "{}").ok());
-  EXPECT_EQ(c->FindKernels(H200(), key).value_or(""), json);
-  EXPECT_EQ(c->FindKernels(H200(), other).value_or(""), "{}");
-  ConvEngineEnvironment a100 = H200();
-  a100.gpu = "NVIDIA A100-SXM4-80GB";
-  EXPECT_FALSE(c->FindKernels(a100, key).has_value());
-  // Another object on the same path (a restart) finds it too.
-  auto again = LoadOrDie(path);
-  ASSERT_NE(again, nullptr);
-  EXPECT_EQ(again->FindKernels(H200(), key).value_or(""), json);
-
-  std::vector<std::string> files;
-  for (const auto& f : std::filesystem::directory_iterator(c->kernels_dir())) {
-    files.push_back(f.path().string());
-  }
-  ASSERT_EQ(files.size(), 2u);
-  const std::string big =
-      Slurp(files[0]).size() > Slurp(files[1]).size() ? files[0] : files[1];
-  const std::string small = big == files[0] ? files[1] : files[0];
-  const std::string text = Slurp(big);
-  // Torn: the content cut short.
-  Spit(big, text.substr(0, text.size() - 10));
-  EXPECT_FALSE(c->FindKernels(H200(), key).has_value());
-  // Edited: one byte of the content changed.
-  std::string edited = text;
-  edited[edited.size() - 5] ^= 1;
-  Spit(big, edited);
-  EXPECT_FALSE(c->FindKernels(H200(), key).has_value());
-  // Misplaced: the other key's file under this key's name.
-  Spit(big, Slurp(small));
-  EXPECT_FALSE(c->FindKernels(H200(), key).has_value());
-  // Rewritten whole, it is found again.
-  ASSERT_TRUE(c->SaveKernels(H200(), key, json).ok());
-  EXPECT_EQ(c->FindKernels(H200(), key).value_or(""), json);
-  std::filesystem::remove_all(c->kernels_dir());
-}
-
 // Plan names as the 16:27 round printed them, and names that are not one.
 TEST(ConvEngineCacheTest, ParsesTheFrontendsPlanNames) {
   int64_t id = -1;

@@ -500,15 +500,6 @@ void CudaEmbeddingModel::Impl::SaveEngineCache() {
     const absl::Status st = engine_cache->Save();
     if (!st.ok()) ReportDiagnostic(source, std::string(st.message()));
   }
-  // The runtime-compiled kernels (conv_graph_kernel_cache), once per layer
-  // whose kernels changed; the first failure is reported, the rest skipped.
-  for (ConvBn* c : Layers(nullptr)) {
-    const absl::Status st = c->graph->SaveKernelCaches();
-    if (!st.ok()) {
-      ReportDiagnostic(source, std::string(st.message()));
-      break;
-    }
-  }
 }
 
 absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
@@ -520,7 +511,6 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   o.runtime_compilation = options.conv_graph_runtime_compilation;
   o.max_candidates = options.conv_graph_max_candidates;
   o.pointwise_gemm = options.conv_graph_pointwise_gemm;
-  o.kernel_cache = options.conv_graph_kernel_cache;
   o.workspace_cap_bytes =
       static_cast<int64_t>(options.conv_graph_workspace_cap_bytes);
   o.engine_cache = engine_cache;
@@ -549,18 +539,6 @@ absl::Status CudaEmbeddingModel::Impl::ChooseGraphEnginesAtLoad() {
   (void)out;
   RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
                              "choosing the graph engines at load"));
-  if (options.conv_graph_all_batches_at_load) {
-    // Every smaller batch size too (each builds the engines chosen above),
-    // so no request pays a plan build; one summary line for all of them.
-    for (int n = options.max_batch - 1; n >= 1; --n) {
-      ASSIGN_OR_RETURN(
-          out, EnqueueTrunkFused(n, act[0].data(), act[1].data(), act[0].data(),
-                                 act[2].data(), &h, &w, &free_buf));
-      RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
-                                 "building the graph plans at load"));
-      logged_batches.push_back(n);
-    }
-  }
   LogGraphConvs(options.max_batch);
   return absl::OkStatus();
 }

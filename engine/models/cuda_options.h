@@ -64,17 +64,6 @@ struct CudaModelOptions {
   // the graph engines (cuda_strided_pointwise_conv.h). Opt-in until a GPU
   // round measures it.
   bool conv_graph_pointwise_gemm = false;
-  // With conv_api "graph" / "fastest": the conv + bias + add + ReLU layers
-  // as dynamic-shape graphs with one cuDNN kernel cache per layer, so a new
-  // batch size reuses the runtime-compiled kernels (cuDNN >= 9.4). Opt-in
-  // until a GPU round measures it.
-  bool conv_graph_kernel_cache = false;
-  // With conv_api "graph" / "fastest": build the plans of every batch size
-  // 1..max_batch when the model loads (after choosing the engines at
-  // max_batch), so no request pays a plan build for a new batch size.
-  // Without conv_graph_kernel_cache each runtime-compiled plan costs up to
-  // a second per layer and batch size (measured 16:27): use both together.
-  bool conv_graph_all_batches_at_load = false;
   // With conv_api "graph" / "fastest": a file that keeps the engine chosen
   // per layer shape across restarts (engine/models/conv_engine_cache.h):
   // read at load, so a shape chosen before builds that one engine instead of

@@ -84,15 +84,6 @@ class GraphConv2d {
     // (cuda_strided_pointwise_conv.h) and keep it where it beats the graph
     // engines.
     bool pointwise_gemm = false;
-    // The conv + bias + add + ReLU shapes (the blocks' conv2, which only
-    // runtime-compiled engines cover) as dynamic-shape graphs sharing one
-    // cuDNN kernel cache per layer (cuDNN >= 9.4): a plan for another batch
-    // size reuses the kernels compiled for the first instead of compiling
-    // them again (0.2-1.1 s per layer and batch size measured at 16:27).
-    // With an engine cache the kernel caches are saved beside its file and
-    // loaded from there (a saved one cuDNN refuses is replaced, with a
-    // diagnostic).
-    bool kernel_cache = false;
     // Choices made before (null: none kept). Shared by every layer and
     // pipeline that uses the same file.
     std::shared_ptr<ConvEngineCache> engine_cache;
@@ -124,12 +115,6 @@ class GraphConv2d {
   int graph_shapes() const;
   int legacy_shapes() const;
   int cached_shapes() const;
-
-  // Options::kernel_cache with an engine cache: writes each kernel cache
-  // that gained kernels since it was loaded or last saved beside the
-  // engine cache's file (ConvEngineCache::SaveKernels), so a restart builds
-  // the runtime-compiled engines from it instead of compiling them.
-  absl::Status SaveKernelCaches();
 
   // What a choice depends on besides the layer, for the cache's keys: the
   // GPU of `device` and the cuDNN and frontend versions. Fails without the
