@@ -4,7 +4,7 @@
 # cluster-LSTM test, kernels_test, the qualification harness, the engine
 # benchmark, the server and client (for the two-pipeline GetInfo check),
 # make_random_models, the shared libraries that machine lacks
-# (tools/device/stage_binaries.sh), the PLDA and one recording.
+# (tools/device/pack_lib.sh), the PLDA and one recording.
 #
 #   bash bench/qualify/pack_gpu.sh
 #   device run: carry [".device/qualify.tar.xz"],
@@ -12,10 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
+source tools/device/pack_lib.sh
+pack_init ""
 DATA=${DIARIZATION_TEST_DATA:-$ROOT/../shared/data}
 PLDA=${PLDA_DIR:-$ROOT/../shared/models/community-1-plda}
-BAZEL=(bazel)
-[[ -n "${OUTPUT_BASE:-}" ]] && BAZEL+=(--output_base="$OUTPUT_BASE")
 TARGETS=(
   //kernels:lstm_cluster_test
   //kernels:kernels_test
@@ -25,23 +25,14 @@ TARGETS=(
   //clients:diarize_client
   //tools/make_random_models:make_random_models
 )
-if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  "${BAZEL[@]}" build "${TARGETS[@]}" >&2
-fi
-BIN=$("${BAZEL[@]}" info bazel-bin 2>/dev/null)
-STAGE=$(mktemp -d)
-trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE/data" "$STAGE/plda"
-source tools/device/stage_binaries.sh
-stage_binaries "$BIN" "$STAGE" "${TARGETS[@]}"
-cp "$DATA/pyannote-audio/sample/sample.wav" "$STAGE/data/sample.wav"
+pack_build "${TARGETS[@]}"
+stage_binaries "$(pack_bazel_bin)" "$PACK_STAGE" "${TARGETS[@]}"
+mkdir -p "$PACK_STAGE/data"
+cp "$DATA/pyannote-audio/sample/sample.wav" "$PACK_STAGE/data/sample.wav"
 # bench/service_overhead/grpc_streams.sh (step "grpc") tiles this one.
-cp "$DATA/findit-dia-parity/05_four_speaker/clip_16k.wav" "$STAGE/data/four_speaker.wav"
-cp "$PLDA/xvec_transform.npz" "$PLDA/plda.npz" "$STAGE/plda/"
-git rev-parse HEAD >"$STAGE/commit" 2>/dev/null || echo unknown >"$STAGE/commit"
-git status --porcelain --untracked-files=no | head -20 >"$STAGE/dirty" || true
-mkdir -p .device
-rm -f .device/qualify.tar.xz
-tar -C "$STAGE" -cf - bin lib data plda commit dirty | xz -T2 -6 >.device/qualify.tar.xz
-ls -la .device/qualify.tar.xz
-echo "pack_gpu.sh: $(ls "$STAGE/bin" | wc -l) binaries, $(ls "$STAGE/lib" | wc -l) libraries, commit $(cat "$STAGE/commit")"
+cp "$DATA/findit-dia-parity/05_four_speaker/clip_16k.wav" "$PACK_STAGE/data/four_speaker.wav"
+stage_plda "$PLDA" "$PACK_STAGE/plda"
+git rev-parse HEAD >"$PACK_STAGE/commit" 2>/dev/null || echo unknown >"$PACK_STAGE/commit"
+git status --porcelain --untracked-files=no | head -20 >"$PACK_STAGE/dirty" || true
+make_tar "$PACK_STAGE" .device/qualify.tar.xz bin lib data plda commit dirty
+echo "pack_gpu.sh: $(ls "$PACK_STAGE/bin" | wc -l) binaries, $(ls "$PACK_STAGE/lib" | wc -l) libraries, commit $(cat "$PACK_STAGE/commit")"
