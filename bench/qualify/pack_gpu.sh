@@ -7,8 +7,8 @@
 # (tools/device/pack_lib.sh), the PLDA and one recording.
 #
 #   bash bench/qualify/pack_gpu.sh
-#   device run: carry [".device/qualify.tar.xz"],
-#               command "bash bench/qualify/gpu_round.sh"
+#   GPU machine: carry [".device/qualify.tar.xz"],
+#                command "bash bench/qualify/gpu_round.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)

@@ -3,7 +3,7 @@
 # .device/service-overhead.tar.xz (ignored by git): engine_direct_cuda,
 # diarization_server_cuda, diarize_client, make_random_models, the shared
 # libraries that machine lacks (tools/device/pack_lib.sh), the PLDA and a few
-# golden recordings. On the device tool:
+# golden recordings. On the GPU machine:
 #
 #   carry [".device/service-overhead.tar.xz"],
 #   command "bash bench/service_overhead/gpu_run.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs the GPU test binaries, the RTFx benchmark, the shared libraries the
 # GPU machine lacks, and the golden audio they read into .device/ (ignored by
-# git), as one xz archive, for the device tool's `carry`:
+# git), as one xz archive, to carry to the GPU machine:
 #
 #   tools/device/pack.sh            # builds with --output_base=/tmp/bazel-cuda
 #   run: carry [".device"], command "bash scripts/gpu_tests.sh"
