@@ -6,8 +6,8 @@
 //       [--repeats 5] [--fixture DIR] [--exact-max-n N]
 //
 // Input synthesis: pyannote's recorded segmentations and embeddings of a
-// fixture (default findit 01_dialogue, 218 chunks, 2 speakers) are tiled to
-// the requested length (3600 chunks per hour at the 1 s step). Each tile is a
+// fixture (default findit 01_dialogue, 218 windows, 2 speakers) are tiled to
+// the requested length (3600 windows per hour at the 1 s step). Each tile is a
 // new "meeting segment": its embeddings get independent Gaussian noise
 // (σ = 0.15 × the row's RMS), and every third tile swaps local speaker
 // columns, so AHC and VBx see realistic, non-duplicated points.
@@ -100,12 +100,12 @@ int main(int argc, char** argv) {
 
   constexpr int F = diarization::kFramesPerWindow,
                 S = diarization::kLocalSpeakers, D = diarization::kEmbeddingDim;
-  const int chunks = static_cast<int>(std::lround(hours * 3600));
-  std::vector<float> seg(static_cast<size_t>(chunks) * F * S);
-  std::vector<float> emb(static_cast<size_t>(chunks) * S * D);
+  const int windows = static_cast<int>(std::lround(hours * 3600));
+  std::vector<float> seg(static_cast<size_t>(windows) * F * S);
+  std::vector<float> emb(static_cast<size_t>(windows) * S * D);
   std::mt19937_64 rng(7);
   std::normal_distribution<float> noise(0.0f, 1.0f);
-  for (int c = 0; c < chunks; ++c) {
+  for (int c = 0; c < windows; ++c) {
     const int src = c % base->num_windows;
     const int tile = c / base->num_windows;
     const bool swap = tile % 3 == 2;
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < repeats; ++r) {
     const double c0 = CpuSeconds();
     const auto t0 = Clock::now();
-    auto run = dp::DiarizeDetailed(seg, emb, chunks, *plda,
+    auto run = dp::DiarizeDetailed(seg, emb, windows, *plda,
                                    dp::PipelineConfig::Accurate(),
                                    dp::SpeakerHints{}, "bench", ahc);
     const auto t1 = Clock::now();
@@ -199,8 +199,8 @@ int main(int argc, char** argv) {
   const auto vbx = dp::ClusterVbx(labels, fea, plda->lda_dim, plda->phi, vo);
   const double t3 = CpuSeconds();
 
-  std::cout << "hours=" << hours << " chunks=" << chunks
-            << " embeddings=" << chunks * S << " train=" << n
+  std::cout << "hours=" << hours << " windows=" << windows
+            << " embeddings=" << windows * S << " train=" << n
             << " ahc_clusters=" << s_ahc
             << " ahc_path=" << (n <= ahc.exact_max_n ? "exact" : "blockwise")
             << " vbx_iters=" << cl.vbx.elbo.size()

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/pipeline/rttm.h"
+#include "engine/pipeline/segment.h"
 
 namespace diarization::eval {
 

@@ -21,7 +21,7 @@ namespace diarization::runtime::internal {
 
 struct WindowTask {
   std::shared_ptr<JobState> job;
-  int chunk = 0;
+  int window = 0;
   absl::Time enqueued;
 };
 

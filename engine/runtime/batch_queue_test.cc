@@ -30,7 +30,7 @@ TEST(BatchQueueTest, BatchesTakeJobsInTurnAndKeepEachJobsOrder) {
   const std::vector<WindowTask> batch = q.PopBatch(8);
   ASSERT_EQ(batch.size(), 8u);
   std::map<uint64_t, std::vector<int>> got;
-  for (const WindowTask& t : batch) got[t.job->id].push_back(t.chunk);
+  for (const WindowTask& t : batch) got[t.job->id].push_back(t.window);
   // Round-robin 1,2,3,1,2,3,1,1: the small jobs are not held back.
   EXPECT_EQ(got[1], (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(got[2], (std::vector<int>{0, 1}));
@@ -64,7 +64,7 @@ TEST(BatchQueueTest, DropAndTerminalJobsLeaveNothingBehind) {
   ASSERT_EQ(batch.size(), 5u);
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(batch[i].job->id, 1u);
-    EXPECT_EQ(batch[i].chunk, i);
+    EXPECT_EQ(batch[i].window, i);
   }
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(q.oldest(), absl::InfiniteFuture());

@@ -13,21 +13,21 @@ void BatchWindows::Clear() {
   run_id_ = nullptr;
 }
 
-void BatchWindows::Add(const JobState& job, int chunk) {
+void BatchWindows::Add(const JobState& job, int w) {
   Add(Recording{.id = &job,
                 .audio = job.audio,
                 .offset = job.audio_offset,
                 .num_samples = job.num_samples,
                 .step_samples = job.options.config.step_samples,
                 .gone = job.terminal.load()},
-      chunk);
+      w);
 }
 
-void BatchWindows::Add(const Recording& recording, int chunk) {
-  const pipeline::WindowRange window = pipeline::WindowSampleRange(
-      recording.step_samples, recording.num_samples, chunk);
-  const int64_t start = window.begin;
-  const int64_t end = window.end;
+void BatchWindows::Add(const Recording& recording, int w) {
+  const pipeline::WindowRange range = pipeline::WindowSampleRange(
+      recording.step_samples, recording.num_samples, w);
+  const int64_t start = range.begin;
+  const int64_t end = range.end;
   const int64_t base = static_cast<int64_t>(audio_.size());
   if (recording.gone || end <= start || start < recording.offset) {
     // Silence: an empty span (the recording's audio is gone or never was).

@@ -25,7 +25,7 @@ class BatchWindows {
  public:
   // A recording as a batch sees it: `audio` holds its samples [offset,
   // offset + audio.size()); its first `num_samples` samples are known (a
-  // stream's later audio has not arrived); its chunks start every
+  // stream's later audio has not arrived); its windows start every
   // `step_samples` (pipeline::WindowSampleRange). `gone`: its audio was
   // freed (the job ended), so its windows are silence. Windows of one `id`
   // may share their audio.
@@ -39,11 +39,10 @@ class BatchWindows {
   };
 
   void Clear();
-  // Adds window `chunk` of `recording` as the next window of the batch.
-  void Add(const Recording& recording, int chunk);
-  // The same for window `chunk` of `job`.
-  void Add(const JobState& job, int chunk)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  // Adds window `w` of `recording` as the next window of the batch.
+  void Add(const Recording& recording, int w);
+  // The same for window `w` of `job`.
+  void Add(const JobState& job, int w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
   // Valid until the next Clear/Add.
   models::WindowSpans spans() const;
   int size() const { return static_cast<int>(starts_.size()); }

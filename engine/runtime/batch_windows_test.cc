@@ -27,12 +27,12 @@ std::unique_ptr<JobState> MakeJob(uint64_t id, int64_t step,
   return job;
 }
 
-// Window `chunk` of a recording whose samples [offset, offset + size) are
+// Window `index` of a recording whose samples [offset, offset + size) are
 // `audio`: zero past the end, as pyannote pads the last window.
 std::vector<float> Expected(const std::vector<float>& audio, int64_t offset,
-                            int64_t step, int chunk) {
+                            int64_t step, int index) {
   std::vector<float> w(kWindowSamples, 0.0f);
-  const int64_t start = step * chunk;
+  const int64_t start = step * index;
   for (int64_t j = 0; j < kWindowSamples; ++j) {
     const int64_t src = start + j - offset;
     if (src >= 0 && src < static_cast<int64_t>(audio.size())) w[j] = audio[src];
@@ -57,7 +57,7 @@ TEST(BatchWindowsTest, MaterialisedWindowsEqualTheJobsWindows) {
     // A batch: runs of consecutive windows of each job, interleaved, some
     // windows repeated or skipped, the last (padded) window sometimes in.
     BatchWindows bw;
-    std::vector<std::pair<int, int>> picked;  // (job, chunk)
+    std::vector<std::pair<int, int>> picked;  // (job, window)
     const int n = 1 + rng() % 40;
     int next[2] = {static_cast<int>(offsets[0] / steps[0]),
                    static_cast<int>(offsets[1] / steps[1])};
@@ -66,24 +66,24 @@ TEST(BatchWindowsTest, MaterialisedWindowsEqualTheJobsWindows) {
       const int64_t total = offsets[j] + int64_t(audio[j].size());
       const int last = static_cast<int>((total - 1) / steps[j]);
       if (next[j] > last) next[j] = static_cast<int>(offsets[j] / steps[j]);
-      const int chunk = next[j];
+      const int w = next[j];
       next[j] += (rng() % 5 == 0) ? 2 + rng() % 10 : 1;
       absl::MutexLock lock(&jobs[j]->mu);
-      bw.Add(*jobs[j], chunk);
-      picked.emplace_back(j, chunk);
+      bw.Add(*jobs[j], w);
+      picked.emplace_back(j, w);
     }
     const models::WindowSpans spans = bw.spans();
     ASSERT_TRUE(models::ValidateWindowSpans(spans).ok());
     ASSERT_EQ(spans.batch(), n);
     const std::vector<float> got = models::MaterializeWindows(spans);
     for (int i = 0; i < n; ++i) {
-      const auto [j, chunk] = picked[i];
+      const auto [j, w] = picked[i];
       const std::vector<float> want =
-          Expected(audio[j], offsets[j], steps[j], chunk);
+          Expected(audio[j], offsets[j], steps[j], w);
       ASSERT_TRUE(std::equal(want.begin(), want.end(),
                              got.begin() + size_t(i) * kWindowSamples))
-          << "round " << round << " window " << i << " (job " << j << ", chunk "
-          << chunk << ")";
+          << "round " << round << " window " << i << " (job " << j
+          << ", its window " << w << ")";
     }
   }
 }

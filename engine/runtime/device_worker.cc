@@ -73,12 +73,12 @@ void DeviceWorker::Stop() {
 }
 
 void DeviceWorker::EnqueueSegmentation(const std::shared_ptr<JobState>& job,
-                                       const std::vector<int>& chunks) {
-  if (chunks.empty()) return;
+                                       const std::vector<int>& windows) {
+  if (windows.empty()) return;
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   if (stop_) return;
-  for (int c : chunks) seg_queue_.Push(Task{job, c, now});
+  for (int c : windows) seg_queue_.Push(Task{job, c, now});
   PublishDepthsLocked();
   cv_.SignalAll();  // either thread may be the one waiting for this queue
 }
@@ -249,12 +249,12 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   constexpr int kOut = kFramesPerWindow * models::kPowersetClasses;
   seg_windows_.Clear();
   log_probs_.resize(static_cast<size_t>(n) * kOut);
-  std::vector<ChunkData*> data(n);
+  std::vector<WindowData*> data(n);
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
-    seg_windows_.Add(job, batch[i].chunk);
-    data[i] = job.chunks[batch[i].chunk].get();
+    seg_windows_.Add(job, batch[i].window);
+    data[i] = job.windows[batch[i].window].get();
   }
   const absl::Time start = absl::Now();
   absl::Status status =
@@ -281,7 +281,7 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   next.reserve(n);
   for (int i = 0; i < n; ++i) {
     if (batch[i].job->terminal.load()) continue;
-    ChunkData* d = data[i];
+    WindowData* d = data[i];
     // The host step between the networks (offline_networks.h, shared with
     // the offline pass), with this window's job's config.
     absl::Status masked = WindowMasks(
@@ -312,13 +312,13 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   emb_windows_.Clear();
   masks_.resize(static_cast<size_t>(n) * kMask);
   embeddings_.resize(static_cast<size_t>(n) * kEmb);
-  std::vector<ChunkData*> data(n);
+  std::vector<WindowData*> data(n);
   double audio_s = 0.0;
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
-    emb_windows_.Add(job, batch[i].chunk);
-    data[i] = job.chunks[batch[i].chunk].get();
+    emb_windows_.Add(job, batch[i].window);
+    data[i] = job.windows[batch[i].window].get();
     std::copy(data[i]->masks.begin(), data[i]->masks.end(),
               masks_.begin() + size_t{i} * kMask);
     audio_s +=
@@ -351,7 +351,7 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
               data[i]->embeddings.begin());
   }
   for (const Task& t : batch) {
-    if (!t.job->terminal.load()) listener_->OnChunkDone(t.job, t.chunk);
+    if (!t.job->terminal.load()) listener_->OnWindowDone(t.job, t.window);
   }
 }
 

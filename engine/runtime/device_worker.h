@@ -41,8 +41,9 @@ namespace diarization::runtime::internal {
 class WorkerListener {
  public:
   virtual ~WorkerListener() = default;
-  // Window `chunk` of `job` has its embeddings. Called on the worker thread.
-  virtual void OnChunkDone(const std::shared_ptr<JobState>& job, int chunk) = 0;
+  // Window `window` of `job` has its embeddings. Called on the worker thread.
+  virtual void OnWindowDone(const std::shared_ptr<JobState>& job,
+                            int window) = 0;
   // A network batch holding a window of `job` failed.
   virtual void OnJobFailed(const std::shared_ptr<JobState>& job,
                            absl::Status status) = 0;
@@ -65,7 +66,7 @@ class DeviceWorker {
   // Queues windows of `job` for segmentation. Windows of terminal jobs are
   // skipped when batches form.
   void EnqueueSegmentation(const std::shared_ptr<JobState>& job,
-                           const std::vector<int>& chunks);
+                           const std::vector<int>& windows);
   // Removes every queued window of the job from both queues at once.
   void DropJob(uint64_t job_id);
 

@@ -213,7 +213,7 @@ class EngineImpl : public WorkerListener,
                             std::move(reservation)));
     const pipeline::WindowLayout layout =
         pipeline::ComputeWindows(n, job->options.config);
-    std::vector<int> chunks;
+    std::vector<int> windows;
     absl::Status error;
     // Taken in any case (accepted); freed here if the job already ended
     // (a deadline, a drain) before its audio arrived.
@@ -225,10 +225,10 @@ class EngineImpl : public WorkerListener,
       job->num_samples = n;
       job->finished = true;
       job->finish_time = job->accepted_time;
-      error = AddChunksLocked(*job, layout.num_windows, &chunks);
+      error = AddWindowsLocked(*job, layout.num_windows, &windows);
       if (error.ok()) {
         job->num_windows = layout.num_windows;
-        workers_[job->device]->EnqueueSegmentation(job, chunks);
+        workers_[job->device]->EnqueueSegmentation(job, windows);
       }
       UpdateBytesLocked(*job);
     }
@@ -267,11 +267,11 @@ class EngineImpl : public WorkerListener,
       ledger_->Add(job->ticket, n);
       job->audio.insert(job->audio.end(), samples.begin(), samples.end());
       job->num_samples += n;
-      std::vector<int> chunks;
+      std::vector<int> windows;
       const int full =
           FullWindows(job->num_samples, job->options.config.step_samples);
-      error = AddChunksLocked(*job, full, &chunks);
-      if (error.ok()) workers_[job->device]->EnqueueSegmentation(job, chunks);
+      error = AddWindowsLocked(*job, full, &windows);
+      if (error.ok()) workers_[job->device]->EnqueueSegmentation(job, windows);
       UpdateBytesLocked(*job);
     }
     PublishBacklog();
@@ -300,11 +300,11 @@ class EngineImpl : public WorkerListener,
       } else {
         const pipeline::WindowLayout layout =
             pipeline::ComputeWindows(job->num_samples, job->options.config);
-        std::vector<int> chunks;
-        error = AddChunksLocked(*job, layout.num_windows, &chunks);
+        std::vector<int> windows;
+        error = AddWindowsLocked(*job, layout.num_windows, &windows);
         if (error.ok()) {
           job->num_windows = layout.num_windows;
-          workers_[job->device]->EnqueueSegmentation(job, chunks);
+          workers_[job->device]->EnqueueSegmentation(job, windows);
           UpdateBytesLocked(*job);
           MaybeStartClusteringLocked(job);
         }
@@ -362,17 +362,17 @@ class EngineImpl : public WorkerListener,
   }
 
   // --- WorkerListener ---
-  void OnChunkDone(const std::shared_ptr<JobState>& job, int chunk) override {
+  void OnWindowDone(const std::shared_ptr<JobState>& job, int window) override {
     bool released = false;
     {
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return;
-      if (job->chunk_done[chunk]) return;
-      job->chunk_done[chunk] = 1;
-      ++job->chunks_done;
-      const int total = static_cast<int>(job->chunk_done.size());
+      if (job->window_done[window]) return;
+      job->window_done[window] = 1;
+      ++job->windows_done;
+      const int total = static_cast<int>(job->window_done.size());
       while (job->contiguous_done < total &&
-             job->chunk_done[job->contiguous_done]) {
+             job->window_done[job->contiguous_done]) {
         ++job->contiguous_done;
       }
       const int64_t step = job->options.config.step_samples;
@@ -382,7 +382,7 @@ class EngineImpl : public WorkerListener,
             job->num_samples,
             step * (job->contiguous_done - 1) + kWindowSamples);
       }
-      if (job->finished && job->chunks_done == job->num_windows) {
+      if (job->finished && job->windows_done == job->num_windows) {
         processed = job->num_samples;
       }
       if (processed > job->processed_samples) {
@@ -529,17 +529,17 @@ class EngineImpl : public WorkerListener,
   }
 
   // Grows the job's window list to `count` windows; returns the new ones.
-  absl::Status AddChunksLocked(JobState& job, int count,
-                               std::vector<int>* added) {
-    const int have = static_cast<int>(job.chunks.size());
+  absl::Status AddWindowsLocked(JobState& job, int count,
+                                std::vector<int>* added) {
+    const int have = static_cast<int>(job.windows.size());
     if (count < have) {
       return absl::InternalError(
           absl::StrCat("window layout shrank from ", have, " to ", count,
                        " windows for ", job.num_samples, " samples"));
     }
     for (int c = have; c < count; ++c) {
-      job.chunks.push_back(std::make_unique<ChunkData>());
-      job.chunk_done.push_back(0);
+      job.windows.push_back(std::make_unique<WindowData>());
+      job.window_done.push_back(0);
       added->push_back(c);
     }
     return absl::OkStatus();
@@ -642,7 +642,7 @@ class EngineImpl : public WorkerListener,
 
   void MaybeStartClusteringLocked(const std::shared_ptr<JobState>& job) {
     if (!job->finished || job->clustering_scheduled || job->num_windows < 0 ||
-        job->chunks_done != job->num_windows) {
+        job->windows_done != job->num_windows) {
       return;
     }
     job->clustering_scheduled = true;
@@ -654,10 +654,10 @@ class EngineImpl : public WorkerListener,
           ClusterInput input = GatherLocked(*job, job->num_windows);
           // The outputs are in `input` now (every window is done, so no
           // batch refers to them); the windows and audio are not needed.
-          job->chunks.clear();
-          job->chunks.shrink_to_fit();
-          job->chunk_done.clear();
-          job->chunk_done.shrink_to_fit();
+          job->windows.clear();
+          job->windows.shrink_to_fit();
+          job->window_done.clear();
+          job->window_done.shrink_to_fit();
           job->audio.clear();
           job->audio.shrink_to_fit();
           job->cluster_bytes += input.bytes();
@@ -699,8 +699,8 @@ class EngineImpl : public WorkerListener,
     int done = 0, total = 0;
     {
       absl::MutexLock lock(&job->mu);
-      done = job->chunks_done;
-      total = static_cast<int>(job->chunk_done.size());
+      done = job->windows_done;
+      total = static_cast<int>(job->window_done.size());
     }
     Complete(job, absl::DeadlineExceededError(absl::StrCat(
                       "job deadline passed with ", done, " of ", total,

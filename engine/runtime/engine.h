@@ -93,7 +93,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/pipeline/diarization.h"
-#include "engine/pipeline/rttm.h"
+#include "engine/pipeline/segment.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/metrics.h"
 
@@ -242,7 +242,7 @@ struct JobResult {
   std::string request_id;
   // Segments (regular and exclusive views), labels, centroids.
   pipeline::DiarizationOutput output;
-  // Number of windows (chunks) that went through the networks.
+  // Number of windows that went through the networks.
   int num_windows = 0;
   // Seconds of 16 kHz audio in the job.
   double audio_s = 0.0;
@@ -260,7 +260,7 @@ struct JobResult {
   // Most bytes the job held at once (see Job::memory_bytes).
   int64_t peak_memory_bytes = 0;
   // Only with JobOptions::return_intermediates: (C × 589 × 3) binarized
-  // segmentations and (C × 3 × 256) embeddings, chunk-major.
+  // segmentations and (C × 3 × 256) embeddings, window-major.
   std::vector<float> segmentations;
   std::vector<float> embeddings;
 };

@@ -82,7 +82,7 @@ std::vector<float> RandomAudio(int64_t num_samples) {
 
 // ---------------------------------------- expected outputs, independently --
 
-int NumChunks(int64_t n, int64_t step) {
+int NumWindows(int64_t n, int64_t step) {
   if (n < kWin) return 1;
   const int64_t full = 1 + (n - kWin) / step;
   return static_cast<int>(full + ((n - kWin) % step > 0 ? 1 : 0));
@@ -100,7 +100,7 @@ Expected Compute(const std::vector<float>& audio, int64_t step) {
                                  {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
   Expected e;
   const int64_t n = static_cast<int64_t>(audio.size());
-  e.num_windows = NumChunks(n, step);
+  e.num_windows = NumWindows(n, step);
   e.segmentations.resize(size_t(e.num_windows) * kF * kS);
   e.embeddings.resize(size_t(e.num_windows) * kS * kD);
   std::vector<float> window(kWin);

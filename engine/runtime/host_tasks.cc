@@ -14,7 +14,7 @@ ClusterInput GatherLocked(const JobState& job, int k) {
                           kLocalSpeakers);
   in.embeddings.resize(static_cast<size_t>(k) * kLocalSpeakers * kEmbeddingDim);
   for (int c = 0; c < k; ++c) {
-    const ChunkData& d = *job.chunks[c];
+    const WindowData& d = *job.windows[c];
     std::copy(d.segmentation.begin(), d.segmentation.end(),
               in.segmentations.begin() +
                   static_cast<size_t>(c) * d.segmentation.size());

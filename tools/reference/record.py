@@ -42,8 +42,8 @@ FRAMES = 589
 
 # (audio file relative to the golden data folder, start in samples,
 #  source of the speaker masks). Offsets are whole seconds so that windows
-#  coincide with pyannote's 1 s-step chunks, whose recorded binarized
-#  segmentation supplies real speaker masks.
+#  coincide with pyannote's 1 s-step windows (pyannote's chunks), whose
+#  recorded binarized segmentation supplies real speaker masks.
 WINDOWS = [
     ("findit-dia-parity/02_pyannote_sample/clip_16k.wav", 0 * SAMPLE_RATE,
      ("findit-dia-parity/02_pyannote_sample/segmentations.npz", "segmentations", 0)),
@@ -91,12 +91,12 @@ def load_into(model: torch.nn.Module, path: Path) -> dict:
 
 def speaker_masks(data: Path, spec, window: np.ndarray, seg_model) -> np.ndarray:
     """(3, 589) binary masks: pyannote's recorded binarized segmentation of the
-    chunk, or pyannote's powerset->multilabel of the model's own output."""
+    window, or pyannote's powerset->multilabel of the model's own output."""
     if spec is not None:
-        rel, key, chunk = spec
+        rel, key, index = spec
         arr = np.load(data / rel)
         arr = arr[key] if key is not None else arr
-        return np.ascontiguousarray(arr[chunk].T.astype(np.float32))
+        return np.ascontiguousarray(arr[index].T.astype(np.float32))
     from pyannote.audio.utils.powerset import Powerset
     with torch.inference_mode():
         logp = seg_model(torch.from_numpy(window)[None, None])
@@ -168,7 +168,7 @@ def main() -> None:
         masks[b, 7] = rng.random(FRAMES, dtype=np.float32)
 
     with torch.inference_mode():
-        # Per-mask runs, as pyannote's pipeline calls the model: the chunk
+        # Per-mask runs, as pyannote's pipeline calls the model: the window
         # repeated once per mask, weights (batch, frames).
         rep = waveforms.repeat_interleave(M, dim=0)
         per_mask = emb(rep, torch.from_numpy(masks.reshape(B * M, FRAMES)))

@@ -14,8 +14,8 @@ give the same RTTM with the same model directory (parity chain link 3).
 Writes, per clip `<clip>` (e.g. 02_pyannote_sample):
     <clip>.rttm            speaker_diarization (pyannote's write_rttm, uri <clip>)
     <clip>.exclusive.rttm  exclusive_speaker_diarization
-    arrays.safetensors     <clip>.segmentations U8 (chunks, 589, 3) binarized,
-                           <clip>.embeddings F32 (chunks, 3, 256) as the hook
+    arrays.safetensors     <clip>.segmentations U8 (windows, 589, 3) binarized,
+                           <clip>.embeddings F32 (windows, 3, 256) as the hook
                            gets them (NaN for skipped speakers, as pyannote)
     info.json              versions, model hashes, clip hashes, configuration
 
