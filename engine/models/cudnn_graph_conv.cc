@@ -429,10 +429,10 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
   // The recorded engine is built from the heuristics' own configuration of
   // it for this graph (as a smaller batch size builds the engine timed at a
   // larger one), not from its index and knobs through
-  // Graph::create_execution_plan: plans made that way gave wrong
-  // embeddings on the H200 (0.17-0.42 relative, 17:27 round) although
-  // their names matched. The heuristics query costs milliseconds; the
-  // timing of up to 8 candidates is what the cache saves.
+  // Graph::create_execution_plan: loads that built it that way differed by
+  // 0.17-0.42 relative on the H200 (17:27 round; cause not isolated), while
+  // this path had passed every gate. The heuristics query costs
+  // milliseconds; the timing of up to 8 candidates is what the cache saves.
   const Conv2d::Shape& s = legacy_->shape();
   ASSIGN_OR_RETURN(std::shared_ptr<fe::graph::Graph> g,
                    MakeGraph(ctx_->cudnn(), s, e, plan->n, plan->h, plan->w,
