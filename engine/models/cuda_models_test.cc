@@ -1015,9 +1015,15 @@ TEST_F(CudaModelsTest, EachNetworkIsSizedForItsOwnBatch) {
   EXPECT_EQ(emb_large.segmentation_bytes, small.segmentation_bytes);
   EXPECT_GT(seg_large.segmentation_bytes, 3 * small.segmentation_bytes);
   EXPECT_GT(emb_large.embedding_bytes, 3 * small.embedding_bytes);
-  // The same windows in launches of 1 and in one launch of 4 (other batch
-  // shapes may pick other algorithms: within the FP32 tolerances).
-  EXPECT_LT(MaxAbs(small.log_probs, seg_large.log_probs), 1e-5);
+  // The same windows in launches of 1 and in one launch of 4. Other batch
+  // sizes run other kernels (the cluster LSTM's group per batch size,
+  // cuBLAS's GEMMs per row count), and the random-weight segmentation
+  // network amplifies float32 rounding (SegmentationRandomWeightsSame-
+  // DecisionsAsCpu): the same decisions wherever they are not near-ties,
+  // log-probabilities within 1e-3 (1.4e-4 seen on the H200, 17:27 UTC).
+  // Embeddings: FP32 tolerance.
+  EXPECT_EQ(DecisionFlips(small.log_probs, seg_large.log_probs, 1e-2), 0);
+  EXPECT_LT(MaxAbs(small.log_probs, seg_large.log_probs), 1e-3);
   EXPECT_LT(MaxRel(small.embeddings, emb_large.embeddings, kEmbeddingDim),
             1e-5);
   EXPECT_EQ(small.log_probs, emb_large.log_probs);
