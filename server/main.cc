@@ -87,7 +87,10 @@ ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 2,
           "Engine host threads (clustering, partial results)");
-ABSL_FLAG(int, segmentation_batch_size, 32, "Windows per segmentation batch");
+ABSL_FLAG(int, segmentation_batch_size, 0,
+          "Windows per segmentation batch; 0: the engine's default on CUDA "
+          "(128, sized to keep a pipeline's arena within 2 GiB), 32 on the "
+          "CPU");
 ABSL_FLAG(int, embedding_batch_size, 32, "Windows per embedding batch");
 ABSL_FLAG(double, max_batch_wait_ms, 5.0,
           "A partial batch starts after its oldest window waited this long");
@@ -359,8 +362,17 @@ absl::Status Run() {
   backend.cuda_embedding_conv_api =
       absl::GetFlag(FLAGS_cuda_embedding_conv_api);
   backend.cuda_conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
-  backend.cuda_segmentation_max_batch =
-      absl::GetFlag(FLAGS_segmentation_batch_size);
+  // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
+  // kCpuSegmentationBatchSize, says why).
+  int segmentation_batch_size = absl::GetFlag(FLAGS_segmentation_batch_size);
+  if (segmentation_batch_size == 0) {
+    ASSIGN_OR_RETURN(const runtime::DeviceSpec spec,
+                     runtime::ParseDeviceSpec(backend.device));
+    segmentation_batch_size =
+        spec.cpu ? runtime::kCpuSegmentationBatchSize
+                 : runtime::EngineOptions().segmentation_batch_size;
+  }
+  backend.cuda_segmentation_max_batch = segmentation_batch_size;
   backend.cuda_embedding_max_batch = absl::GetFlag(FLAGS_embedding_batch_size);
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
@@ -372,8 +384,7 @@ absl::Status Run() {
   }
 
   runtime::EngineOptions engine_options;
-  engine_options.segmentation_batch_size =
-      absl::GetFlag(FLAGS_segmentation_batch_size);
+  engine_options.segmentation_batch_size = segmentation_batch_size;
   engine_options.embedding_batch_size =
       absl::GetFlag(FLAGS_embedding_batch_size);
   engine_options.max_batch_wait =

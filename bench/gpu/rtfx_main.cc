@@ -47,6 +47,7 @@
 #include "engine/pipeline/plda.h"
 #include "engine/pipeline/windows.h"
 #include "engine/runtime/devices_cuda.h"
+#include "engine/runtime/engine.h"
 #include "engine/runtime/offline_networks.h"
 
 ABSL_FLAG(std::string, data, "", "Golden data folder (../shared/data).");
@@ -80,8 +81,10 @@ ABSL_FLAG(std::string, segmentation_weights, "",
           "directory's (real segmentation weights give realistic masks and "
           "so a realistic clustering workload; the random network's output "
           "is noise).");
-ABSL_FLAG(int, seg_batch, 0,
-          "Windows per segmentation launch (0: same as --batch).");
+ABSL_FLAG(int, seg_batch,
+          diarization::runtime::EngineOptions().segmentation_batch_size,
+          "Windows per segmentation launch (default: the engine's; 0: same as "
+          "--batch).");
 ABSL_FLAG(bool, overlap, false,
           "Segment on a second thread while embedding the windows already "
           "segmented.");

@@ -80,12 +80,12 @@ struct CudaModelOptions {
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;
   // Segmentation only: where the activations live in their one buffer
-  // (engine/models/cuda_segmentation_layout.h). "pools" (default until a GPU
-  // round has measured the other): three pools, 6.7 MB per window with the
-  // windows and the upload's staging; "packed": tensors live at different
-  // steps share bytes, 3.0 MB per window; "separate": nothing shared (the
-  // tests' reference, 11.5 MB per window).
-  std::string segmentation_activations = "pools";
+  // (engine/models/cuda_segmentation_layout.h). "packed" (default): tensors
+  // live at different steps share bytes, 3.0 MB per window (H200: the bits
+  // and the speed of "pools"); "pools": the previous layout, three pools,
+  // 6.7 MB per window with the windows and the upload's staging;
+  // "separate": nothing shared (the tests' reference, 11.5 MB per window).
+  std::string segmentation_activations = "packed";
   // Segmentation only: the BiLSTM recurrence kernel. "qualified": the
   // cluster kernel (kernels/lstm_cluster.h) for each batch size that
   // kernels/qualification.json qualifies on this device, the resident kernel

@@ -46,7 +46,8 @@ struct DevicesOptions {
   // segmentation and embedding batch sizes (larger calls are split into
   // launches of this size). Each network is sized for its own, so a larger
   // segmentation batch does not grow the embedding's buffers.
-  int cuda_segmentation_max_batch = 32;
+  // Defaults: EngineOptions' (engine.h; devices_test checks they agree).
+  int cuda_segmentation_max_batch = 128;
   int cuda_embedding_max_batch = 32;
   // Pre-loaded pipelines per GPU (--pipelines_per_device, 1..8): each has
   // its own models, CUDA streams and device arena (its own budget), and the
@@ -107,7 +108,7 @@ struct CudaDeviceOptions {
   std::string embedding_conv_api = "legacy";  // ADR 0072
   std::string conv_engine_cache;              // ADR 0072, addendum
   // Windows per launch each network's buffers are sized for.
-  int segmentation_max_batch = 32;
+  int segmentation_max_batch = 128;
   int embedding_max_batch = 32;
   // This pipeline's index among the GPU's `pipelines` (DevicesOptions::
   // pipelines_per_device): the Device is "cuda:N" for one pipeline, else

@@ -1,5 +1,6 @@
 #include "engine/runtime/devices.h"
 
+#include "engine/runtime/engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -55,12 +56,25 @@ TEST(LoadDevices, PipelinesPerDeviceIsBounded) {
   // Checked before the directory is opened.
   for (int n : {0, -1, 9}) {
     auto r = LoadDevices("/nonexistent",
-                        {.device = "cpu", .pipelines_per_device = n});
+                         {.device = "cpu", .pipelines_per_device = n});
     ASSERT_FALSE(r.ok()) << n;
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << n;
     EXPECT_THAT(std::string(r.status().message()),
                 HasSubstr("pipelines_per_device"));
   }
+}
+
+// The CUDA networks are sized by default for the engine's default batches.
+TEST(DevicesOptions, CudaBatchesAreTheEngineDefaults) {
+  const EngineOptions engine;
+  EXPECT_EQ(DevicesOptions().cuda_segmentation_max_batch,
+            engine.segmentation_batch_size);
+  EXPECT_EQ(DevicesOptions().cuda_embedding_max_batch,
+            engine.embedding_batch_size);
+  EXPECT_EQ(CudaDeviceOptions().segmentation_max_batch,
+            engine.segmentation_batch_size);
+  EXPECT_EQ(CudaDeviceOptions().embedding_max_batch,
+            engine.embedding_batch_size);
 }
 
 TEST(LoadDevices, MissingDirectoryFails) {

@@ -114,10 +114,22 @@ using ClusterFunction =
         int num_windows, const pipeline::PipelineConfig& config,
         const pipeline::SpeakerHints& hints)>;
 
+// The segmentation batch of a CPU device: its stages run in turn, so a
+// segmentation batch holds the embeddings back for as long as it runs
+// (about 50-300 ms per window on the CPU); the server uses it there.
+inline constexpr int kCpuSegmentationBatchSize = 32;
+
 struct EngineOptions {
   // Windows per network batch. An embedding batch window carries its 3 local
-  // speaker masks (the model runs fbank + trunk once per window).
-  int segmentation_batch_size = 32;
+  // speaker masks (the model runs fbank + trunk once per window). The
+  // segmentation default is the CUDA one (docs/benchmarks.md "Segmentation
+  // batch inside 2 GiB"): the LSTM recurrence takes about as long for 128
+  // windows as for 32, so segmentation falls from 1.98 to 0.85 s per audio
+  // hour (H200), and one pipeline's arena stays at 1.72 GiB next to an
+  // embedding batch of 32. 192 and 224 would fit too (1.90, 1.99 GiB) but
+  // run longer than the embedding queue that DeviceWorker's hold-back
+  // leaves (2 embedding batches), so the embedding stage would wait.
+  int segmentation_batch_size = 128;
   int embedding_batch_size = 32;
   // A partial batch starts once its oldest window has waited this long.
   absl::Duration max_batch_wait = absl::Milliseconds(5);

@@ -452,6 +452,7 @@ TEST(EngineTest, AShortRecordingsSegmentEndsOnTheFrameGridAfterItsAudio) {
 
 TEST(EngineTest, BatchesMixWindowsOfSeveralJobs) {
   EngineOptions options;
+  options.segmentation_batch_size = 32;  // the batches counted below
   options.max_batch_wait = absl::Milliseconds(200);
   Rig rig = MakeRig(options);
   FakeControl& control = *rig.controls[0];
