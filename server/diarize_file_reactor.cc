@@ -226,7 +226,11 @@ void DiarizeFileReactor::OnJobComplete(
       status = ClientGoneStatus(context_);
     }
   }
-  if (result.ok()) FillResult(*result, config_, response_);
+  if (result.ok()) {
+    FillResult(*result, config_, response_);
+    absl::MutexLock lock(&mu_);
+    tail_ = result->tail;
+  }
   FinishCall(status);
   Release();  // the job's reference (DecodeAndSubmit)
 }
@@ -264,6 +268,10 @@ void DiarizeFileReactor::FinishCall(const absl::Status& given) {
   }
   entry.peer = context_->peer();
   entry.wall_s = absl::ToDoubleSeconds(absl::Now() - start_time_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (status.ok() && tail_.has_value()) entry.extra = TailLogFields(*tail_);
+  }
   RecordCall(state_, std::move(entry));
   AddRetryHint(status, context_);
   slot_.ReleaseAdmission();

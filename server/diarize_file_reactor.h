@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -87,6 +88,8 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   // An error found while feeding the job (reported instead of the CANCELLED
   // that the job completes with after we cancel it).
   absl::Status feed_error_ ABSL_GUARDED_BY(mu_);
+  // The job's TailTimes, for the log line (a job that completed OK).
+  std::optional<runtime::TailTimes> tail_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<runtime::Job> job_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -263,14 +263,19 @@ void DiarizeReactor::OnJobComplete(absl::StatusOr<runtime::JobResult> result) {
         FillResult(*result, *config_, final_response.mutable_final());
         pending_final_ = std::move(final_response);
       }
-      EndLocked(status, status.ok() ? &pending_final_->final() : nullptr);
+      if (status.ok()) {
+        EndLocked(status, &pending_final_->final(), &result->tail);
+      } else {
+        EndLocked(status, nullptr);
+      }
     }
   }
   Release();  // the job's reference (StartJob), after mu_ is released
 }
 
 void DiarizeReactor::EndLocked(absl::Status status,
-                               const v1::DiarizeResult* result) {
+                               const v1::DiarizeResult* result,
+                               const runtime::TailTimes* tail) {
   ended_ = true;
   pending_partial_.reset();
   RequestLogEntry entry;
@@ -286,6 +291,7 @@ void DiarizeReactor::EndLocked(absl::Status status,
     entry.rtfx = result->rtfx();
     entry.device = result->device();
   }
+  if (tail != nullptr) entry.extra = TailLogFields(*tail);
   entry.peer = context_->peer();
   entry.wall_s = absl::ToDoubleSeconds(absl::Now() - start_time_);
   RecordCall(state_, std::move(entry));

@@ -104,7 +104,9 @@ class DiarizeReactor
   void Fail(absl::Status status);
   // Records the end of the call (log line, metrics) and queues the final
   // status. Caller holds mu_.
-  void EndLocked(absl::Status status, const v1::DiarizeResult* result)
+  // `tail`: the job's, for the log line (with a result only).
+  void EndLocked(absl::Status status, const v1::DiarizeResult* result,
+                 const runtime::TailTimes* tail = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Starts the next write or the finish, if none is in flight.
   void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

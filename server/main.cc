@@ -87,6 +87,11 @@ ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 2,
           "Engine host threads (clustering, partial results)");
+ABSL_FLAG(int, clustering_blas_threads, 0,
+          "BLAS (OpenBLAS) threads per clustering call, process-wide; 0 = "
+          "the library's own (every core, or OPENBLAS_NUM_THREADS)");
+ABSL_FLAG(int, callback_threads, 2,
+          "Engine threads that deliver results and resume reads");
 ABSL_FLAG(int, segmentation_batch_size, 0,
           "Windows per segmentation batch; 0: the engine's default on CUDA "
           "(128, sized to keep a pipeline's arena within 2 GiB), 32 on the "
@@ -391,6 +396,9 @@ absl::Status Run() {
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;
   engine_options.host_threads = absl::GetFlag(FLAGS_host_threads);
+  engine_options.clustering_blas_threads =
+      absl::GetFlag(FLAGS_clustering_blas_threads);
+  engine_options.callback_threads = absl::GetFlag(FLAGS_callback_threads);
   engine_options.max_request_backlog_share =
       absl::GetFlag(FLAGS_max_request_backlog_share);
   engine_options.max_calls_per_peer = absl::GetFlag(FLAGS_max_calls_per_peer);

@@ -48,6 +48,7 @@ std::string FormatRequestLog(const RequestLogEntry& e) {
   j["device"] = e.device;
   j["peer"] = e.peer;
   j["message"] = e.message;
+  for (const auto& [name, value] : e.extra) j[name] = Number(value);
   // Replace invalid UTF-8 (client-supplied text) instead of throwing.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
          "\n";

@@ -9,6 +9,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "grpcpp/support/status.h"
 
@@ -26,6 +28,10 @@ struct RequestLogEntry {
   std::string peer;
   // Wall seconds from the call's start to its end.
   double wall_s = 0.0;
+  // More numeric fields, written after the others in this order: the
+  // tail_* breakdown of a call whose job completed OK (TailLogFields,
+  // result_convert.h; docs/operations.md says what each means).
+  std::vector<std::pair<std::string, double>> extra;
 };
 
 // The JSON line (with trailing newline).

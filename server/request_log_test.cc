@@ -35,6 +35,25 @@ TEST(RequestLog, OneJsonLineWithTheFields) {
   EXPECT_TRUE(j.contains("ts"));
 }
 
+TEST(RequestLog, ExtraFieldsFollowInTheirOrderAndStayValidJson) {
+  RequestLogEntry e;
+  e.method = "Diarize";
+  e.extra = {{"tail_s", 0.125},
+             {"tail_host_wait_s", 0.0625},
+             {"tail_finals_queued", 3},
+             {"tail_delivery_s", NAN}};
+  const std::string line = FormatRequestLog(e);
+  const nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_DOUBLE_EQ(j["tail_s"].get<double>(), 0.125);
+  EXPECT_DOUBLE_EQ(j["tail_host_wait_s"].get<double>(), 0.0625);
+  EXPECT_DOUBLE_EQ(j["tail_finals_queued"].get<double>(), 3.0);
+  EXPECT_TRUE(j["tail_delivery_s"].is_null());
+  EXPECT_EQ(j["method"], "Diarize");
+  // Without extra fields none is written.
+  const nlohmann::json plain = nlohmann::json::parse(FormatRequestLog({}));
+  EXPECT_FALSE(plain.contains("tail_s"));
+}
+
 TEST(RequestLog, NonFiniteNumbersAndBadUtf8StayValidJson) {
   RequestLogEntry e;
   e.request_id = "x\xff\xfe";

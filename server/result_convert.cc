@@ -61,6 +61,21 @@ void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
   out->set_device(result.device);
 }
 
+std::vector<std::pair<std::string, double>> TailLogFields(
+    const runtime::TailTimes& tail) {
+  return {{"tail_s", tail.total_s},
+          {"tail_segmentation_wait_s", tail.segmentation_wait_s},
+          {"tail_segmentation_s", tail.segmentation_s},
+          {"tail_embedding_wait_s", tail.embedding_wait_s},
+          {"tail_embedding_s", tail.embedding_s},
+          {"tail_host_wait_s", tail.host_wait_s},
+          {"tail_clustering_s", tail.clustering_s},
+          {"tail_delivery_s", tail.delivery_s},
+          {"tail_finals_running", tail.finals_running},
+          {"tail_partials_running", tail.partials_running},
+          {"tail_finals_queued", tail.finals_queued}};
+}
+
 void FillPartial(const runtime::PartialResult& partial,
                  const ValidatedConfig& config, v1::PartialResult* out) {
   out->set_request_id(config.request_id);

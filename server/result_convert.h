@@ -4,6 +4,8 @@
 #ifndef DIARIZATION_SERVER_RESULT_CONVERT_H_
 #define DIARIZATION_SERVER_RESULT_CONVERT_H_
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -23,6 +25,15 @@ runtime::JobOptions ToJobOptions(const ValidatedConfig& config,
 // (regular/exclusive), RTTM text, centroids when asked, timings.
 void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
                 v1::DiarizeResult* out);
+
+// The call log's fields for a job's TailTimes (RequestLogEntry::extra):
+// tail_s (the total), tail_segmentation_wait_s, tail_segmentation_s,
+// tail_embedding_wait_s, tail_embedding_s, tail_host_wait_s,
+// tail_clustering_s, tail_delivery_s, and the host pool's load when the
+// final clustering was queued: tail_finals_running, tail_partials_running,
+// tail_finals_queued.
+std::vector<std::pair<std::string, double>> TailLogFields(
+    const runtime::TailTimes& tail);
 
 // Fills `out` from a provisional clustering; `provisional` is always true.
 void FillPartial(const runtime::PartialResult& partial,

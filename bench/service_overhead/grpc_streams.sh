@@ -19,7 +19,10 @@
 # network cost does not depend on the weights' values).
 #   run: carry [".device/service-overhead.tar.xz"],
 #        command "bash bench/service_overhead/grpc_streams.sh"
-# SKIP_LIVE=1 skips step 2. SERVER_FLAGS replaces the extra server flags
+# SKIP_LIVE=1 skips step 2, SKIP_THROUGHPUT=1 step 1. The live step also
+# prints the final's latency as the client itself measures it (half-close to
+# the final's arrival, --report_latency) and the server's call-log breakdown
+# of each final (tail_* fields, docs/operations.md). SERVER_FLAGS replaces the extra server flags
 # (default: a backlog limit that admits 64 × 10 min at once, 8 host threads
 # for clustering).
 set -uo pipefail
@@ -78,7 +81,7 @@ run_batch() {  # $1 label, $2 mode, $3 file, rest: client flags
   mkdir -p "$WORK/$label"
   local t0; t0=$(date +%s.%N)
   local live=0 partial=()
-  [[ $label == live* ]] && live=1 && partial=(--partial)
+  [[ $label == live* ]] && live=1 && partial=(--partial --report_latency)
   for i in $(seq "$STREAMS"); do
     (
       if [[ $live == 1 ]]; then
@@ -96,11 +99,14 @@ run_batch() {  # $1 label, $2 mode, $3 file, rest: client flags
   wait $(jobs -p | grep -v "^$pid$") 2>/dev/null
   [[ $live == 1 ]] && sleep 1  # the stderr stampers may still be writing
   local t1; t1=$(date +%s.%N)
-  python3 - "$WORK/$label" "$label" "$STREAMS" "$(python3 -c "import wave;w=wave.open('$file');print(w.getnframes()/w.getframerate())")" "$t0" "$t1" <<'PY' | tee -a "$LOGS/summary.txt"
-import json, sys, glob, collections, statistics, re
+  python3 - "$WORK/$label" "$label" "$STREAMS" "$(python3 -c "import wave;w=wave.open('$file');print(w.getnframes()/w.getframerate())")" "$t0" "$t1" "$LOGS/server.log" <<'PY' | tee -a "$LOGS/summary.txt"
+import json, sys, glob, collections, statistics, re, hashlib
 d, label, n, audio_s, t0, t1 = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
-devices = collections.Counter(); rttms = set(); failed = 0; lat = []; lag = []
+server_log = sys.argv[7]
+devices = collections.Counter(); rttms = set(); failed = 0; lat = []; lag = []; in_client = []
 partial_re = re.compile(r"^(\d+\.\d+) partial.*: received ([0-9.]+) s, processed ([0-9.]+) s")
+# diarize_client --report_latency: half-close (WritesDone) to the final's arrival.
+final_re = re.compile(r"^\d+\.\d+ final result ([0-9.]+) ms after the half-close")
 for i in range(1, n + 1):
     rc, s, e = open(f"{d}/t{i}").read().split()
     if rc != "0":
@@ -118,9 +124,13 @@ for i in range(1, n + 1):
             m = partial_re.match(l)
             if m:
                 lag.append(float(m.group(1)) - float(s) - float(m.group(3)))
+            m = final_re.match(l)
+            if m:
+                in_client.append(float(m.group(1)))
 wall = t1 - t0
+digest = hashlib.md5("".join(sorted(r or "" for r in rttms)).encode()).hexdigest()[:12]
 line = (f"{label}: {n} streams x {audio_s:.0f} s, wall {wall:.2f} s, aggregate RTFx {n * audio_s / wall:.1f}, "
-        f"failed {failed}, per device {dict(devices)}, distinct RTTMs {len(rttms)}")
+        f"failed {failed}, per device {dict(devices)}, distinct RTTMs {len(rttms)} (md5 {digest})")
 if label.startswith("live") and lat:
     lat.sort()
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
@@ -131,11 +141,40 @@ if label.startswith("live") and lat:
         line += f"; {len(lag)} partials, behind the audio p50 {q(0.50)*1e3:.0f} ms, p99 {q(0.99)*1e3:.0f} ms, max {lag[-1]*1e3:.0f} ms"
     else:
         line += "; no partial results seen"
+    if in_client:
+        in_client.sort()
+        q = lambda x: in_client[min(len(in_client) - 1, int(x * len(in_client)))]
+        line += (f"\n  {label}: final after the half-close, measured in the client: p50 {q(0.50):.0f} ms, "
+                 f"p99 {q(0.99):.0f} ms, max {in_client[-1]:.0f} ms ({len(in_client)} streams)")
+    # The server's view (call log, docs/operations.md): from the end of the
+    # audio to the result's delivery, and where that time went.
+    tails = collections.defaultdict(list)
+    for l in open(server_log, errors="replace"):
+        if not l.startswith("{") or '"tail_s"' not in l:
+            continue
+        try:
+            j = json.loads(l)
+        except ValueError:
+            continue
+        if j.get("method") != "Diarize" or abs((j.get("audio_s") or 0) - audio_s) > 0.5:
+            continue
+        for k, v in j.items():
+            if k.startswith("tail_") and isinstance(v, (int, float)):
+                tails[k].append(v)
+    if tails:
+        line += f"\n  {label}: server, end of audio to result (call log, {len(tails['tail_s'])} calls), p50/p99/max:"
+        for k in sorted(tails, key=lambda k: (k != "tail_s", k)):
+            v = sorted(tails[k])
+            r = lambda x: v[min(len(v) - 1, int(x * len(v)))]
+            unit = 1e3 if k.endswith("_s") else 1
+            line += f"\n    {k:32s} {r(0.5)*unit:8.1f} {r(0.99)*unit:8.1f} {v[-1]*unit:8.1f}" + (" ms" if unit > 1 else "")
 print(line)
 PY
 }
-run_batch accurate stream "$WORK/long.wav"
-run_batch fast stream "$WORK/long.wav" --fast
+if [[ "${SKIP_THROUGHPUT:-0}" != 1 ]]; then
+  run_batch accurate stream "$WORK/long.wav"
+  run_batch fast stream "$WORK/long.wav" --fast
+fi
 [[ "${SKIP_LIVE:-0}" == 1 ]] || run_batch live realtime "$WORK/live.wav"
 python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$metrics_port/metrics').read().decode())" >"$LOGS/metrics.txt" 2>&1
 grep -E '^diarization_(device_rtfx|device_memory_bytes\{[^}]*arena_(used|peak))' "$LOGS/metrics.txt" | head -20

@@ -12,6 +12,7 @@
 // --chunk_ms chunks as fast as flow control allows; realtime: the same at the
 // pace of the audio (as a live source would); unary: send the file's bytes
 // whole with DiarizeFile (the server decodes). Exit codes: exit_codes.h.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -70,6 +71,10 @@ ABSL_FLAG(bool, partial, false,
           "Ask for partial results while streaming (printed to stderr)");
 ABSL_FLAG(double, partial_interval_s, 0,
           "Seconds of audio between partial results (0: server default)");
+ABSL_FLAG(bool, report_latency, false,
+          "Streams: print to stderr how long after the half-close (the end "
+          "of the audio) the final result arrived, as 'final result N ms "
+          "after the half-close'");
 ABSL_FLAG(std::string, request_id, "", "Request id (default: server's)");
 ABSL_FLAG(std::string, uri, "", "RTTM file id (default: the file's stem)");
 ABSL_FLAG(double, deadline_s, 0, "Call deadline in seconds (0: none)");
@@ -238,6 +243,9 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
         static_cast<double>(audio->frames()) / audio->sample_rate_hz, stderr);
   }
 
+  // The half-close's time (absl::ToUnixNanos), for --report_latency; 0
+  // until the writer gets there.
+  std::atomic<int64_t> half_close_ns{0};
   // The writer runs beside the reader so that partial results show up while
   // audio is still being sent.
   std::thread writer([&] {
@@ -274,6 +282,7 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
         progress->Sent(static_cast<double>(frame + n) / audio->sample_rate_hz);
       }
     }
+    half_close_ns.store(absl::ToUnixNanos(absl::Now()));
     stream->WritesDone();
   });
 
@@ -290,8 +299,15 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
         std::cerr << FormatPartial(response.partial());
       }
     } else if (response.has_final()) {
+      const int64_t arrived_ns = absl::ToUnixNanos(absl::Now());
       final_result = response.final();
       have_final = true;
+      const int64_t sent_ns = half_close_ns.load();
+      if (absl::GetFlag(FLAGS_report_latency) && sent_ns > 0) {
+        std::cerr << absl::StrFormat(
+            "final result %.1f ms after the half-close\n",
+            static_cast<double>(arrived_ns - sent_ns) / 1e6);
+      }
     }
   }
   writer.join();

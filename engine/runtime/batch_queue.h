@@ -23,6 +23,8 @@ struct WindowTask {
   std::shared_ptr<JobState> job;
   int window = 0;
   absl::Time enqueued;
+  // Filled in by the device worker as the window moves on.
+  WindowTimes times;
 };
 
 // Thread-compatible (the device worker guards it with its mutex).

@@ -78,7 +78,11 @@ void DeviceWorker::EnqueueSegmentation(const std::shared_ptr<JobState>& job,
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   if (stop_) return;
-  for (int c : windows) seg_queue_.Push(Task{job, c, now});
+  for (int c : windows) {
+    Task task{job, c, now};
+    task.times.segmentation_queued = now;
+    seg_queue_.Push(std::move(task));
+  }
   PublishDepthsLocked();
   cv_.SignalAll();  // either thread may be the one waiting for this queue
 }
@@ -281,6 +285,8 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   next.reserve(n);
   for (int i = 0; i < n; ++i) {
     if (batch[i].job->terminal.load()) continue;
+    batch[i].times.segmentation_start = start;
+    batch[i].times.segmentation_end = end;
     WindowData* d = data[i];
     // The host step between the networks (offline_networks.h, shared with
     // the offline pass), with this window's job's config.
@@ -350,8 +356,12 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
               embeddings_.begin() + size_t{i + 1} * kEmb,
               data[i]->embeddings.begin());
   }
-  for (const Task& t : batch) {
-    if (!t.job->terminal.load()) listener_->OnWindowDone(t.job, t.window);
+  for (Task& t : batch) {
+    t.times.embedding_start = start;
+    t.times.embedding_end = end;
+    if (!t.job->terminal.load()) {
+      listener_->OnWindowDone(t.job, t.window, t.times);
+    }
   }
 }
 

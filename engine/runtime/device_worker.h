@@ -41,9 +41,10 @@ namespace diarization::runtime::internal {
 class WorkerListener {
  public:
   virtual ~WorkerListener() = default;
-  // Window `window` of `job` has its embeddings. Called on the worker thread.
-  virtual void OnWindowDone(const std::shared_ptr<JobState>& job,
-                            int window) = 0;
+  // Window `window` of `job` has its embeddings; `times` is its way through
+  // the stages. Called on the worker thread.
+  virtual void OnWindowDone(const std::shared_ptr<JobState>& job, int window,
+                            const WindowTimes& times) = 0;
   // A network batch holding a window of `job` failed.
   virtual void OnJobFailed(const std::shared_ptr<JobState>& job,
                            absl::Status status) = 0;

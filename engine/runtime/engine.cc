@@ -137,6 +137,9 @@ class EngineImpl : public WorkerListener,
   ~EngineImpl() override { Drain(absl::Now()).IgnoreError(); }
 
   absl::Status Init(std::vector<Device> devices) {
+    if (options_.clustering_blas_threads > 0) {
+      SetClusteringBlasThreads(options_.clustering_blas_threads);
+    }
     callbacks_pool_ = std::make_unique<ThreadPool>(options_.callback_threads);
     host_ = std::make_unique<HostTasks>(
         options_.host_threads, options_.cluster_function, metrics_.get());
@@ -362,13 +365,15 @@ class EngineImpl : public WorkerListener,
   }
 
   // --- WorkerListener ---
-  void OnWindowDone(const std::shared_ptr<JobState>& job, int window) override {
+  void OnWindowDone(const std::shared_ptr<JobState>& job, int window,
+                    const WindowTimes& times) override {
     bool released = false;
     {
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return;
       if (job->window_done[window]) return;
       job->window_done[window] = 1;
+      job->last_window = times;
       ++job->windows_done;
       const int total = static_cast<int>(job->window_done.size());
       while (job->contiguous_done < total &&
@@ -646,11 +651,14 @@ class EngineImpl : public WorkerListener,
       return;
     }
     job->clustering_scheduled = true;
-    host_->Cluster(
+    job->windows_done_time = absl::Now();
+    TailNetworkPartsLocked(*job);
+    const HostLoad load = host_->Cluster(
         HostTasks::Kind::kFinal, job->num_windows,
         [this, job]() -> std::optional<ClusterInput> {
           absl::MutexLock lock(&job->mu);
           if (job->terminal.load()) return std::nullopt;
+          job->clustering_start_time = absl::Now();
           ClusterInput input = GatherLocked(*job, job->num_windows);
           // The outputs are in `input` now (every window is done, so no
           // batch refers to them); the windows and audio are not needed.
@@ -665,6 +673,28 @@ class EngineImpl : public WorkerListener,
           return input;
         },
         [this, job](ClusterOutcome out) { OnClustered(job, std::move(out)); });
+    job->tail.finals_running = load.finals_running;
+    job->tail.partials_running = load.partials_running;
+    job->tail.finals_queued = load.finals_queued;
+  }
+
+  // The network parts of the job's TailTimes: the last window's way from
+  // the end of the audio to its embeddings (each moment before the end of
+  // the audio counts as the end).
+  static void TailNetworkPartsLocked(JobState& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu) {
+    const WindowTimes& w = job.last_window;
+    absl::Time t = job.finish_time;
+    auto part = [&t](absl::Time until) {
+      if (until <= t) return 0.0;
+      const double s = absl::ToDoubleSeconds(until - t);
+      t = until;
+      return s;
+    };
+    job.tail.segmentation_wait_s = part(w.segmentation_start);
+    job.tail.segmentation_s = part(w.segmentation_end);
+    job.tail.embedding_wait_s = part(w.embedding_start);
+    job.tail.embedding_s = part(w.embedding_end);
   }
 
   void OnClustered(const std::shared_ptr<JobState>& job, ClusterOutcome out) {
@@ -684,6 +714,15 @@ class EngineImpl : public WorkerListener,
       result.processing_s = job->device_seconds_before_finish +
                             absl::ToDoubleSeconds(out.end - job->finish_time);
       result.peak_memory_bytes = job->peak_bytes;
+      job->clustering_end_time = out.end;
+      TailTimes& tail = job->tail;
+      const absl::Time embedded =
+          std::max(job->finish_time, job->last_window.embedding_end);
+      tail.host_wait_s = std::max(
+          0.0, absl::ToDoubleSeconds(job->clustering_start_time - embedded));
+      tail.clustering_s = std::max(
+          0.0, absl::ToDoubleSeconds(out.end - job->clustering_start_time));
+      result.tail = tail;
     }
     result.output = *std::move(out.output);
     result.rtfx =
@@ -739,12 +778,33 @@ class EngineImpl : public WorkerListener,
       resume = std::move(job->resume);
       job->resume = nullptr;
       peak = job->peak_bytes;
+      if (result.ok()) {
+        TailTimes& tail = result->tail;
+        tail.delivery_s = std::max(
+            0.0, absl::ToDoubleSeconds(absl::Now() - job->clustering_end_time));
+        tail.total_s = tail.segmentation_wait_s + tail.segmentation_s +
+                       tail.embedding_wait_s + tail.embedding_s +
+                       tail.host_wait_s + tail.clustering_s + tail.delivery_s;
+      }
     }
     if (resume) resume();
     const absl::StatusCode code = result.status().code();
     if (result.ok()) {
       metrics_->AddAudioSeconds(result->device, result->audio_s);
       if (result->rtfx > 0.0) metrics_->ObserveRequestRtfx(result->rtfx);
+      const TailTimes& t = result->tail;
+      for (const auto& [part, seconds] :
+           {std::pair<std::string_view, double>{"segmentation_wait",
+                                                t.segmentation_wait_s},
+            {"segmentation", t.segmentation_s},
+            {"embedding_wait", t.embedding_wait_s},
+            {"embedding", t.embedding_s},
+            {"host_wait", t.host_wait_s},
+            {"clustering", t.clustering_s},
+            {"delivery", t.delivery_s},
+            {"total", t.total_s}}) {
+        metrics_->ObserveTailSeconds(part, seconds);
+      }
     }
     metrics_->RecordJobCompleted(code);
     job->callbacks.on_complete(std::move(result));
@@ -956,6 +1016,12 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
         "Engine::Create: max_calls_per_peer, max_peer_backlog_audio_s, "
         "max_job_memory_bytes, max_process_rss_bytes and trim_after_job_bytes "
         "must be >= 0 (0 = none)");
+  }
+  if (options.clustering_blas_threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Engine::Create: clustering_blas_threads must be >= 0 (0 = the "
+        "library's own setting), got ",
+        options.clustering_blas_threads));
   }
   if (options.host_threads < 1 || options.callback_threads < 1) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -48,7 +48,13 @@
 // windows it has queued; a ready embedding batch runs before the next
 // segmentation batch, so the embedding stage is never more than one batch
 // behind and a short job behind a long one completes within a few batches;
-// final clusterings run before provisional ones, smallest job first.
+// final clusterings run before provisional ones, smallest job first, and
+// with host_threads >= 2 at most host_threads - 1 provisional clusterings
+// run at once, so a job whose audio has ended never waits for another job's
+// provisional clustering to end (only for other final clusterings). A
+// provisional clustering not yet started when its job's final one is
+// queued is dropped. JobResult::tail says where a result's time went after
+// the end of its audio.
 //
 // Admission and backpressure. The backlog is the audio accepted and not yet
 // through both networks. A new call is admitted (Reserve, StartJob) only
@@ -167,6 +173,12 @@ struct EngineOptions {
 
   // Threads of the host pool (final and partial clustering).
   int host_threads = 2;
+  // Threads of the BLAS library (OpenBLAS) per call of the host pipeline,
+  // set process-wide at Create. 0 = the library's own setting (every core,
+  // or OPENBLAS_NUM_THREADS). With many host threads clustering at once,
+  // 1 keeps them off one another's cores (the parallelism is then the host
+  // threads'); the results do not depend on it.
+  int clustering_blas_threads = 0;
   // Threads that run the jobs' callbacks (kept apart from clustering, so a
   // long clustering never delays another job's resume or result).
   int callback_threads = 2;
@@ -250,6 +262,37 @@ struct JobOptions {
   bool return_intermediates = false;
 };
 
+// Where a job's time went from the end of its audio (Finish, or Submit) to
+// the delivery of its result (the call of on_complete), seconds. The seven
+// parts follow one another and add up to total_s. The network parts follow
+// the job's last window to get its embeddings (the critical one); the part
+// of its path that lay before the end of the audio counts as 0, so all are
+// 0 when every window was through both networks by then.
+struct TailTimes {
+  // The last window: queued for its segmentation batch; in that batch;
+  // from the batch's end to its embedding batch's start (the masks, then
+  // the embedding queue); in the embedding batch.
+  double segmentation_wait_s = 0.0;
+  double segmentation_s = 0.0;
+  double embedding_wait_s = 0.0;
+  double embedding_s = 0.0;
+  // From the last window's embeddings to a host thread taking the final
+  // clustering (host threads busy with other clusterings).
+  double host_wait_s = 0.0;
+  // Gathering the windows' outputs and the cluster function
+  // (pipeline::Diarize) on the host thread.
+  double clustering_s = 0.0;
+  // From the clustering's end to the call of on_complete (the completion's
+  // turn on the callback threads).
+  double delivery_s = 0.0;
+  double total_s = 0.0;
+  // The host pool when the final clustering was queued: clusterings running
+  // (final, provisional) and final clusterings queued ahead of this one.
+  int finals_running = 0;
+  int partials_running = 0;
+  int finals_queued = 0;
+};
+
 struct JobResult {
   std::string request_id;
   // Segments (regular and exclusive views), labels, centroids.
@@ -271,6 +314,8 @@ struct JobResult {
   double first_window_wait_s = 0.0;
   // Most bytes the job held at once (see Job::memory_bytes).
   int64_t peak_memory_bytes = 0;
+  // From the end of the audio to this result, by part.
+  TailTimes tail;
   // Only with JobOptions::return_intermediates: (C × 589 × 3) binarized
   // segmentations and (C × 3 × 256) embeddings, window-major.
   std::vector<float> segmentations;

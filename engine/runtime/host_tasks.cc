@@ -1,9 +1,18 @@
 #include "engine/runtime/host_tasks.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
+// OpenBLAS's own entry point (declared here rather than through a cblas.h,
+// which may be another BLAS's header).
+extern "C" void openblas_set_num_threads(int num_threads);
+
 namespace diarization::runtime::internal {
+
+void SetClusteringBlasThreads(int threads) {
+  openblas_set_num_threads(threads);
+}
 
 ClusterInput GatherLocked(const JobState& job, int k) {
   ClusterInput in;
@@ -26,14 +35,40 @@ ClusterInput GatherLocked(const JobState& job, int k) {
 }
 
 HostTasks::HostTasks(int threads, ClusterFunction cluster, Metrics* metrics)
-    : cluster_(std::move(cluster)), metrics_(metrics), pool_(threads) {}
+    : cluster_(std::move(cluster)),
+      metrics_(metrics),
+      max_partials_in_pool_(threads >= 2 ? threads - 1
+                                         : std::numeric_limits<int>::max()),
+      pool_(threads) {}
 
 HostTasks::~HostTasks() { Shutdown(); }
 
-void HostTasks::Cluster(Kind kind, int windows,
-                        std::function<std::optional<ClusterInput>()> gather,
-                        std::function<void(ClusterOutcome)> done) {
-  auto task = [this, kind, gather = std::move(gather), done = std::move(done)] {
+HostLoad HostTasks::Cluster(Kind kind, int windows,
+                            std::function<std::optional<ClusterInput>()> gather,
+                            std::function<void(ClusterOutcome)> done) {
+  const int k = static_cast<int>(kind);
+  HostLoad load;
+  {
+    absl::MutexLock lock(&load_mu_);
+    load.finals_running = running_[0];
+    load.partials_running = running_[1];
+    load.finals_queued = queued_[0];
+    ++queued_[k];
+  }
+  auto task = [this, k, kind, gather = std::move(gather),
+               done = std::move(done)] {
+    {
+      absl::MutexLock lock(&load_mu_);
+      --queued_[k];
+      ++running_[k];
+    }
+    // Whatever way the task ends: it stops counting, and a provisional one
+    // lets the next held-back one into the pool.
+    struct Finished {
+      HostTasks* self;
+      int k;
+      ~Finished() { self->TaskEnded(k); }
+    } finished{this, k};
     std::optional<ClusterInput> input = gather();
     if (!input.has_value()) return;
     const absl::Time start = absl::Now();
@@ -48,7 +83,37 @@ void HostTasks::Cluster(Kind kind, int windows,
     out.input = *std::move(input);
     done(std::move(out));
   };
-  pool_.Post({static_cast<int>(kind), windows}, std::move(task));
+  if (kind == Kind::kPartial) {
+    absl::MutexLock lock(&load_mu_);
+    if (partials_in_pool_ >= max_partials_in_pool_) {
+      held_partials_.emplace(std::make_pair(windows, arrivals_++),
+                             std::move(task));
+      return load;
+    }
+    ++partials_in_pool_;
+  }
+  pool_.Post({k, windows}, std::move(task));
+  return load;
+}
+
+void HostTasks::TaskEnded(int kind) {
+  std::function<void()> next;
+  int next_windows = 0;
+  {
+    absl::MutexLock lock(&load_mu_);
+    --running_[kind];
+    if (kind != static_cast<int>(Kind::kPartial)) return;
+    if (held_partials_.empty()) {
+      --partials_in_pool_;
+      return;
+    }
+    // The slot passes to the held-back task of fewest windows.
+    auto first = held_partials_.begin();
+    next_windows = first->first.first;
+    next = std::move(first->second);
+    held_partials_.erase(first);
+  }
+  pool_.Post({static_cast<int>(Kind::kPartial), next_windows}, std::move(next));
 }
 
 void HostTasks::Maintain(std::function<void()> task) {

@@ -32,6 +32,16 @@ struct WindowData {
   std::array<float, kLocalSpeakers * kEmbeddingDim> embeddings;  // (3, 256)
 };
 
+// One window's way through the device stages (for the job's TailTimes):
+// queued for segmentation, its segmentation batch, its embedding batch.
+struct WindowTimes {
+  absl::Time segmentation_queued = absl::InfinitePast();
+  absl::Time segmentation_start = absl::InfinitePast();
+  absl::Time segmentation_end = absl::InfinitePast();
+  absl::Time embedding_start = absl::InfinitePast();
+  absl::Time embedding_end = absl::InfinitePast();
+};
+
 // Number of full windows (ending inside the audio) for `num_samples`.
 inline int FullWindows(int64_t num_samples, int64_t step_samples) {
   if (num_samples < kWindowSamples) return 0;
@@ -91,6 +101,14 @@ struct JobState {
   bool first_batch_seen ABSL_GUARDED_BY(mu) = false;
   double first_window_wait_s ABSL_GUARDED_BY(mu) = 0.0;
   bool clustering_scheduled ABSL_GUARDED_BY(mu) = false;
+  // For JobResult::tail: the latest window to get its embeddings, when the
+  // last one did (the final clustering was queued), when a host thread took
+  // the final clustering and when it ended; the parts measured so far.
+  WindowTimes last_window ABSL_GUARDED_BY(mu);
+  absl::Time windows_done_time ABSL_GUARDED_BY(mu) = absl::InfinitePast();
+  absl::Time clustering_start_time ABSL_GUARDED_BY(mu) = absl::InfinitePast();
+  absl::Time clustering_end_time ABSL_GUARDED_BY(mu) = absl::InfinitePast();
+  TailTimes tail ABSL_GUARDED_BY(mu);
   bool partial_in_flight ABSL_GUARDED_BY(mu) = false;
   double next_partial_s ABSL_GUARDED_BY(mu) = 0.0;
   // Bytes of clustering inputs gathered for host tasks now running.

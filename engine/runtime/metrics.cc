@@ -97,6 +97,13 @@ absl::StatusOr<std::shared_ptr<Metrics>> Metrics::Create(
              .Name("diarization_request_rtfx")
              .Help("Per job: audio seconds / processing seconds.")
              .Register(r);
+    m->tail_seconds_ =
+        &prometheus::BuildHistogram()
+             .Name("diarization_tail_seconds")
+             .Help(
+                 "Per job: seconds from the end of its audio to its "
+                 "result's delivery, and each part of it.")
+             .Register(r);
     m->device_rtfx_ = &prometheus::BuildGauge()
                            .Name("diarization_device_rtfx")
                            .Help("Rolling RTFx of a device over the last 30 s.")
@@ -188,6 +195,10 @@ void Metrics::AddAudioSeconds(std::string_view device, double seconds) {
 
 void Metrics::ObserveRequestRtfx(double rtfx) {
   request_rtfx_->Add({}, RtfxBuckets()).Observe(rtfx);
+}
+
+void Metrics::ObserveTailSeconds(std::string_view part, double seconds) {
+  tail_seconds_->Add({{"part", Name(part)}}, WaitBuckets()).Observe(seconds);
 }
 
 void Metrics::SetDeviceRtfx(std::string_view device, double rtfx) {

@@ -24,6 +24,12 @@
 //       pipeline::Diarize), "partial_clustering" (one provisional
 //       Diarize), "decode" (one request's decode + resample; server, through
 //       ObserveStageSeconds()). Engine / server.
+//   diarization_tail_seconds                  histogram {part}
+//       Per job that completed OK: seconds from the end of its audio to the
+//       delivery of its result (part = "total"), and each part of it
+//       (JobResult::tail, engine.h): "segmentation_wait", "segmentation",
+//       "embedding_wait", "embedding" (its last window), "host_wait",
+//       "clustering", "delivery". Engine.
 //   diarization_request_rtfx                  histogram
 //       Per job that completed OK: audio seconds / processing seconds
 //       ("times faster than real time"; see JobResult::processing_s). Engine.
@@ -138,6 +144,8 @@ class Metrics {
   void RecordJobCompleted(absl::StatusCode code);
   void AddAudioSeconds(std::string_view device, double seconds);
   void ObserveRequestRtfx(double rtfx);
+  // One part of a job's TailTimes (see diarization_tail_seconds).
+  void ObserveTailSeconds(std::string_view part, double seconds);
   void SetDeviceRtfx(std::string_view device, double rtfx);
   void SetQueueDepth(std::string_view device, QueueKind queue, double depth);
   void ObserveQueueWait(std::string_view device, QueueKind queue,
@@ -163,6 +171,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* audio_seconds_ = nullptr;
   prometheus::Family<prometheus::Histogram>* processing_seconds_ = nullptr;
   prometheus::Family<prometheus::Histogram>* request_rtfx_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* tail_seconds_ = nullptr;
   prometheus::Family<prometheus::Gauge>* device_rtfx_ = nullptr;
   prometheus::Family<prometheus::Gauge>* queue_depth_ = nullptr;
   prometheus::Family<prometheus::Histogram>* queue_wait_seconds_ = nullptr;
