@@ -7,10 +7,10 @@
 #include <iterator>
 #include <sstream>
 
-#include "engine/common/test_data.h"
 #include "gtest/gtest.h"
 #include "testing/hdf5.h"
 #include "testing/kaldi.h"
+#include "testing/test_data.h"
 
 namespace diarization::testing {
 namespace {

@@ -16,10 +16,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "engine/common/status_macros.h"
-#include "engine/common/test_data.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "testing/test_data.h"
 
 namespace diarization::testing {
 

@@ -20,10 +20,10 @@
 
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
-#include "engine/common/test_data.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/silent_flac.h"
+#include "testing/test_data.h"
 
 namespace diarization::audio {
 namespace {

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "engine/common/test_data.h"
 #include "engine/eval/hungarian.h"
 #include "engine/eval/uem.h"
 #include "engine/pipeline/rttm.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::eval {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "engine/common/test_data.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::io {
 namespace {

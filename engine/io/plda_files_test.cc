@@ -10,10 +10,10 @@
 #include <string>
 
 #include "engine/common/sha256.h"
-#include "engine/common/test_data.h"
 #include "engine/io/npy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::io {
 namespace {

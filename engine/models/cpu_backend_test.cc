@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/test_data.h"
 #include "engine/models/cpu_embedding_model.h"
 #include "engine/models/cpu_segmentation_model.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
-#include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
+#include "testing/wav.h"
 
 namespace diarization::models {
 namespace {

@@ -16,9 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "engine/models/fbank.h"
 #include "engine/models/safetensors.h"
-#include "engine/models/testing/random_weights.h"
-#include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
+#include "testing/random_weights.h"
+#include "testing/wav.h"
 
 namespace diarization::models {
 namespace {

@@ -15,17 +15,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/test_data.h"
 #include "engine/models/cpu_backend.h"
 #include "engine/models/fbank.h"
 #include "engine/models/manifest.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
-#include "engine/models/testing/reference_networks.h"
-#include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/reference_networks.h"
+#include "testing/test_data.h"
+#include "testing/wav.h"
 
 namespace diarization::models {
 namespace {

@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/models/safetensors.h"
-#include "engine/models/testing/random_weights.h"
-#include "engine/models/testing/reference_networks.h"
-#include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
+#include "testing/random_weights.h"
+#include "testing/reference_networks.h"
+#include "testing/wav.h"
 
 namespace diarization::models {
 namespace {

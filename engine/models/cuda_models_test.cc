@@ -6,7 +6,6 @@
 // CUDA-graph replay equals eager execution, batching does not change results
 // beyond rounding, and every device byte is in the arena's ledger.
 #include <cuda_runtime_api.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,8 +25,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/models/cpu_embedding_model.h"
 #include "engine/models/conv_engine_cache.h"
+#include "engine/models/cpu_embedding_model.h"
 #include "engine/models/cpu_segmentation_model.h"
 #include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_context.h"
@@ -40,10 +39,10 @@
 #include "engine/models/fbank.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
-#include "engine/models/testing/comparisons.h"
-#include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
 #include "kernels/precision_cast.h"
+#include "testing/comparisons.h"
+#include "testing/wav.h"
 
 namespace diarization::models {
 namespace {

@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "engine/common/test_data.h"
 #include "engine/models/cuda_embedding_model.h"
 #include "engine/models/cuda_segmentation_model.h"
 #include "engine/models/device_arena_cuda.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
-#include "engine/models/testing/comparisons.h"
-#include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
+#include "testing/comparisons.h"
+#include "testing/test_data.h"
+#include "testing/wav.h"
 
 namespace diarization::models {
 namespace {

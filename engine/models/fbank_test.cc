@@ -10,9 +10,9 @@
 #include <span>
 #include <vector>
 
-#include "engine/models/testing/reference_networks.h"
-#include "engine/models/testing/wav.h"
 #include "gtest/gtest.h"
+#include "testing/reference_networks.h"
+#include "testing/wav.h"
 
 namespace diarization::models {
 namespace {
@@ -113,17 +113,17 @@ TEST(FbankTest, MatchesFloat64ReferenceOnSpeech) {
   auto fbank = Fbank::Create();
   ASSERT_TRUE(fbank.ok());
   for (int start : {0, 160000}) {
-    std::vector<float> chunk(wav.begin() + start, wav.begin() + start + 160000);
+    std::vector<float> audio(wav.begin() + start, wav.begin() + start + 160000);
     std::vector<float> out(998 * 80);
-    ASSERT_TRUE((*fbank)->Compute(chunk, out).ok());
+    ASSERT_TRUE((*fbank)->Compute(audio, out).ok());
     std::vector<double> ref = testing::ReferenceFbank(
-        chunk, testing::FbankTimeDomain::kTorchFloat32, (*fbank)->window());
+        audio, testing::FbankTimeDomain::kTorchFloat32, (*fbank)->window());
     double max_abs = 0.0;
     for (size_t i = 0; i < out.size(); ++i) {
       max_abs = std::max(max_abs, std::abs(out[i] - ref[i]));
     }
 
-    std::cerr << "fbank vs float64 reference, chunk at " << start
+    std::cerr << "fbank vs float64 reference, window at " << start
               << ": max abs " << max_abs << "\n";
     // Measured 1.5e-6 (float32 DFT rounding vs float64, float mel product).
     // A formula or op-order mistake shows up at ≥ 1e-4.

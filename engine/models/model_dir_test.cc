@@ -9,13 +9,13 @@
 #include <sstream>
 #include <string>
 
-#include "engine/common/test_data.h"
 #include "engine/models/manifest.h"
 #include "engine/models/model_specs.h"
 #include "engine/models/random_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/test_data.h"
 
 namespace diarization::models {
 namespace {

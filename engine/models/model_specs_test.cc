@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "engine/common/test_data.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::models {
 namespace {

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/common/test_data.h"
 #include "engine/models/manifest.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/test_data.h"
 
 namespace diarization::models {
 namespace {
@@ -129,12 +129,12 @@ TEST(RandomModelReferenceTest, PipelineReferencesUseTheseWeights) {
     ASSERT_TRUE(arrays.ok()) << arrays.status();
     for (const auto& clip : info["clips"]) {
       const std::string name = clip["clip"].get<std::string>();
-      const int64_t chunks = clip["chunks"].get<int64_t>();
+      const int64_t num_windows = clip["chunks"].get<int64_t>();
       EXPECT_TRUE(
           (*arrays)
               ->Validate(
-                  {{name + ".segmentations", DType::kU8, {chunks, 589, 3}},
-                   {name + ".embeddings", DType::kF32, {chunks, 3, 256}}},
+                  {{name + ".segmentations", DType::kU8, {num_windows, 589, 3}},
+                   {name + ".embeddings", DType::kF32, {num_windows, 3, 256}}},
                   (*arrays)->names())
               .ok())
           << folder << " " << name;

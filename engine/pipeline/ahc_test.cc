@@ -5,12 +5,12 @@
 #include <random>
 #include <vector>
 
-#include "engine/common/test_data.h"
 #include "engine/io/fixture.h"
 #include "engine/io/npy.h"
 #include "engine/pipeline/ahc_blockwise.h"
 #include "engine/pipeline/train_filter.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::pipeline {
 namespace {

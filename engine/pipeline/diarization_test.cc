@@ -7,11 +7,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "engine/common/test_data.h"
 #include "engine/io/fixture.h"
 #include "engine/io/plda_files.h"
 #include "engine/pipeline/clustering.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::pipeline {
 namespace {

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/common/test_data.h"
 #include "engine/eval/der.h"
 #include "engine/io/fixture.h"
 #include "engine/io/npy.h"
@@ -22,6 +21,7 @@
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::pipeline {
 namespace {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/common/test_data.h"
 #include "engine/io/plda_files.h"
 #include "engine/models/safetensors.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::pipeline {
 namespace {

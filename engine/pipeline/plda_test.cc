@@ -6,10 +6,10 @@
 #include <iterator>
 
 #include "engine/common/sha256.h"
-#include "engine/common/test_data.h"
 #include "engine/io/npy.h"
 #include "engine/io/plda_files.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::pipeline {
 namespace {

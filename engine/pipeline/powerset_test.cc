@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "engine/common/test_data.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization::pipeline {
 namespace {

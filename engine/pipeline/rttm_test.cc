@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "engine/common/test_data.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/test_data.h"
 
 namespace diarization {
 namespace {

@@ -15,7 +15,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "engine/audio/audio.h"
-#include "engine/common/test_data.h"
 #include "engine/io/plda_files.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
@@ -26,6 +25,7 @@
 #include "engine/runtime/offline_networks.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "testing/test_data.h"
 
 namespace diarization::runtime {
 namespace {

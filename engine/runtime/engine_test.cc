@@ -24,12 +24,12 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "engine/common/test_data.h"
 #include "engine/io/plda_files.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/runtime/fake_models.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "testing/test_data.h"
 
 namespace diarization::runtime {
 namespace {

@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/common/test_data.h"
 #include "engine/io/npy.h"
 #include "engine/models/cpu_segmentation_model.h"
 #include "engine/models/manifest.h"
@@ -33,6 +32,7 @@
 #include "engine/models/safetensors.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/test_data.h"
 
 namespace diarization::models {
 namespace {

@@ -1,6 +1,6 @@
 // Locates golden test data for tests (../shared/data, see its PROVENANCE.md).
-#ifndef DIARIZATION_ENGINE_COMMON_TEST_DATA_H_
-#define DIARIZATION_ENGINE_COMMON_TEST_DATA_H_
+#ifndef DIARIZATION_TESTING_TEST_DATA_H_
+#define DIARIZATION_TESTING_TEST_DATA_H_
 
 #include <string>
 
@@ -19,4 +19,4 @@ std::string SourceRoot();
 
 }  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_COMMON_TEST_DATA_H_
+#endif  // DIARIZATION_TESTING_TEST_DATA_H_

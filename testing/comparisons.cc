@@ -1,10 +1,10 @@
-#include "engine/models/testing/comparisons.h"
+#include "testing/comparisons.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace diarization::models::testing {
+namespace diarization::testing {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -55,4 +55,4 @@ int DecisionFlips(const std::vector<float>& got, const std::vector<float>& ref,
   return flips;
 }
 
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing

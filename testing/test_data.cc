@@ -1,4 +1,4 @@
-#include "engine/common/test_data.h"
+#include "testing/test_data.h"
 
 #include <cstdio>
 #include <cstdlib>

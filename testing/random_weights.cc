@@ -1,4 +1,4 @@
-#include "engine/models/testing/random_weights.h"
+#include "testing/random_weights.h"
 
 #include <cmath>
 #include <cstring>
@@ -9,8 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "engine/models/safetensors.h"
 
-namespace diarization::models::testing {
+namespace diarization::testing {
 namespace {
+
+using models::DType;
+using models::TensorData;
+using models::WriteSafetensors;
 
 class Builder {
  public:
@@ -158,4 +162,4 @@ absl::Status WriteRandomResNet34(const std::string& path, uint32_t seed) {
   return b.Write(path);
 }
 
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing

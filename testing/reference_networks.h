@@ -1,15 +1,15 @@
 // Test-only float64 reference implementations, written with plain loops from
 // ../shared/specs/models.md, independent of the production code paths
 // (no FFT library, no oneDNN): the kaldi fbank (§3) and PyanNet (§1).
-#ifndef DIARIZATION_ENGINE_MODELS_TESTING_REFERENCE_NETWORKS_H_
-#define DIARIZATION_ENGINE_MODELS_TESTING_REFERENCE_NETWORKS_H_
+#ifndef DIARIZATION_TESTING_REFERENCE_NETWORKS_H_
+#define DIARIZATION_TESTING_REFERENCE_NETWORKS_H_
 
 #include <span>
 #include <vector>
 
 #include "engine/models/safetensors.h"
 
-namespace diarization::models::testing {
+namespace diarization::testing {
 
 enum class FbankTimeDomain {
   // Everything in float64: the exact value of torchaudio's formula.
@@ -29,9 +29,9 @@ std::vector<double> ReferenceFbank(std::span<const float> x,
 // PyanNet on one 160000-sample window, float64 throughout (SincNet filters
 // from the file's parameters and buffers, in double). Returns (589 × 7)
 // log-probabilities.
-std::vector<double> ReferencePyanNet(const SafetensorsFile& f,
+std::vector<double> ReferencePyanNet(const models::SafetensorsFile& f,
                                      const float* wave);
 
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_MODELS_TESTING_REFERENCE_NETWORKS_H_
+#endif  // DIARIZATION_TESTING_REFERENCE_NETWORKS_H_

@@ -1,10 +1,10 @@
 // Error measures the network parity tests share (CPU vs CUDA vs pyannote).
-#ifndef DIARIZATION_ENGINE_MODELS_TESTING_COMPARISONS_H_
-#define DIARIZATION_ENGINE_MODELS_TESTING_COMPARISONS_H_
+#ifndef DIARIZATION_TESTING_COMPARISONS_H_
+#define DIARIZATION_TESTING_COMPARISONS_H_
 
 #include <vector>
 
-namespace diarization::models::testing {
+namespace diarization::testing {
 
 // max |a[i] - b[i]|; infinity if either side has a non-finite value or the
 // sizes differ.
@@ -21,6 +21,6 @@ double MaxRowRelativeDiff(const std::vector<float>& a,
 int DecisionFlips(const std::vector<float>& got, const std::vector<float>& ref,
                   int classes, double margin);
 
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_MODELS_TESTING_COMPARISONS_H_
+#endif  // DIARIZATION_TESTING_COMPARISONS_H_

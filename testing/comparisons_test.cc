@@ -1,4 +1,4 @@
-#include "engine/models/testing/comparisons.h"
+#include "testing/comparisons.h"
 
 #include <cmath>
 #include <limits>
@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace diarization::models::testing {
+namespace diarization::testing {
 namespace {
 
 TEST(ComparisonsTest, MaxAbsDiffFindsTheLargestRandomPerturbation) {
@@ -45,4 +45,4 @@ TEST(ComparisonsTest, DecisionFlipsIgnoresNearTies) {
 }
 
 }  // namespace
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing

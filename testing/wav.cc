@@ -1,13 +1,13 @@
-#include "engine/models/testing/wav.h"
+#include "testing/wav.h"
 
 #include <sndfile.h>
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/common/test_data.h"
+#include "testing/test_data.h"
 
-namespace diarization::models::testing {
+namespace diarization::testing {
 
 std::vector<float> ReadWavOrDie(const std::string& relative) {
   const std::string path = diarization::testing::TestDataDir() + "/" + relative;
@@ -50,4 +50,4 @@ std::vector<float> ReadRecordedWindowsOrDie() {
   return out;
 }
 
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing

@@ -1,13 +1,13 @@
 // Test-only helpers: read golden WAV files (libsndfile) as float32 in
 // [-1, 1], the way pyannote/torchaudio load them (int16 / 32768).
-#ifndef DIARIZATION_ENGINE_MODELS_TESTING_WAV_H_
-#define DIARIZATION_ENGINE_MODELS_TESTING_WAV_H_
+#ifndef DIARIZATION_TESTING_WAV_H_
+#define DIARIZATION_TESTING_WAV_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace diarization::models::testing {
+namespace diarization::testing {
 
 // `relative` is inside diarization::testing::TestDataDir(). Mono files only.
 // Aborts with a message when the file is missing or unreadable: tests must
@@ -33,6 +33,6 @@ inline constexpr int kRecordedWindowSamples = 160000;
 // ReadWavOrDie when a file is missing or too short.
 std::vector<float> ReadRecordedWindowsOrDie();
 
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing
 
-#endif  // DIARIZATION_ENGINE_MODELS_TESTING_WAV_H_
+#endif  // DIARIZATION_TESTING_WAV_H_

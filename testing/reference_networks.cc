@@ -1,4 +1,4 @@
-#include "engine/models/testing/reference_networks.h"
+#include "testing/reference_networks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace diarization::models::testing {
+namespace diarization::testing {
+
+using models::SafetensorsFile;
+using models::TensorView;
+
 namespace {
 
 std::vector<double> D(const SafetensorsFile& f, const std::string& name) {
@@ -269,4 +273,4 @@ std::vector<double> ReferencePyanNet(const SafetensorsFile& f,
   return logits;
 }
 
-}  // namespace diarization::models::testing
+}  // namespace diarization::testing
