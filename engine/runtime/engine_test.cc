@@ -1070,7 +1070,11 @@ TEST(EngineTest, ReservationsAdmitByShareAndPeer) {
     auto job = engine.Submit(JobOptions{}, RandomAudio(16000 * 25),
                              at_cap.Callbacks());
     EXPECT_TRUE(job.ok()) << job.status();
-    if (job.ok()) (*job)->Cancel();
+    if (job.ok()) {
+      (*job)->Cancel();
+      // Its completion writes into at_cap: not after this block.
+      ASSERT_TRUE(at_cap.Wait());
+    }
     auto r = engine.Reserve({.audio_s = 25.0});
     EXPECT_TRUE(r.ok()) << r.status();
   }
