@@ -85,11 +85,13 @@ ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
           "entries of another GPU or cuDNN version are ignored). Empty: none");
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
-ABSL_FLAG(int, host_threads, 2,
-          "Engine host threads (clustering, partial results)");
-ABSL_FLAG(int, clustering_blas_threads, 0,
+ABSL_FLAG(int, host_threads, 0,
+          "Engine host threads (clustering, partial results); 0: one per "
+          "core, at least 2 and at most 16");
+ABSL_FLAG(int, clustering_blas_threads, 1,
           "BLAS (OpenBLAS) threads per clustering call, process-wide; 0 = "
-          "the library's own (every core, or OPENBLAS_NUM_THREADS)");
+          "the library's own (every core, or OPENBLAS_NUM_THREADS). 1: the "
+          "host threads are the parallelism (many clusterings at once)");
 ABSL_FLAG(int, callback_threads, 2,
           "Engine threads that deliver results and resume reads");
 ABSL_FLAG(int, segmentation_batch_size, 0,
@@ -395,7 +397,13 @@ absl::Status Run() {
   engine_options.max_batch_wait =
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;
-  engine_options.host_threads = absl::GetFlag(FLAGS_host_threads);
+  // 0: one per core (a synchronized end of many streams queues one final
+  // clustering per stream; docs/benchmarks.md, live path).
+  engine_options.host_threads =
+      absl::GetFlag(FLAGS_host_threads) != 0
+          ? absl::GetFlag(FLAGS_host_threads)
+          : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2,
+                       16);
   engine_options.clustering_blas_threads =
       absl::GetFlag(FLAGS_clustering_blas_threads);
   engine_options.callback_threads = absl::GetFlag(FLAGS_callback_threads);
