@@ -114,9 +114,6 @@ ABSL_FLAG(int, graph_max_candidates, 8,
 ABSL_FLAG(int, graph_workspace_cap_mb, 0,
           "With --conv_api graph/fastest: the most workspace a graph engine "
           "may need, MiB (0: the whole workspace, 256 MiB).");
-ABSL_FLAG(bool, graph_pointwise_gemm, false,
-          "With --conv_api graph/fastest: the 1x1 downsampling shortcuts may "
-          "run as one strided-batched cuBLAS GEMM where that times faster.");
 ABSL_FLAG(std::string, conv_engine_cache, "",
           "With --conv_api graph/fastest: the file that keeps the engine "
           "chosen per layer shape (read at load, written after the choice); "
@@ -272,8 +269,6 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_graph_max_candidates);
   opt.embedding.conv_graph_workspace_cap_bytes =
       size_t(std::max(0, absl::GetFlag(FLAGS_graph_workspace_cap_mb))) << 20;
-  opt.embedding.conv_graph_pointwise_gemm =
-      absl::GetFlag(FLAGS_graph_pointwise_gemm);
   opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);
   if (absl::GetFlag(FLAGS_conv_engine_cache_reset) &&
       !opt.embedding.conv_engine_cache.empty()) {

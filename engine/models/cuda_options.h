@@ -59,11 +59,6 @@ struct CudaModelOptions {
   // shape, and the most workspace one may need (0: the whole workspace).
   int conv_graph_max_candidates = 8;
   size_t conv_graph_workspace_cap_bytes = 0;
-  // With conv_api "graph" / "fastest": the 1×1 downsampling shortcuts may
-  // run as one strided-batched cuBLAS GEMM where that times faster than
-  // the graph engines (cuda_strided_pointwise_conv.h). Opt-in until a GPU
-  // round measures it.
-  bool conv_graph_pointwise_gemm = false;
   // With conv_api "graph" / "fastest": a file that keeps the engine chosen
   // per layer shape across restarts (engine/models/conv_engine_cache.h):
   // read at load, so a shape chosen before builds that one engine instead of
