@@ -23,8 +23,8 @@
 # prints the final's latency as the client itself measures it (half-close to
 # the final's arrival, --report_latency) and the server's call-log breakdown
 # of each final (tail_* fields, docs/operations.md). SERVER_FLAGS replaces the extra server flags
-# (default: a backlog limit that admits 64 × 10 min at once, 8 host threads
-# for clustering).
+# (default: a backlog limit that admits 64 × 10 min at once; the host threads
+# and BLAS threads are the server's own defaults since 921cb58).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 LOGS=${OUT:-$(pwd)/gpu-logs}/grpc_streams
@@ -63,7 +63,7 @@ tile $((LIVE_MINUTES * 60)) "$WORK/live.wav" || { echo "FAILED: could not make t
 rm -f "$WORK/ports"
 "$SERVER_BIN" --models "$WORK/models" --device="$DEVICES" \
   --listen 127.0.0.1:0 --port_file "$WORK/ports" --metrics_listen=127.0.0.1:0 \
-  --max_concurrent_streams=$((STREAMS + 8)) ${SERVER_FLAGS:---max_backlog_audio_s=40000 --host_threads=8} \
+  --max_concurrent_streams=$((STREAMS + 8)) ${SERVER_FLAGS:---max_backlog_audio_s=40000} \
   2>"$LOGS/server.log" &
 pid=$!
 for _ in $(seq 240); do [[ -s "$WORK/ports" ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.5; done
