@@ -36,18 +36,9 @@ std::mt19937_64& Rng() {
   return *rng;
 }
 
-// Levels the fake segmentation reads as speakers (fake_models.h).
+// Speaker turns the fake segmentation reads back (fake_models.h).
 std::vector<float> RandomAudio(int64_t n) {
-  std::uniform_int_distribution<int> cls(0, 6);
-  std::uniform_int_distribution<int> turn(4800, 32000);
-  std::vector<float> audio(n);
-  int64_t i = 0;
-  while (i < n) {
-    const float level = (cls(Rng()) + 0.5f) / 7.0f;
-    const int64_t end = std::min<int64_t>(n, i + turn(Rng()));
-    for (; i < end; ++i) audio[i] = level;
-  }
-  return audio;
+  return testing::FakeSpeakerAudio(n, Rng());
 }
 
 // An echo of the inputs' size, as the engine tests' EchoCluster.

@@ -58,26 +58,10 @@ std::mt19937_64& Rng() {
   return *rng;
 }
 
-// Speaker turns of 0.3-2 s; each sample's level encodes the powerset class
-// the fake segmentation will read from it.
+// Speaker turns the fake segmentation reads back (fake_models.h).
 std::vector<float> RandomAudio(int64_t num_samples) {
   absl::MutexLock lock(&rng_mu);
-  std::mt19937_64& rng = Rng();
-  std::vector<float> audio(num_samples);
-  std::uniform_int_distribution<int> len(4800, 32000);
-  std::discrete_distribution<int> cls({20, 20, 20, 20, 7, 7, 6});
-  std::uniform_real_distribution<float> jitter(-0.06f, 0.06f);
-  std::bernoulli_distribution sign(0.5);
-  int64_t i = 0;
-  while (i < num_samples) {
-    const int c = cls(rng);
-    const int64_t end = std::min<int64_t>(num_samples, i + len(rng));
-    for (; i < end; ++i) {
-      const float level = (c + 0.5f) / 7.0f + jitter(rng);
-      audio[i] = sign(rng) ? level : -level;
-    }
-  }
-  return audio;
+  return testing::FakeSpeakerAudio(num_samples, Rng());
 }
 
 // ---------------------------------------- expected outputs, independently --

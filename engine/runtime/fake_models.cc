@@ -8,12 +8,30 @@
 namespace diarization::runtime::testing {
 
 using models::kEmbeddingDim;
-using models::kPowersetClasses;
 using models::kFramesPerWindow;
+using models::kPowersetClasses;
 using models::kWindowSamples;
 
 int FakeClass(float x) {
   return std::min(6, static_cast<int>(std::floor(std::fabs(x) * 7.0f)));
+}
+
+std::vector<float> FakeSpeakerAudio(int64_t num_samples, std::mt19937_64& rng) {
+  std::vector<float> audio(num_samples);
+  std::uniform_int_distribution<int> len(4800, 32000);
+  std::discrete_distribution<int> cls({20, 20, 20, 20, 7, 7, 6});
+  std::uniform_real_distribution<float> jitter(-0.06f, 0.06f);
+  std::bernoulli_distribution sign(0.5);
+  int64_t i = 0;
+  while (i < num_samples) {
+    const int c = cls(rng);
+    const int64_t end = std::min<int64_t>(num_samples, i + len(rng));
+    for (; i < end; ++i) {
+      const float level = (c + 0.5f) / 7.0f + jitter(rng);
+      audio[i] = sign(rng) ? level : -level;
+    }
+  }
+  return audio;
 }
 
 void FakeLogProbs(const float* window, float* log_probs) {

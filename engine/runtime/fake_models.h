@@ -15,7 +15,9 @@
 #ifndef DIARIZATION_ENGINE_RUNTIME_FAKE_MODELS_H_
 #define DIARIZATION_ENGINE_RUNTIME_FAKE_MODELS_H_
 
+#include <cstdint>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +33,11 @@ namespace diarization::runtime::testing {
 inline constexpr int kFakeProbeStride = 271;  // 588 · 271 < 160000
 
 int FakeClass(float x);
+// Audio the fake segmentation reads as speaker turns: turns of 0.3-2 s, each
+// of one powerset class drawn from `rng` (the one-speaker classes more
+// often), every sample at that class's level (class + 0.5) / 7 with a
+// jitter of +-0.06 and a random sign, so FakeClass gives the class back.
+std::vector<float> FakeSpeakerAudio(int64_t num_samples, std::mt19937_64& rng);
 // log_probs: 589 × 7 for one 160000-sample window.
 void FakeLogProbs(const float* window, float* log_probs);
 // embedding: 256 for one window and one 589-frame mask.
