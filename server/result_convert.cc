@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "engine/pipeline/rttm.h"
 
 namespace diarization::server {
@@ -63,17 +64,17 @@ void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
 
 std::vector<std::pair<std::string, double>> TailLogFields(
     const runtime::TailTimes& tail) {
-  return {{"tail_s", tail.total_s},
-          {"tail_segmentation_wait_s", tail.segmentation_wait_s},
-          {"tail_segmentation_s", tail.segmentation_s},
-          {"tail_embedding_wait_s", tail.embedding_wait_s},
-          {"tail_embedding_s", tail.embedding_s},
-          {"tail_host_wait_s", tail.host_wait_s},
-          {"tail_clustering_s", tail.clustering_s},
-          {"tail_delivery_s", tail.delivery_s},
-          {"tail_finals_running", tail.finals_running},
-          {"tail_partials_running", tail.partials_running},
-          {"tail_finals_queued", tail.finals_queued}};
+  std::vector<std::pair<std::string, double>> fields;
+  for (const auto& [part, seconds] : tail.Parts()) {
+    fields.emplace_back(part == "total"
+                            ? std::string("tail_s")
+                            : absl::StrCat("tail_", std::string(part), "_s"),
+                        seconds);
+  }
+  fields.emplace_back("tail_finals_running", tail.finals_running);
+  fields.emplace_back("tail_partials_running", tail.partials_running);
+  fields.emplace_back("tail_finals_queued", tail.finals_queued);
+  return fields;
 }
 
 void FillPartial(const runtime::PartialResult& partial,

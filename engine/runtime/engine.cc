@@ -792,17 +792,7 @@ class EngineImpl : public WorkerListener,
     if (result.ok()) {
       metrics_->AddAudioSeconds(result->device, result->audio_s);
       if (result->rtfx > 0.0) metrics_->ObserveRequestRtfx(result->rtfx);
-      const TailTimes& t = result->tail;
-      for (const auto& [part, seconds] :
-           {std::pair<std::string_view, double>{"segmentation_wait",
-                                                t.segmentation_wait_s},
-            {"segmentation", t.segmentation_s},
-            {"embedding_wait", t.embedding_wait_s},
-            {"embedding", t.embedding_s},
-            {"host_wait", t.host_wait_s},
-            {"clustering", t.clustering_s},
-            {"delivery", t.delivery_s},
-            {"total", t.total_s}}) {
+      for (const auto& [part, seconds] : result->tail.Parts()) {
         metrics_->ObserveTailSeconds(part, seconds);
       }
     }

@@ -87,12 +87,15 @@
 #ifndef DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 #define DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -291,6 +294,20 @@ struct TailTimes {
   int finals_running = 0;
   int partials_running = 0;
   int finals_queued = 0;
+
+  // The durations above by name, the total first: the `part` label of
+  // diarization_tail_seconds, and tail_<name>_s in the server's call log
+  // (tail_s for the total). One list, so the two never disagree.
+  std::array<std::pair<std::string_view, double>, 8> Parts() const {
+    return {{{"total", total_s},
+             {"segmentation_wait", segmentation_wait_s},
+             {"segmentation", segmentation_s},
+             {"embedding_wait", embedding_wait_s},
+             {"embedding", embedding_s},
+             {"host_wait", host_wait_s},
+             {"clustering", clustering_s},
+             {"delivery", delivery_s}}};
+  }
 };
 
 struct JobResult {
