@@ -19,7 +19,6 @@
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_status.h"
-#include "engine/models/cuda_strided_pointwise_conv.h"
 
 // The frontend's headers come from tools/third_party/get_cudnn_frontend.sh
 // (scripts/test.sh and tools/device/pack.sh run it). A checkout built
@@ -34,8 +33,6 @@ namespace {
 namespace fe = cudnn_frontend;
 
 constexpr int64_t kUidX = 1, kUidW = 2, kUidBias = 3, kUidZ = 4, kUidY = 5;
-// The engine name of the cuBLAS pointwise candidate (Describe, the cache).
-constexpr char kGemmEngine[] = "cublas-strided-gemm";
 
 // NHWC strides of a (n, c, h, w) tensor, in the frontend's NCHW dim order.
 std::vector<int64_t> NhwcStrides(int64_t c, int64_t h, int64_t w) {
@@ -83,11 +80,9 @@ absl::StatusOr<float> TimeOnStream(cudaStream_t stream, int runs,
 struct GraphConv2d::Plan {
   Epilogue epilogue = Epilogue::kNone;
   int n = 0, h = 0, w = 0;
-  // Null: this shape runs on the legacy call, or with `gemm` on the cuBLAS
-  // pointwise GEMM.
+  // Null: this shape runs on the legacy call.
   std::shared_ptr<fe::graph::Graph> graph;
-  bool gemm = false;
-  bool on_engine() const { return graph != nullptr || gemm; }
+  bool on_engine() const { return graph != nullptr; }
   int64_t plan_index = -1;
   int64_t workspace = 0;
   std::string engine;
@@ -336,8 +331,7 @@ ConvLayerKey GraphConv2d::LayerKey(Epilogue e, int n, int h, int w) const {
   return ConvLayerKey{
       .precision = s.half ? "mixed" : "tf32",
       .policy = absl::StrCat(options_.compare_legacy ? "fastest" : "graph",
-                             options_.runtime_compilation ? "+rtc" : "",
-                             options_.pointwise_gemm ? "+gemm" : "", "+c",
+                             options_.runtime_compilation ? "+rtc" : "", "+c",
                              options_.max_candidates),
       .epilogue = EpilogueName(static_cast<int>(e)),
       .n = n,
@@ -401,23 +395,6 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
   const int e = static_cast<int>(plan->epilogue);
   if (choice.engine == "legacy") {
     plan->why_legacy = "the engine cache's choice";
-    plan->from_cache = true;
-    return absl::OkStatus();
-  }
-  if (choice.engine == kGemmEngine) {
-    if (e != 0 || !StridedPointwiseConvSupported(*legacy_, plan->h, plan->w)) {
-      return absl::InvalidArgumentError("the GEMM does not cover this shape");
-    }
-    absl::StatusOr<float> ms =
-        TimeOnStream(ctx_->stream(), options_.timing_runs, [&] {
-          return LaunchStridedPointwiseConv(ctx_, *legacy_, x, plan->n, plan->h,
-                                            plan->w, y);
-        });
-    if (!ms.ok()) return absl::AbortedError(ms.status().message());
-    plan->gemm = true;
-    plan->engine = kGemmEngine;
-    plan->graph_ms = *ms;
-    plan->timed = 1;
     plan->from_cache = true;
     return absl::OkStatus();
   }
@@ -600,13 +577,6 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
       }
     }
   }
-  if (donor != nullptr && donor->gemm) {
-    // The GEMM covers every batch size of a covered shape.
-    plan->gemm = true;
-    plan->engine = kGemmEngine;
-    plan->reused_from = donor->n;
-    return keep();
-  }
   if (donor != nullptr) {
     std::shared_ptr<fe::graph::Graph> g = *graph;
     try {
@@ -746,28 +716,6 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
                              "within the workspace");
     }
   }
-  if (options_.pointwise_gemm && e == Epilogue::kNone &&
-      StridedPointwiseConvSupported(*legacy_, h, w)) {
-    absl::StatusOr<float> ms = TimeOnStream(stream, options_.timing_runs, [&] {
-      return LaunchStridedPointwiseConv(ctx_, *legacy_, x, n, h, w, y);
-    });
-    if (ms.ok()) {
-      ++plan->timed;
-      plan->timed_list.push_back({kGemmEngine, *ms, 0});
-      if (plan->graph == nullptr || *ms < plan->graph_ms) {
-        plan->graph.reset();
-        plan->gemm = true;
-        plan->engine = kGemmEngine;
-        plan->graph_ms = *ms;
-        plan->workspace = 0;
-      }
-    } else {
-      RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
-                                 "timing the pointwise GEMM"));
-      absl::StrAppend(&reasons, " [", kGemmEngine,
-                      " failed: ", ms.status().message(), "]");
-    }
-  }
   if (!plan->on_engine()) {
     plan->why_legacy = absl::StrCat("no graph engine:", reasons);
   } else if (options_.compare_legacy) {
@@ -780,7 +728,6 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
           absl::StrCat("faster than the best graph engine ", plan->engine, " (",
                        plan->legacy_ms, " vs ", plan->graph_ms, " ms)");
       plan->graph.reset();
-      plan->gemm = false;
     }
   }
   return keep();
@@ -810,8 +757,6 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
         "GraphConv2d ", name_, ": a residual needs the bias epilogue"));
   }
   ASSIGN_OR_RETURN(Plan * plan, PlanFor(e, x, n, h, w, bias, z, y));
-  if (plan->gemm)
-    return LaunchStridedPointwiseConv(ctx_, *legacy_, x, n, h, w, y);
   if (plan->graph == nullptr) return RunLegacy(e, x, n, h, w, bias, z, y);
   std::unordered_map<int64_t, void*> pack =
       VariantPack(static_cast<int>(e), x, legacy_->weights(), bias, z, y);

@@ -24,9 +24,6 @@
 // entry that no longer builds or runs is forgotten with a diagnostic and the
 // candidates are timed as without a cache. Every choice is recorded; the
 // owner saves the cache.
-// With Options::pointwise_gemm a 1×1 shape without epilogue may instead run
-// as one cuBLAS GEMM (engine "cublas-strided-gemm" in Describe and the
-// cache), where that timed faster than every graph engine.
 // A shape no graph engine supports runs on the legacy Conv2d, which also
 // owns the weights (its NHWC filter); so does every shape where
 // `compare_legacy` finds the legacy call faster. Describe() says which
@@ -79,11 +76,6 @@ class GraphConv2d {
     // Candidates needing more workspace than this are not considered
     // (0: the context's whole workspace).
     int64_t workspace_cap_bytes = 0;
-    // For 1×1 convolutions without epilogue (the downsampling shortcuts):
-    // also time one strided-batched cuBLAS GEMM
-    // (cuda_strided_pointwise_conv.h) and keep it where it beats the graph
-    // engines.
-    bool pointwise_gemm = false;
     // Choices made before (null: none kept). Shared by every layer and
     // pipeline that uses the same file.
     std::shared_ptr<ConvEngineCache> engine_cache;
@@ -109,8 +101,7 @@ class GraphConv2d {
   // One line per shape seen so far: "name n×c×h×w epilogue: graph <engine>
   // (t ms, ws B)" or "...: legacy (<why>)".
   std::vector<std::string> Describe() const;
-  // Shapes that run on a graph engine (or the pointwise GEMM) / on the
-  // legacy call; shapes whose
+  // Shapes that run on a graph engine / on the legacy call; shapes whose
   // choice came from the engine cache.
   int graph_shapes() const;
   int legacy_shapes() const;
