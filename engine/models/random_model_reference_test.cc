@@ -16,6 +16,7 @@
 #include "engine/models/safetensors.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/pipeline_recording.h"
 #include "testing/test_data.h"
 
 namespace diarization::models {
@@ -94,9 +95,10 @@ TEST(RandomModelReferenceTest, ReferenceFileHasTheDocumentedArrays) {
   }
 }
 
-// The whole-pipeline references (record_pipeline.py) were made with the
-// seed-1 networks (pipeline_random_seed1) or the seed-1 embedding network
-// (pipeline_real_segmentation) and the shared community-1 PLDA.
+// The whole-pipeline references (record_pipeline.py, testing/testdata/) were
+// made with the seed-1 networks (pipeline_random_seed1) or the seed-1
+// embedding network (pipeline_real_segmentation) and the shared community-1
+// PLDA.
 TEST(RandomModelReferenceTest, PipelineReferencesUseTheseWeights) {
   const nlohmann::json seed1 = Info();
   const std::string plda_dir =
@@ -106,7 +108,8 @@ TEST(RandomModelReferenceTest, PipelineReferencesUseTheseWeights) {
       *Sha256HexOfFile(plda_dir + "/plda.npz")};
   for (const char* folder :
        {"pipeline_random_seed1", "pipeline_real_segmentation"}) {
-    std::ifstream in(Testdata() / folder / "info.json");
+    const fs::path dir = testing::PipelineRecordingDir(folder);
+    std::ifstream in(dir / "info.json");
     ASSERT_TRUE(in.good()) << folder;
     std::stringstream ss;
     ss << in.rdbuf();
@@ -124,8 +127,7 @@ TEST(RandomModelReferenceTest, PipelineReferencesUseTheseWeights) {
     EXPECT_EQ(models["plda"]["sha256"].get<std::vector<std::string>>(),
               plda_hashes)
         << folder;
-    auto arrays = SafetensorsFile::Open(
-        (Testdata() / folder / "arrays.safetensors").string());
+    auto arrays = SafetensorsFile::Open((dir / "arrays.safetensors").string());
     ASSERT_TRUE(arrays.ok()) << arrays.status();
     for (const auto& clip : info["clips"]) {
       const std::string name = clip["clip"].get<std::string>();
@@ -138,7 +140,7 @@ TEST(RandomModelReferenceTest, PipelineReferencesUseTheseWeights) {
                   (*arrays)->names())
               .ok())
           << folder << " " << name;
-      EXPECT_TRUE(fs::exists(Testdata() / folder / (name + ".rttm")));
+      EXPECT_TRUE(fs::exists(dir / (name + ".rttm")));
       const fs::path audio =
           fs::path(testing::TestDataDir()) / clip["audio"].get<std::string>();
       EXPECT_EQ(*Sha256HexOfFile(audio.string()),

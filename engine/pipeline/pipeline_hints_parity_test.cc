@@ -1,6 +1,6 @@
 // The host pipeline with speaker-count hints against pyannote.audio 4.0.4's
 // SpeakerDiarization called with the same hints, from the same network
-// outputs: engine/models/testdata/pipeline_*/arrays.safetensors holds what
+// outputs: testing/testdata/pipeline_*/arrays.safetensors holds what
 // pyannote's networks gave (binarised segmentations, embeddings with NaN for
 // skipped speakers) and <clip>.<hint>[.exclusive].rttm what its pipeline
 // wrote with each hint (tools/reference/record_pipeline.py --hints). Most
@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "engine/io/plda_files.h"
-#include "engine/models/safetensors.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 #include "gtest/gtest.h"
+#include "testing/pipeline_recording.h"
 #include "testing/test_data.h"
 
 namespace diarization::pipeline {
@@ -82,22 +82,15 @@ class PipelineHintsParityTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PipelineHintsParityTest, RttmsEqualPyannotesWithEveryHint) {
   const Case& c = GetParam();
-  const std::string base =
-      diarization::testing::SourceRoot() + "/engine/models/testdata/" + c.dir;
-  auto arrays = models::SafetensorsFile::Open(base + "/arrays.safetensors");
-  ASSERT_TRUE(arrays.ok()) << arrays.status();
-  const models::TensorView* seg = (*arrays)->Find(c.clip + ".segmentations");
-  const models::TensorView* emb = (*arrays)->Find(c.clip + ".embeddings");
-  ASSERT_NE(seg, nullptr);
-  ASSERT_NE(emb, nullptr);
-  ASSERT_EQ(seg->dtype, models::DType::kU8);
-  ASSERT_EQ(seg->shape.size(), 3u);
-  const int num_windows = static_cast<int>(seg->shape[0]);
-  std::vector<float> segmentations(seg->num_elements());
-  for (size_t i = 0; i < segmentations.size(); ++i) {
-    segmentations[i] = static_cast<float>(seg->bytes[i]);
-  }
-  const std::span<const float> embeddings = emb->f32();
+  const std::string base = diarization::testing::PipelineRecordingDir(c.dir);
+  // The reader fails when the file, a tensor, the U8 dtype or the rank 3 of
+  // the segmentations is missing.
+  auto recorded =
+      diarization::testing::ReadRecordedNetworkOutputs(base, c.clip);
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  const int num_windows = recorded->num_windows;
+  const std::vector<float>& segmentations = recorded->segmentations;
+  const std::vector<float>& embeddings = recorded->embeddings;
   ASSERT_EQ(embeddings.size(), static_cast<size_t>(num_windows) * 3 * 256);
 
   auto plda = io::LoadPlda(diarization::testing::SharedModelsDir() +

