@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_format.h"
 #include "engine/pipeline/ahc.h"
+#include "testing/average_linkage.h"
 
 namespace diarization::testing {
 
-using pipeline::AverageLinkage;
 using pipeline::ClusterVbx;
 using pipeline::FclusterDistance;
 using pipeline::Merge;

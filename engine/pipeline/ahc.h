@@ -1,6 +1,7 @@
 // Agglomerative clustering that initialises VBx (pipeline.md §7.3; pyannote
 // VBxClustering.__call__ → scipy linkage(method="centroid") + fcluster(t,
-// criterion="distance")). Also average linkage, for BUT's VBx recipe.
+// criterion="distance")). (BUT's recipe's average linkage is test code:
+// testing/average_linkage.h.)
 //
 // Precision: the unit-normalisation of the embeddings is float32 (numpy on
 // float32 arrays); pdist, the Lance–Williams updates and the heights are
@@ -95,10 +96,6 @@ std::vector<Merge> CentroidLinkageSquare(
 // case is all ones.
 std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
                                    std::span<const int> initial_sizes = {});
-
-// scipy/fastcluster average linkage (UPGMA) via the nearest-neighbour chain,
-// rows sorted by height (stable) and relabelled as scipy does.
-std::vector<Merge> AverageLinkage(std::vector<double>& condensed, int n);
 
 // scipy fcluster(Z, t, criterion="distance"): 1-based flat cluster ids,
 // numbered as scipy's cluster_monocrit DFS. A subtree is one cluster iff the
