@@ -73,13 +73,13 @@ ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
           "CUDA embedding network precision: fp32, tf32, or mixed (FP16 "
           "convolutions with FP32 accumulation; opt-in, see "
           "docs/benchmarks.md for its gate)");
-ABSL_FLAG(std::string, cuda_embedding_conv_api, "legacy",
-          "CUDA embedding trunk convolutions (TF32 or mixed): legacy, graph "
-          "(cuDNN "
-          "graphs, engines timed when the model loads; ADR 0072) or fastest "
-          "(graph, legacy per layer where that timed faster)");
+ABSL_FLAG(std::string, cuda_embedding_conv_api, "auto",
+          "CUDA embedding trunk convolutions: auto (graph for TF32, legacy "
+          "otherwise; ADR 0077), legacy, graph (cuDNN graphs, engines chosen "
+          "when the model loads; TF32 or mixed; ADR 0072) or fastest (graph, "
+          "legacy per layer where that timed faster)");
 ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
-          "With --cuda_embedding_conv_api graph/fastest: a file that keeps "
+          "With the graph API (--cuda_embedding_conv_api): a file that keeps "
           "the engine chosen per trunk layer shape, so a restart builds those "
           "instead of timing the candidates (written after each choice; "
           "entries of another GPU or cuDNN version are ignored). Empty: none");

@@ -2,7 +2,8 @@
 # On the GPU machine: the RTFx ratio against pyannote.audio, measured as
 # alternating pairs (ours, pyannote, ours, pyannote, ...), because
 # pyannote's own wall time varies by >10 % from run to run. Ours:
-# rtfx_main, default TF32 embeddings, batch 32/32, stages overlapped, real
+# rtfx_main, default TF32 embeddings (default trunk API and segmentation
+# batch), embedding batch 32, stages overlapped, real
 # segmentation weights (gpu_tests.sh's REALSEG configuration). Theirs:
 # pyannote_baseline.sh (same hour of audio, same weights). Prints each pair,
 # and the median and range of the ratios.
@@ -19,7 +20,8 @@ tar -C "$WORK" -xJf .device/payload.tar.xz || { echo "ratio_ab.sh: no payload"; 
 for i in $(seq "${PAIRS:-3}"); do
   LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TMPDIR="$WORK" \
     timeout 240 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-    --embedding_precision=tf32 --batch=32 --seg_batch=32 --overlap --timed_algos --repeats=1 \
+    --embedding_precision=tf32 --batch=32 --overlap --timed_algos --repeats=1 \
+    --conv_engine_cache="$WORK/conv_engines.tsv" \
     --segmentation_weights="$WORK/real/segmentation.safetensors" >"$LOGS/ours_$i.log" 2>&1
   ours=$(sed -n 's/.*RTFx end to end \([0-9.]*\);.*/\1/p' "$LOGS/ours_$i.log")
   # The wheels are installed by the first baseline run only.

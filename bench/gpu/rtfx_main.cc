@@ -99,11 +99,12 @@ ABSL_FLAG(bool, channels_last, true,
 ABSL_FLAG(bool, fused_epilogue, true,
           "Embedding: BatchNorm folded into the convolutions, bias + residual "
           "+ ReLU inside cuDNN's convolution (else a separate pass).");
-ABSL_FLAG(std::string, conv_api, "legacy",
-          "Embedding trunk convolutions (TF32 or mixed): legacy (cuDNN's "
-          "cudnnConvolutionBiasActivationForward), graph (cuDNN graphs "
-          "through the cuDNN frontend, engines timed per shape) or fastest "
-          "(graph, or legacy where that timed faster per layer).");
+ABSL_FLAG(std::string, conv_api, "auto",
+          "Embedding trunk convolutions: auto (graph for TF32, else legacy), "
+          "legacy (cuDNN's cudnnConvolutionBiasActivationForward), graph "
+          "(cuDNN graphs through the cuDNN frontend, engines chosen at load "
+          "for the largest batch; TF32 or mixed) or fastest (graph, or "
+          "legacy where that timed faster per layer).");
 ABSL_FLAG(bool, graph_runtime_compilation, true,
           "With --conv_api graph/fastest: time the engines cuDNN compiles at "
           "run time too (false: only where no precompiled engine builds; "

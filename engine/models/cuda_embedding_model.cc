@@ -172,12 +172,20 @@ struct CudaEmbeddingModel::Impl {
   // "mixed": the trunk's convolutions on FP16 tensors (FP32 accumulation),
   // between a cast after the fbank and a cast before the pooling.
   bool half = false;
-  // CudaModelOptions::conv_api is "graph" or "fastest".
+  // CudaModelOptions::conv_api resolved to "graph" or "fastest".
+  //
+  // Graph API: the engines are chosen and built for max_batch windows only,
+  // at load, and every call runs the trunk at max_batch on them (the rows
+  // past its windows zeroed). So no request pays a plan build (cuDNN
+  // compiles the conv2 layers' engines at run time: 0.2-1.1 s per layer and
+  // batch size, docs/benchmarks.md 16:27), and the layers' legacy calls
+  // never run between graph plans. Configurations that did (small batches
+  // on the legacy call), or that shared one plan between layers or timed
+  // 24 candidates, gave wrong embeddings on some loads on the H200
+  // (2026-12-01, 0.02-0.4 relative); cause not isolated (ADR 0077).
   bool graph_api = false;
   // CudaModelOptions::direct_stem_conv.
   bool direct_stem = false;
-  // Batch sizes whose first run was summarised on stderr (graph API).
-  std::vector<int> logged_batches;
   // CudaModelOptions::conv_engine_cache, shared with the process's other
   // pipelines; null without one.
   std::shared_ptr<ConvEngineCache> engine_cache;
@@ -217,12 +225,11 @@ struct CudaEmbeddingModel::Impl {
   // Writes the cache when a choice was added; a failure is a diagnostic.
   void SaveEngineCache();
   // conv_api "graph" / "fastest": one eager trunk pass at max_batch on
-  // zeroed buffers, so every layer's engine is timed at load (no request
-  // pays it) and smaller batches reuse the choice.
+  // zeroed buffers, so every layer's engine is chosen at load (no request
+  // pays it).
   absl::Status ChooseGraphEnginesAtLoad();
-  // One stderr line per new batch size: how many convolutions run on graph
-  // engines.
-  void LogGraphConvs(int n);
+  // One stderr line: how many convolutions run on graph engines.
+  void LogGraphConvs();
   std::vector<ConvBn*> Layers(std::vector<std::string>* names);
   absl::Status Enqueue(int n, int s);
   // The ResNet trunk on act[0] (features); returns the buffer holding its
@@ -230,7 +237,8 @@ struct CudaEmbeddingModel::Impl {
   absl::StatusOr<float*> EnqueueTrunkUnfused(int n, int* out_h, int* out_w);
   // input: the (n, 80, 998, 1) features (float, or FP16 when `half`),
   // which may be a or b; cur, a, b: three distinct activation buffers. On
-  // return *free_buf is a buffer not holding the output.
+  // return *free_buf is a buffer not holding the output. Under the graph
+  // API n must be max_batch (the engines are built for it).
   absl::StatusOr<void*> EnqueueTrunkFused(int n, const void* input, void* cur,
                                           void* a, void* b, int* out_h,
                                           int* out_w, void** free_buf);
@@ -538,16 +546,11 @@ absl::Status CudaEmbeddingModel::Impl::ChooseGraphEnginesAtLoad() {
   (void)out;
   RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
                              "choosing the graph engines at load"));
-  LogGraphConvs(options.max_batch);
+  LogGraphConvs();
   return absl::OkStatus();
 }
 
-void CudaEmbeddingModel::Impl::LogGraphConvs(int n) {
-  if (std::find(logged_batches.begin(), logged_batches.end(), n) !=
-      logged_batches.end()) {
-    return;
-  }
-  logged_batches.push_back(n);
+void CudaEmbeddingModel::Impl::LogGraphConvs() {
   int on_graph = 0, on_legacy = 0, cached = 0;
   std::string legacy_names;
   std::vector<std::string> names;
@@ -562,21 +565,32 @@ void CudaEmbeddingModel::Impl::LogGraphConvs(int n) {
   ReportDiagnostic(
       absl::StrCat("cuda:", arena->device(), " embedding"),
       absl::StrCat(
-          "conv_api ", options.conv_api, " (", options.precision,
-          "), batches up to ", n, ": ", on_graph,
+          "conv_api ", options.conv_api, " (", options.precision, "), batch ",
+          options.max_batch, ": ", on_graph,
           " layer shapes on cuDNN graph engines, ", on_legacy,
           " on the legacy call", on_legacy > 0 ? ":" : "", legacy_names,
           engine_cache != nullptr
               ? absl::StrCat("; ", cached, " choices from the engine cache")
-              : ""));
-  // New choices (a new batch size's shapes) go to the cache file now, so a
-  // restart finds them.
+              : "",
+          "; smaller calls run padded to ", options.max_batch, " windows"));
+  // The choices go to the cache file now, so a restart finds them.
   SaveEngineCache();
 }
 
 absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
   cudaStream_t stream = ctx->stream();
   RETURN_IF_ERROR(EnqueueFbank(n));
+  // Graph API: the trunk runs at max_batch on the graph engines (rows n..
+  // zeroed, their outputs never read: convolution, bias and ReLU act per
+  // window, and the pooling reads n rows).
+  const int tn = graph_api ? options.max_batch : n;
+  if (tn > n) {
+    const size_t per = size_t{kMel} * kFrames;
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemsetAsync(act[0].f32() + size_t(n) * per, 0,
+                        sizeof(float) * size_t(tn - n) * per, stream),
+        "zeroing the padding windows' features"));
+  }
   int h = 0, w = 0;
   float* cur = nullptr;
   if (!fused) {
@@ -585,18 +599,18 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
     void* free_buf = nullptr;
     ASSIGN_OR_RETURN(
         void* out,
-        EnqueueTrunkFused(n, act[0].data(), act[1].data(), act[0].data(),
+        EnqueueTrunkFused(tn, act[0].data(), act[1].data(), act[0].data(),
                           act[2].data(), &h, &w, &free_buf));
     cur = static_cast<float*>(out);
   } else {
     // Features (float, act[0]) -> FP16 in act[2], the FP16 trunk, then its
     // output back to float for the pooling.
     RETURN_IF_ERROR(kernels::LaunchFloatToHalf(
-        act[0].f32(), act[2].data(), int64_t{n} * kMel * kFrames, stream));
+        act[0].f32(), act[2].data(), int64_t{tn} * kMel * kFrames, stream));
     void* free_buf = nullptr;
     ASSIGN_OR_RETURN(
         void* out,
-        EnqueueTrunkFused(n, act[2].data(), act[1].data(), act[0].data(),
+        EnqueueTrunkFused(tn, act[2].data(), act[1].data(), act[0].data(),
                           act[2].data(), &h, &w, &free_buf));
     cur = static_cast<float*>(free_buf);
     RETURN_IF_ERROR(
@@ -668,17 +682,26 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   }
   const bool channels_last = impl->channels_last;
   impl->fused = options.fused_conv_epilogue;
-  if (options.conv_api != "legacy" && options.conv_api != "graph" &&
-      options.conv_api != "fastest") {
+  if (options.conv_api != "auto" && options.conv_api != "legacy" &&
+      options.conv_api != "graph" && options.conv_api != "fastest") {
     return absl::InvalidArgumentError(
         absl::StrCat("CudaEmbeddingModel: conv_api '", options.conv_api,
-                     "' is not supported; use legacy, graph or fastest"));
+                     "' is not supported; use auto, legacy, graph or fastest"));
   }
-  impl->graph_api = options.conv_api != "legacy";
+  if (options.conv_api == "auto") {
+    // The graph path where its gates were measured (TF32 with the fused,
+    // channels-last trunk, ADR 0077) and the binary has the frontend;
+    // everything else keeps the legacy call.
+    const bool graph = impl->precision == cuda::Precision::kTf32 &&
+                       impl->fused && impl->channels_last &&
+                       cuda::GraphConv2d::Built();
+    impl->options.conv_api = graph ? "graph" : "legacy";
+  }
+  impl->graph_api = impl->options.conv_api != "legacy";
   if (impl->graph_api && (impl->precision == cuda::Precision::kFp32 ||
                           !impl->fused || !impl->channels_last)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "CudaEmbeddingModel: conv_api '", options.conv_api,
+        "CudaEmbeddingModel: conv_api '", impl->options.conv_api,
         "' needs precision tf32 or mixed with fused_conv_epilogue and "
         "channels_last (precision is ",
         options.precision, ")"));
@@ -901,7 +924,6 @@ absl::Status CudaEmbeddingModel::RunSpans(const WindowSpans& spans,
     RETURN_IF_ERROR(
         m.graphs->Run({n, masks_per_window}, m.options.use_cuda_graphs,
                       [&] { return m.Enqueue(n, masks_per_window); }));
-    if (m.graph_api) m.LogGraphConvs(n);
     RETURN_IF_ERROR(cuda::DownloadAsync(m.emb, emb_count, m.host_emb, stream,
                                         "embeddings"));
     RETURN_IF_ERROR(m.busy.End(stream));

@@ -263,6 +263,11 @@ void CheckEmbedding(const std::string& precision, double tolerance,
       conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(),
       direct_stem ? " (direct stem)" : "", rel, MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
+  if (rel >= tolerance || a != b) {
+    // Which engine each layer ran, for the failure's diagnosis.
+    for (const std::string& line : (*m)->conv_engines())
+      std::printf("  %s\n", line.c_str());
+  }
   EXPECT_EQ(a, b) << "eager run and graph replay differ";
   EXPECT_EQ(b, c) << "two graph replays differ";
   if (engines != nullptr) *engines = (*m)->conv_engines();
@@ -279,8 +284,7 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   for (int k = 0; k < kMasks; ++k) {
     for (int bb = 0; bb < kB; ++bb) {
       std::copy_n(&masks[(size_t(bb) * kMasks + k) * kFramesPerWindow],
-                  kFramesPerWindow,
-                  &one_mask[size_t(bb) * kFramesPerWindow]);
+                  kFramesPerWindow, &one_mask[size_t(bb) * kFramesPerWindow]);
       std::copy_n(&a[(size_t(bb) * kMasks + k) * kEmbeddingDim], kEmbeddingDim,
                   &from_multi[size_t(bb) * kEmbeddingDim]);
     }
@@ -349,8 +353,9 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
-  // The whole batch, then its last window alone (a smaller batch size:
-  // under the graph API it reuses the engines timed at load for kB).
+  // The whole batch, then its last window alone: under the graph API a
+  // smaller batch runs padded to kB on the engines chosen at load, so no
+  // engine is built after the load.
   struct Out {
     std::vector<float> batch, single;
     std::vector<std::string> engines;
@@ -382,11 +387,10 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
   };
   const Out legacy = run("legacy");
   const Out graph = run("graph");
-  int on_graph = 0, reused = 0;
+  int on_graph = 0;
   for (const std::string& line : graph.engines) {
     std::printf("  %s\n", line.c_str());
     on_graph += line.find(": graph ") != std::string::npos;
-    reused += line.find("the engine timed at batch") != std::string::npos;
   }
   const double rel = MaxRel(graph.batch, legacy.batch, kEmbeddingDim);
   const std::vector<float> last_of_batch(
@@ -394,16 +398,77 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
   const double rel_single = MaxRel(graph.single, last_of_batch, kEmbeddingDim);
   std::printf(
       "embedding tf32 conv_api graph vs legacy: max relative %.3g; %d of %zu "
-      "layer shapes on graph engines, %d reusing the engine of batch %d; one "
-      "window alone vs in the batch: max relative %.3g\n",
-      rel, on_graph, graph.engines.size(), reused, kB, rel_single);
-  // 36 convolutions at two batch sizes.
-  EXPECT_EQ(graph.engines.size(), 72u);
+      "layer shapes on graph engines; one window padded to %d vs in the "
+      "batch: max relative %.3g\n",
+      rel, on_graph, graph.engines.size(), kB, rel_single);
+  // 36 convolutions, each at kB only: the padded single window built
+  // nothing new.
+  EXPECT_EQ(graph.engines.size(), 36u);
   EXPECT_GE(on_graph, static_cast<int>(graph.engines.size()) / 2);
-  EXPECT_GT(reused, 0);
   EXPECT_LT(rel, 1e-3);
   EXPECT_LT(rel_single, 1e-3);
   EXPECT_LT(MaxRel(legacy.single, graph.single, kEmbeddingDim), 1e-3);
+}
+
+// "auto", the default: the graph path for TF32 (engines chosen at load,
+// smaller batches padded), the legacy call for FP32. The gates against the
+// CPU network hold at every batch size.
+TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> win = Windows();
+  const std::vector<float> masks = Masks(rng);
+  std::vector<float> cpu(size_t(kB) * kMasks * kEmbeddingDim);
+  {
+    auto m = CpuEmbeddingModel::Create(*w, CpuModelOptions());
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, cpu).ok());
+  }
+  for (const std::string precision : {"tf32", "fp32"}) {
+    CudaModelOptions o;
+    o.precision = precision;
+    ASSERT_EQ(o.conv_api, "auto");
+    o.max_batch = kB;
+    o.max_masks_per_window = kMasks;
+    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    ASSERT_TRUE(m.ok()) << m.status();
+    const std::vector<std::string> engines = (*m)->conv_engines();
+    if (precision == "tf32") {
+      EXPECT_EQ(engines.size(), 36u) << "auto did not take the graph path";
+    } else {
+      EXPECT_TRUE(engines.empty()) << "auto took the graph path for fp32";
+    }
+    // Every batch size from 1 to kB (the rest of the windows follow in
+    // batches of that size).
+    for (int n = 1; n <= kB; ++n) {
+      std::vector<float> out(cpu.size(), NAN);
+      for (int first = 0; first < kB; first += n) {
+        const int k = std::min(n, kB - first);
+        ASSERT_TRUE((*m)->Run(std::span<const float>(win).subspan(
+                                  size_t(first) * kWindowSamples,
+                                  size_t(k) * kWindowSamples),
+                              k,
+                              std::span<const float>(masks).subspan(
+                                  size_t(first) * kMasks * kFramesPerWindow,
+                                  size_t(k) * kMasks * kFramesPerWindow),
+                              kMasks,
+                              std::span<float>(out).subspan(
+                                  size_t(first) * kMasks * kEmbeddingDim,
+                                  size_t(k) * kMasks * kEmbeddingDim))
+                        .ok());
+      }
+      const double rel = MaxRel(out, cpu, kEmbeddingDim);
+      std::printf(
+          "embedding %s conv_api auto, batches of %d: max relative "
+          "vs cpu %.3g\n",
+          precision.c_str(), n, rel);
+      EXPECT_LT(rel, precision == "tf32" ? 1e-3 : 1e-5) << n;
+    }
+    EXPECT_EQ((*m)->conv_engines().size(), engines.size())
+        << "a batch size built engines after the load";
+  }
 }
 
 // The stem through kernels/stem_conv (float32 FMAs instead of cuDNN's
@@ -641,8 +706,7 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
     auto w = Open(seg_path_);
     auto m = CudaSegmentationModel::Create(*w, arena, o);
     ASSERT_TRUE(m.ok()) << m.status();
-    std::vector<float> a(size_t(n) * kFramesPerWindow * kPowersetClasses,
-                         NAN),
+    std::vector<float> a(size_t(n) * kFramesPerWindow * kPowersetClasses, NAN),
         b(a.size(), NAN);
     ASSERT_TRUE((*m)->Run(windows, n, a).ok());
     ASSERT_TRUE((*m)->RunSpans(spans, b).ok());
@@ -658,8 +722,7 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
     std::vector<float> masks(size_t(n) * 3 * kFramesPerWindow);
     std::uniform_int_distribution<int> bit(0, 1);
     for (float& x : masks) x = float(bit(rng));
-    std::vector<float> a(size_t(n) * 3 * kEmbeddingDim, NAN),
-        b(a.size(), NAN);
+    std::vector<float> a(size_t(n) * 3 * kEmbeddingDim, NAN), b(a.size(), NAN);
     ASSERT_TRUE((*m)->Run(windows, n, masks, 3, a).ok());
     ASSERT_TRUE((*m)->RunSpans(spans, masks, 3, b).ok());
     EXPECT_EQ(a, b);
@@ -808,9 +871,8 @@ TEST_F(CudaModelsTest, EachNetworkIsSizedForItsOwnBatch) {
     EXPECT_TRUE(e.ok()) << e.status();
     if (!s.ok() || !e.ok()) return r;
     const DeviceArenaStats st = arena->Stats();
-    r.segmentation_bytes =
-        st.owners.at("segmentation/activations").used_bytes +
-        st.owners.at("segmentation/windows").used_bytes;
+    r.segmentation_bytes = st.owners.at("segmentation/activations").used_bytes +
+                           st.owners.at("segmentation/windows").used_bytes;
     r.embedding_bytes = st.owners.at("embedding/activations").used_bytes +
                         st.owners.at("embedding/windows").used_bytes;
     r.log_probs.assign(size_t(kB) * kFramesPerWindow * kPowersetClasses, NAN);

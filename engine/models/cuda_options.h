@@ -42,14 +42,18 @@ struct CudaModelOptions {
   // (cudnnConvolutionBiasActivationForward) instead of a separate pass over
   // the activations (kernels::LaunchScaleShiftAct). Off: the unfused path.
   bool fused_conv_epilogue = true;
-  // Embedding only, TF32 or mixed with fused_conv_epilogue and
-  // channels_last: the API the trunk's convolutions go through. "legacy"
-  // (default): cudnnConvolutionBiasActivationForward. "graph": one cuDNN graph
-  // per convolution and epilogue through the cuDNN frontend, its engine timed
-  // per shape on first use; shapes no graph engine supports stay legacy
-  // (engine/models/cudnn_graph_conv.h, ADR 0072). "fastest": as "graph",
-  // but each shape keeps the legacy call where that timed faster.
-  std::string conv_api = "legacy";
+  // Embedding only: the API the trunk's convolutions go through.
+  // "legacy": cudnnConvolutionBiasActivationForward. "graph" (TF32 or mixed
+  // with fused_conv_epilogue and channels_last): one cuDNN graph per
+  // convolution and epilogue through the cuDNN frontend, each layer's
+  // engine chosen at load for max_batch windows; shapes no graph engine
+  // supports stay legacy (engine/models/cudnn_graph_conv.h, ADR 0072); a
+  // call of fewer windows runs padded to max_batch (ADR 0077). "fastest":
+  // as "graph", but each layer
+  // keeps the legacy call where that timed faster. "auto" (default): "graph"
+  // for TF32 with the fused channels-last trunk in a binary built with the
+  // cuDNN frontend, "legacy" otherwise (FP32, mixed, the unfused trunk).
+  std::string conv_api = "auto";
   // With conv_api "graph" / "fastest": time the engines cuDNN compiles at
   // run time (NVRTC; up to a second each to build) with the precompiled
   // ones. Off: those are tried only for shapes no precompiled engine

@@ -35,9 +35,9 @@ struct DevicesOptions {
   int cpu_threads = 0;
   // CUDA embedding precision: "fp32" or "tf32".
   std::string cuda_embedding_precision = "tf32";  // ADR 0062
-  // CUDA embedding trunk convolutions: "legacy", "graph" or "fastest"
-  // (models::CudaModelOptions::conv_api, ADR 0072).
-  std::string cuda_embedding_conv_api = "legacy";
+  // CUDA embedding trunk convolutions: "auto", "legacy", "graph" or
+  // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077).
+  std::string cuda_embedding_conv_api = "auto";
   // With conv_api graph/fastest: the file that keeps the engine chosen per
   // layer shape across restarts (models::CudaModelOptions::
   // conv_engine_cache); empty = none.
@@ -105,8 +105,8 @@ int CudaDeviceCount();
 
 struct CudaDeviceOptions {
   std::string embedding_precision = "tf32";
-  std::string embedding_conv_api = "legacy";  // ADR 0072
-  std::string conv_engine_cache;              // ADR 0072, addendum
+  std::string embedding_conv_api = "auto";  // ADR 0072, 0077
+  std::string conv_engine_cache;            // ADR 0072, addendum
   // Windows per launch each network's buffers are sized for.
   int segmentation_max_batch = 128;
   int embedding_max_batch = 32;
