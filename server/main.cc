@@ -30,6 +30,7 @@
 #include "absl/time/clock.h"
 #include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
+#include "engine/common/usable_cpus.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/runtime/devices.h"
 #include "engine/runtime/engine.h"
@@ -87,7 +88,8 @@ ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 0,
           "Engine host threads (clustering, partial results); 0: one per "
-          "core, at least 2 and at most 16");
+          "usable CPU (affinity and cgroup CPU quota), at least 2 and at most "
+          "16");
 ABSL_FLAG(int, clustering_blas_threads, 1,
           "BLAS (OpenBLAS) threads per clustering call, process-wide; 0 = "
           "the library's own (every core, or OPENBLAS_NUM_THREADS). 1: the "
@@ -397,13 +399,12 @@ absl::Status Run() {
   engine_options.max_batch_wait =
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;
-  // 0: one per core (a synchronized end of many streams queues one final
-  // clustering per stream; docs/benchmarks.md, live path).
-  engine_options.host_threads =
-      absl::GetFlag(FLAGS_host_threads) != 0
-          ? absl::GetFlag(FLAGS_host_threads)
-          : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2,
-                       16);
+  // 0: one per usable CPU (affinity and cgroup quota: a pod limited to 4
+  // CPUs gets 4), at least 2, at most 16 (a synchronized end of many streams
+  // queues one final clustering per stream; docs/benchmarks.md, live path).
+  engine_options.host_threads = absl::GetFlag(FLAGS_host_threads) != 0
+                                    ? absl::GetFlag(FLAGS_host_threads)
+                                    : std::clamp(UsableCpus(), 2, 16);
   engine_options.clustering_blas_threads =
       absl::GetFlag(FLAGS_clustering_blas_threads);
   engine_options.callback_threads = absl::GetFlag(FLAGS_callback_threads);
