@@ -171,6 +171,18 @@ std::vector<float> RunCudaSegmentation(const SafetensorsFile& w,
   return first;
 }
 
+// The float32 CPU network's embeddings of the kB windows with kMasks masks
+// each: the reference of the CUDA embedding gates (NaN where it failed).
+std::vector<float> RunCpuEmbedding(const SafetensorsFile& w,
+                                   const std::vector<float>& win,
+                                   const std::vector<float>& masks) {
+  std::vector<float> cpu(size_t(kB) * kMasks * kEmbeddingDim, NAN);
+  auto m = CpuEmbeddingModel::Create(w, CpuModelOptions());
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (m.ok()) EXPECT_TRUE((*m)->Run(win, kB, masks, kMasks, cpu).ok());
+  return cpu;
+}
+
 std::vector<float> RunCpuSegmentation(const SafetensorsFile& w,
                                       const std::vector<float>& win) {
   std::vector<float> cpu(size_t(kB) * kFramesPerWindow * kPowersetClasses);
@@ -233,12 +245,8 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
-  std::vector<float> cpu(size_t(kB) * kMasks * kEmbeddingDim);
-  {
-    auto m = CpuEmbeddingModel::Create(w, CpuModelOptions());
-    ASSERT_TRUE(m.ok()) << m.status();
-    ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, cpu).ok());
-  }
+  const std::vector<float> cpu = RunCpuEmbedding(w, win, masks);
+  ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   CudaModelOptions o;
   o.precision = precision;
   o.timed_conv_algorithms = timed;
@@ -420,12 +428,8 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
-  std::vector<float> cpu(size_t(kB) * kMasks * kEmbeddingDim);
-  {
-    auto m = CpuEmbeddingModel::Create(*w, CpuModelOptions());
-    ASSERT_TRUE(m.ok()) << m.status();
-    ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, cpu).ok());
-  }
+  const std::vector<float> cpu = RunCpuEmbedding(*w, win, masks);
+  ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   for (const std::string precision : {"tf32", "fp32"}) {
     CudaModelOptions o;
     o.precision = precision;
@@ -536,12 +540,8 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
   const std::vector<float> masks = Masks(rng);
-  std::vector<float> cpu(size_t(kB) * kMasks * kEmbeddingDim);
-  {
-    auto m = CpuEmbeddingModel::Create(*w, CpuModelOptions());
-    ASSERT_TRUE(m.ok()) << m.status();
-    ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, cpu).ok());
-  }
+  const std::vector<float> cpu = RunCpuEmbedding(*w, win, masks);
+  ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   struct Out {
     std::vector<float> emb;
     std::vector<std::string> engines;
