@@ -93,9 +93,6 @@ struct GraphConv2d::Plan {
   int runtime_compiled = 0;
   // Host wall time of the choice (building and timing the candidates).
   double choose_ms = 0;
-  // > 0: the engine was not timed here but taken from the plan of this
-  // batch size (same epilogue, height and width).
-  int reused_from = 0;
   // The choice came from the engine cache (a graph engine built and timed
   // alone, or the legacy call).
   bool from_cache = false;
@@ -406,8 +403,7 @@ absl::Status GraphConv2d::PlanFromCache(const ConvEngineChoice& choice,
     return absl::InvalidArgumentError("not a cuDNN frontend engine name");
   }
   // The recorded engine is built from the heuristics' own configuration of
-  // it for this graph (as a smaller batch size builds the engine timed at a
-  // larger one), not from its index and knobs through
+  // it for this graph, not from its index and knobs through
   // Graph::create_execution_plan: loads that built it that way differed by
   // 0.17-0.42 relative on the H200 (17:27 round; cause not isolated), while
   // this path had passed every gate. The heuristics query costs
@@ -565,54 +561,6 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
         absl::StrCat("GraphConv2d ", name_, ": ", graph.status().message()));
   }
   std::string reasons;
-  // The engine timed for the same epilogue, height and width at the
-  // largest batch size >= n, if any (the model times every layer at its
-  // largest batch when it loads): build that engine for this shape instead
-  // of timing the candidates again.
-  const Plan* donor = nullptr;
-  if (graph.ok() && options_.reuse_across_batches) {
-    for (const auto& [k, p] : plans_->by_shape) {
-      if (std::get<0>(k) == static_cast<int>(e) && std::get<2>(k) == h &&
-          std::get<3>(k) == w && p->n >= n && p->on_engine() &&
-          p->reused_from == 0 && (donor == nullptr || p->n > donor->n)) {
-        donor = p.get();
-      }
-    }
-  }
-  if (donor != nullptr) {
-    std::shared_ptr<fe::graph::Graph> g = *graph;
-    try {
-      const int64_t count = g->get_execution_plan_count();
-      plan->offered = static_cast<int>(count);
-      for (int64_t i = 0; i < count; ++i) {
-        std::string engine;
-        if (g->get_plan_name_at_index(i, engine).is_bad() ||
-            engine != donor->engine) {
-          continue;
-        }
-        int64_t ws = 0;
-        if (g->build_plan_at_index(i).is_bad() ||
-            g->get_workspace_size_plan_at_index(i, ws).is_bad() ||
-            ws > workspace_limit) {
-          break;
-        }
-        plan->graph = g;
-        plan->plan_index = i;
-        plan->workspace = ws;
-        plan->engine = engine;
-        plan->built = 1;
-        plan->reused_from = donor->n;
-        break;
-      }
-    } catch (const std::exception& ex) {
-      plan->graph.reset();
-    }
-    if (plan->graph != nullptr) return keep();
-    // Not offered or not buildable for this batch size: time the
-    // candidates as for a new shape, on a fresh graph.
-    graph = MakeGraph(handle, s, static_cast<int>(e), n, h, w, OutH(h), OutW(w),
-                      workspace_limit);
-  }
   if (!graph.ok()) {
     reasons = std::string(graph.status().message());
   } else {
@@ -785,10 +733,7 @@ std::string GraphConv2d::Line(const Plan& p) const {
   auto tflops = [&](float ms) {
     return absl::StrFormat("%.1f TFLOP/s", flop / (ms * 1e-3) / 1e12);
   };
-  if (p.on_engine() && p.reused_from > 0) {
-    absl::StrAppend(&line, "graph ", p.engine, " (the engine timed at batch ",
-                    p.reused_from, ", ws ", p.workspace, " B)");
-  } else if (p.on_engine() && p.from_cache) {
+  if (p.on_engine() && p.from_cache) {
     absl::StrAppend(&line, "graph ", p.engine, " (from the engine cache; ",
                     p.graph_ms, " ms = ", tflops(p.graph_ms), ", ws ",
                     p.workspace, " B)");

@@ -15,9 +15,8 @@
 // neither down-convert the float inputs nor reduce in less than FP32 are
 // built, at most `max_candidates` of them, each timed on the device with
 // the call's own tensors (it writes y; the call then overwrites it), and
-// the fastest is kept. A later, smaller or equal batch size of that shape
-// builds the same engine without timing (reuse_across_batches; the
-// embedding model times every layer at its largest batch when it loads).
+// the fastest is kept. Each batch size is a shape of its own (the embedding
+// model runs every layer at its largest batch only, ADR 0077).
 // With an engine cache (conv_engine_cache.h) a shape whose choice is
 // recorded for this GPU, these library versions and this policy builds that
 // one engine (and times it once, for Describe) instead of the candidates; an
@@ -63,11 +62,6 @@ class GraphConv2d {
     // no precompiled engine builds, which keeps the first use of a shape
     // short.
     bool runtime_compilation = true;
-    // A shape whose epilogue, height and width were timed at a larger (or
-    // equal) batch size builds that engine without timing again; only
-    // where the heuristics do not offer it for this batch are the
-    // candidates timed anew.
-    bool reuse_across_batches = true;
     // Timed runs per candidate after one warm-up run; the minimum counts.
     int timing_runs = 3;
     // Also time the legacy call for each shape and keep it where it is
