@@ -27,10 +27,7 @@ TARGETS=(
 )
 pack_build "${TARGETS[@]}"
 stage_binaries "$(pack_bazel_bin)" "$PACK_STAGE" "${TARGETS[@]}"
-mkdir -p "$PACK_STAGE/data"
-cp "$DATA/pyannote-audio/sample/sample.wav" "$PACK_STAGE/data/sample.wav"
-# bench/service_overhead/grpc_streams.sh (step "grpc") tiles this one.
-cp "$DATA/findit-dia-parity/05_four_speaker/clip_16k.wav" "$PACK_STAGE/data/four_speaker.wav"
+stage_service_audio "$DATA" "$PACK_STAGE/data"
 stage_plda "$PLDA" "$PACK_STAGE/plda"
 git rev-parse HEAD >"$PACK_STAGE/commit" 2>/dev/null || echo unknown >"$PACK_STAGE/commit"
 git status --porcelain --untracked-files=no | head -20 >"$PACK_STAGE/dirty" || true

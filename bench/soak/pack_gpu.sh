@@ -19,8 +19,6 @@ TARGETS=(
 )
 pack_build "${TARGETS[@]}"
 stage_binaries "$(pack_bazel_bin)" "$PACK_STAGE" "${TARGETS[@]}"
-mkdir -p "$PACK_STAGE/data"
-cp "$DATA/pyannote-audio/sample/sample.wav" "$PACK_STAGE/data/sample.wav"
-cp "$DATA/findit-dia-parity/05_four_speaker/clip_16k.wav" "$PACK_STAGE/data/four_speaker.wav"
+stage_service_audio "$DATA" "$PACK_STAGE/data"
 stage_plda "$PLDA" "$PACK_STAGE/plda"
 make_tar "$PACK_STAGE" .device/soak.tar.xz bin lib data plda

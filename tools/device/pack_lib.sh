@@ -89,6 +89,16 @@ stage_data() {
   done
 }
 
+# stage_service_audio DATA DEST: the recordings the service benchmarks
+# stream, under the names their scripts use: DEST/sample.wav (pyannote's
+# sample) and DEST/four_speaker.wav (the four-speaker fixture, which
+# bench/service_overhead/grpc_streams.sh tiles to 10 minutes).
+stage_service_audio() {
+  mkdir -p "$2"
+  cp "$1/pyannote-audio/sample/sample.wav" "$2/sample.wav"
+  cp "$1/findit-dia-parity/05_four_speaker/clip_16k.wav" "$2/four_speaker.wav"
+}
+
 # make_tar STAGE ARCHIVE ENTRY...: STAGE's ENTRYs as one xz archive at
 # ARCHIVE (replaced), and its size.
 make_tar() {
