@@ -221,8 +221,12 @@ absl::Status DiarizeReactor::Explain(absl::Status status) {
   bool cancelled;
   {
     absl::MutexLock lock(&mu_);
+    // A feed error that cancelled the job is the reason. It is not the last
+    // word: an append that raced the client's departure fails with the job's
+    // own "cancelled" answer, and the client's deadline or cancel below is
+    // then what happened (and what the client saw).
     if (status.code() == absl::StatusCode::kCancelled && !feed_error_.ok()) {
-      return feed_error_;
+      status = feed_error_;
     }
     cancelled = cancelled_;
   }
