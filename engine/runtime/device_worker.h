@@ -5,9 +5,9 @@
 // batch_queue.h): a batch starts when it is full or its oldest window has
 // waited EngineOptions::max_batch_wait; when both queues are ready, the
 // embedding batch goes first, so the embedding stage is never more than one
-// batch behind (with the stages on two threads, segmentation waits while two
-// full embedding batches are queued). docs/architecture.md, "Engine
-// scheduling", gives the whole policy. After a
+// batch behind (with the stages on two threads, segmentation waits while a
+// segmentation batch and an embedding batch are queued for embedding).
+// docs/architecture.md, "Engine scheduling", gives the whole policy. After a
 // segmentation batch, each window's powerset output is turned into its
 // multilabel segmentation and embedding masks right here (microseconds per
 // window; WindowMasks, offline_networks.h) and the window joins the
@@ -92,7 +92,8 @@ class DeviceWorker {
   void Loop(std::optional<QueueKind> only);
   bool ReadyLocked(const BatchQueue& queue, int batch_size,
                    absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The embedding queue holds kMaxEmbeddingBatchesBehind full batches.
+  // The embedding queue holds a segmentation batch and an embedding batch:
+  // with the stages on two threads, segmentation waits.
   bool EmbeddingBehindLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunSegmentation(std::vector<Task> batch);
   void RunEmbedding(std::vector<Task> batch);

@@ -653,6 +653,60 @@ TEST(EngineTest, TheEmbeddingStageIsNotStarved) {
   EXPECT_LE(worst, bound);
 }
 
+// With a segmentation batch larger than the embedding batch (the CUDA
+// defaults are 128 and 32), segmentation runs ahead by a whole batch of its
+// own, so the embedding thread is not left waiting for each segmentation
+// batch. Before, segmentation was held at two embedding batches: each of its
+// batches then started with at most 15 windows (here) left for the
+// embedding thread, which ran dry while it waited, and the stages took turns.
+TEST(EngineTest, SegmentationRunsAheadByAWholeBatch) {
+  EngineOptions options;
+  options.segmentation_batch_size = 64;
+  options.embedding_batch_size = 8;
+  Rig rig = MakeRig(options);
+  FakeControl& control = *rig.controls[0];
+  control.SetDelay(absl::Milliseconds(5));
+  Outcome long_job;
+  const std::vector<float> audio = RandomAudio(kWin + 16000 * 399);
+  ASSERT_TRUE(rig.engine
+                  ->Submit(JobOptions{}, std::vector<float>(audio),
+                           long_job.Callbacks())
+                  .ok());
+  ASSERT_TRUE(long_job.Wait());
+  ASSERT_TRUE(long_job.result().ok());
+  ExpectMatches(*long_job.result(), Compute(audio, 16000), "long job");
+  // Windows segmented and not yet embedded when each segmentation batch
+  // after the first starts: the embedding thread's work in hand.
+  int segmented = 0, embedded = 0, seg_batches = 0;
+  int fewest = 1 << 30, most = 0;
+  for (const FakeControl::Batch& b : control.batch_log()) {
+    const int n = static_cast<int>(b.first_samples.size());
+    if (b.segmentation) {
+      if (seg_batches++ > 0) {
+        fewest = std::min(fewest, segmented - embedded);
+        most = std::max(most, segmented - embedded);
+      }
+      segmented += n;
+    } else {
+      embedded += n;
+    }
+  }
+  EXPECT_EQ(segmented, 400);
+  EXPECT_EQ(embedded, 400);
+  ASSERT_EQ(seg_batches, 7);
+  if (kConcurrentStages) {
+    // Held until fewer than 64 + 8 are queued; the embedding thread may
+    // enter a few more batches before the segmentation batch enters (half a
+    // segmentation batch of slack for a loaded machine).
+    EXPECT_GE(fewest, options.segmentation_batch_size / 2);
+    EXPECT_LE(most,
+              options.segmentation_batch_size + options.embedding_batch_size);
+  } else {
+    // One thread: the embedding queue is emptied before segmentation runs.
+    EXPECT_EQ(most, 0);
+  }
+}
+
 TEST(EngineTest, ConcurrentStagesOverlapSegmentationWithEmbedding) {
   Rig rig = MakeRig(EngineOptions{});
   FakeControl& control = *rig.controls[0];
