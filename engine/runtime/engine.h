@@ -135,9 +135,11 @@ struct EngineOptions {
   // batch inside 2 GiB"): the LSTM recurrence takes about as long for 128
   // windows as for 32, so segmentation falls from 1.98 to 0.85 s per audio
   // hour (H200), and one pipeline's arena stays at 1.72 GiB next to an
-  // embedding batch of 32. 192 and 224 would fit too (1.90, 1.99 GiB) but
-  // run longer than the embedding queue that DeviceWorker's hold-back
-  // leaves (2 embedding batches), so the embedding stage would wait.
+  // embedding batch of 32. 192 and 224 would fit too (1.90, 1.99 GiB); they
+  // were ruled out while DeviceWorker held segmentation back at two queued
+  // embedding batches, which they outlast. It now holds back at one
+  // segmentation batch and one embedding batch, and they have not been
+  // measured since.
   int segmentation_batch_size = 128;
   int embedding_batch_size = 32;
   // A partial batch starts once its oldest window has waited this long.

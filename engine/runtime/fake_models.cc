@@ -92,6 +92,13 @@ void FakeControl::SetDelay(absl::Duration per_batch) {
   delay_ = per_batch;
 }
 
+void FakeControl::SetPerWindowDelays(absl::Duration segmentation,
+                                     absl::Duration embedding) {
+  absl::MutexLock lock(&mu_);
+  seg_per_window_ = segmentation;
+  emb_per_window_ = embedding;
+}
+
 void FakeControl::SetFailure(absl::Status status) {
   absl::MutexLock lock(&mu_);
   failure_ = std::move(status);
@@ -134,7 +141,7 @@ absl::Status FakeControl::Enter(bool segmentation, int batch,
     log_.push_back(Batch{segmentation, first_samples});
     if (segmentation) seg_first_samples_.push_back(std::move(first_samples));
     mu_.Await(absl::Condition(segmentation ? &seg_open_ : &emb_open_));
-    delay = delay_;
+    delay = delay_ + batch * (segmentation ? seg_per_window_ : emb_per_window_);
     if (!failure_.ok()) return failure_;
   }
   if (delay > absl::ZeroDuration()) absl::SleepFor(delay);

@@ -55,6 +55,11 @@ class FakeControl {
   // Same, giving up after `timeout`; returns whether `n` were reached.
   bool WaitEnteredFor(int n, absl::Duration timeout);
   void SetDelay(absl::Duration per_batch);
+  // A cost per window on top of SetDelay's, for each model: a batch of n
+  // windows sleeps delay + n × per_window (a device whose time grows with
+  // the batch; bench/engine_scheduling simulates one).
+  void SetPerWindowDelays(absl::Duration segmentation,
+                          absl::Duration embedding);
   void SetFailure(absl::Status status);
 
   std::vector<int> segmentation_batches();
@@ -81,6 +86,8 @@ class FakeControl {
   bool emb_open_ ABSL_GUARDED_BY(mu_) = true;
   int entered_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  absl::Duration seg_per_window_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  absl::Duration emb_per_window_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::vector<int> seg_batches_ ABSL_GUARDED_BY(mu_);
   std::vector<int> emb_batches_ ABSL_GUARDED_BY(mu_);
