@@ -7,6 +7,10 @@
 #
 #   carry [".device/service-overhead.tar.xz"],
 #   command "bash bench/service_overhead/gpu_run.sh"
+#
+# BASELINE_SERVER=FILE adds an older diarization_server_cuda (built from
+# another commit, with the same libraries) as bin/diarization_server_cuda_baseline,
+# for grpc_streams_ab.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -22,6 +26,9 @@ TARGETS=(
 )
 pack_build "${TARGETS[@]}"
 stage_binaries "$(pack_bazel_bin)" "$PACK_STAGE" "${TARGETS[@]}"
+if [[ -n "${BASELINE_SERVER:-}" ]]; then
+  install -m 0755 "$BASELINE_SERVER" "$PACK_STAGE/bin/diarization_server_cuda_baseline"
+fi
 stage_service_audio "$DATA" "$PACK_STAGE/data"
 stage_plda "$PLDA" "$PACK_STAGE/plda"
 make_tar "$PACK_STAGE" .device/service-overhead.tar.xz bin lib data plda
