@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -39,10 +38,12 @@
 #include "server/auth/token_file.h"
 #include "server/auth/token_store.h"
 #include "server/test_client_calls.h"
+#include "testing/metric_value.h"
 
 namespace diarization::server {
 namespace {
 
+using ::diarization::testing::MetricValue;
 using runtime::testing::FakeControl;
 using testing::ConfigRequest;
 using ::testing::HasSubstr;
@@ -760,19 +761,12 @@ TEST_F(ServerTest, RequestsAreCountedByMethodAndCode) {
   bad.mutable_audio()->set_sample_rate_hz(5);
   EXPECT_FALSE(Unary(bad, Pcm16(11, 1), &result).ok());
   ExpectNoOpenCalls();
-  double ok = -1, invalid = -1;
-  for (const auto& family : registry_->Collect()) {
-    if (family.name != "diarization_requests_total") continue;
-    for (const auto& m : family.metric) {
-      std::map<std::string, std::string> labels;
-      for (const auto& l : m.label) labels[l.name] = l.value;
-      if (labels["method"] != "DiarizeFile") continue;
-      if (labels["code"] == "OK") ok = m.counter.value;
-      if (labels["code"] == "INVALID_ARGUMENT") invalid = m.counter.value;
-    }
-  }
-  EXPECT_EQ(ok, 1);
-  EXPECT_EQ(invalid, 1);
+  auto count = [&](const std::string& code) {
+    return MetricValue(*registry_, "diarization_requests_total",
+                       {{"method", "DiarizeFile"}, {"code", code}});
+  };
+  EXPECT_EQ(count("OK"), 1);
+  EXPECT_EQ(count("INVALID_ARGUMENT"), 1);
 }
 
 // Issue 13: a stream that never sends its config ends after
@@ -873,23 +867,18 @@ TEST_F(ServerTest, StreamsCutByTheirDeadlineMidAudioAreDeadlineExceeded) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(client_not_deadline.load(), 0);
   ExpectNoOpenCalls();
-  std::map<std::string, double> by_code;
-  for (const auto& family : registry_->Collect()) {
-    if (family.name != "diarization_requests_total") continue;
-    for (const auto& m : family.metric) {
-      std::map<std::string, std::string> labels;
-      for (const auto& l : m.label) labels[l.name] = l.value;
-      if (labels["method"] == "Diarize")
-        by_code[labels["code"]] += m.counter.value;
-    }
-  }
+  const double all = MetricValue(*registry_, "diarization_requests_total",
+                                 {{"method", "Diarize"}});
+  const double deadline =
+      MetricValue(*registry_, "diarization_requests_total",
+                  {{"method", "Diarize"}, {"code", "DEADLINE_EXCEEDED"}});
   // Calls that gRPC refused before a handler ran are not counted.
-  EXPECT_GT(by_code["DEADLINE_EXCEEDED"], 0);
-  for (const auto& [code, count] : by_code) {
-    if (code != "DEADLINE_EXCEEDED") {
-      EXPECT_EQ(count, 0) << code;
-    }
-  }
+  EXPECT_GT(deadline, 0);
+  EXPECT_EQ(all, deadline) << "CANCELLED: "
+                           << MetricValue(*registry_,
+                                          "diarization_requests_total",
+                                          {{"method", "Diarize"},
+                                           {"code", "CANCELLED"}});
 }
 
 }  // namespace

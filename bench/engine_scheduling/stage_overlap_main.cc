@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -30,6 +31,7 @@
 #include "engine/runtime/fake_models.h"
 #include "engine/runtime/metrics.h"
 #include "prometheus/registry.h"
+#include "testing/metric_value.h"
 
 ABSL_FLAG(int, jobs, 64, "Recordings submitted at once.");
 ABSL_FLAG(double, seconds, 60, "Length of each recording.");
@@ -113,22 +115,18 @@ absl::Status Run() {
     absl::MutexLock lock(&mu);
     if (!first_error.ok()) return first_error;
   }
-  int seg_windows = 0, emb_windows = 0;
-  for (int n : control->segmentation_batches()) seg_windows += n;
-  for (int n : control->embedding_batches()) emb_windows += n;
+  const std::vector<int> seg_batches = control->segmentation_batches();
+  const std::vector<int> emb_batches = control->embedding_batches();
+  const int seg_windows =
+      std::accumulate(seg_batches.begin(), seg_batches.end(), 0);
+  const int emb_windows =
+      std::accumulate(emb_batches.begin(), emb_batches.end(), 0);
   // Each stage's time as the worker measured it (the sleeps plus the fakes'
   // own work and the window copies, which also run on the stage's thread).
-  double seg_busy = 0, emb_busy = 0;
-  for (const auto& family : registry->Collect()) {
-    if (family.name != "diarization_processing_seconds") continue;
-    for (const auto& m : family.metric) {
-      for (const auto& l : m.label) {
-        if (l.name != "stage") continue;
-        if (l.value == "segmentation") seg_busy = m.histogram.sample_sum;
-        if (l.value == "embedding") emb_busy = m.histogram.sample_sum;
-      }
-    }
-  }
+  const double seg_busy = diarization::testing::MetricValue(
+      *registry, "diarization_processing_seconds", {{"stage", "segmentation"}});
+  const double emb_busy = diarization::testing::MetricValue(
+      *registry, "diarization_processing_seconds", {{"stage", "embedding"}});
   const double seg_sleep = seg_windows * absl::ToDoubleSeconds(seg_cost);
   const double emb_sleep = emb_windows * absl::ToDoubleSeconds(emb_cost);
   std::printf(
@@ -139,11 +137,9 @@ absl::Status Run() {
       "\"embedding_simulated_s\":%.3f,\"best_wall_s\":%.3f,"
       "\"worst_wall_s\":%.3f,\"embedding_busy_share\":%.3f}\n",
       jobs, seconds, absl::GetFlag(FLAGS_seg_batch),
-      absl::GetFlag(FLAGS_emb_batch), seg_windows,
-      control->segmentation_batches().size(),
-      control->embedding_batches().size(), wall, seg_busy, emb_busy, seg_sleep,
-      emb_sleep, std::max(seg_busy, emb_busy), seg_busy + emb_busy,
-      emb_busy / wall);
+      absl::GetFlag(FLAGS_emb_batch), seg_windows, seg_batches.size(),
+      emb_batches.size(), wall, seg_busy, emb_busy, seg_sleep, emb_sleep,
+      std::max(seg_busy, emb_busy), seg_busy + emb_busy, emb_busy / wall);
   return absl::OkStatus();
 }
 

@@ -45,6 +45,8 @@
 #include "engine/pipeline/rttm.h"
 #include "engine/runtime/devices.h"
 #include "engine/runtime/engine.h"
+#include "prometheus/registry.h"
+#include "testing/metric_value.h"
 
 ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG).");
 ABSL_FLAG(std::string, models, "", "Model directory.");
@@ -269,24 +271,16 @@ absl::Status Run() {
   }
   // Where the time went, from the engine's own metrics (all requests,
   // warm-up included).
-  double seg_s = 0, emb_s = 0, clu_s = 0, seg_n = 0, emb_n = 0;
-  for (const auto& family : engine->metrics().registry()->Collect()) {
-    if (family.name != "diarization_processing_seconds") continue;
-    for (const auto& m : family.metric) {
-      for (const auto& l : m.label) {
-        if (l.name != "stage") continue;
-        if (l.value == "segmentation") {
-          seg_s = m.histogram.sample_sum;
-          seg_n = m.histogram.sample_count;
-        } else if (l.value == "embedding") {
-          emb_s = m.histogram.sample_sum;
-          emb_n = m.histogram.sample_count;
-        } else if (l.value == "clustering") {
-          clu_s = m.histogram.sample_sum;
-        }
-      }
-    }
-  }
+  const prometheus::Registry& registry = *engine->metrics().registry();
+  auto stage = [&](const std::string& name, const std::string& field) {
+    return diarization::testing::MetricValue(
+        registry, "diarization_processing_seconds", {{"stage", name}}, field);
+  };
+  const double seg_s = stage("segmentation", "sum");
+  const double seg_n = stage("segmentation", "count");
+  const double emb_s = stage("embedding", "sum");
+  const double emb_n = stage("embedding", "count");
+  const double clu_s = stage("clustering", "sum");
   std::string per_device;
   for (const auto& [name, n] : jobs_per_device) {
     absl::StrAppend(&per_device, per_device.empty() ? "" : ",", "\"", name,
@@ -310,7 +304,8 @@ absl::Status Run() {
       "\"jobs_per_device\":{%s},\"distinct_rttms\":%zu,\"wall_s\":%.3f}\n",
       mode.c_str(), last.device.c_str(), device_description.c_str(), audio_s,
       requests, concurrency, load_s, mean, Percentile(latencies, 0.5),
-      Percentile(latencies, 0.99), Percentile(latencies, 1.0), mean > 0 ? audio_s / mean : 0.0,
+      Percentile(latencies, 0.99), Percentile(latencies, 1.0),
+      mean > 0 ? audio_s / mean : 0.0,
       wall_s > 0 ? audio_s * requests / wall_s : 0.0, last.processing_s,
       last.output.labels.size(), last.output.segments.size(),
       concurrent_stages ? "true" : "false", seg_s, seg_n, emb_s, emb_n, clu_s,

@@ -29,11 +29,13 @@
 #include "engine/runtime/fake_models.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "testing/metric_value.h"
 #include "testing/test_data.h"
 
 namespace diarization::runtime {
 namespace {
 
+using ::diarization::testing::MetricValue;
 using testing::FakeClass;
 using testing::FakeControl;
 using testing::FakeEmbedding;
@@ -272,36 +274,6 @@ bool Eventually(const std::function<bool()>& done) {
     absl::SleepFor(absl::Milliseconds(2));
   }
   return true;
-}
-
-double MetricValue(prometheus::Registry& registry, const std::string& name,
-                   const std::map<std::string, std::string>& labels,
-                   const std::string& field = "value") {
-  for (const prometheus::MetricFamily& family : registry.Collect()) {
-    if (family.name != name) continue;
-    double total = 0.0;
-    bool found = false;
-    for (const prometheus::ClientMetric& m : family.metric) {
-      bool match = true;
-      for (const auto& [k, v] : labels) {
-        bool has = false;
-        for (const auto& l : m.label) has |= (l.name == k && l.value == v);
-        match &= has;
-      }
-      if (!match) continue;
-      found = true;
-      if (family.type == prometheus::MetricType::Counter) {
-        total += m.counter.value;
-      } else if (family.type == prometheus::MetricType::Gauge) {
-        total += m.gauge.value;
-      } else if (family.type == prometheus::MetricType::Histogram) {
-        total += field == "count" ? m.histogram.sample_count
-                                  : m.histogram.sample_sum;
-      }
-    }
-    return found ? total : 0.0;
-  }
-  return 0.0;
 }
 
 // ---------------------------------------------------------------- tests --
