@@ -22,6 +22,7 @@ LOGS=${OUT:-$(pwd)/gpu-logs}/grpc_streams_ab
 mkdir -p "$LOGS"
 if [[ -z "${PAYLOAD_DIR:-}" ]]; then
   PAYLOAD_DIR=$(mktemp -d /tmp/grpc_streams_ab.XXXXXX)
+  trap 'rm -rf "$PAYLOAD_DIR"' EXIT
   tar -C "$PAYLOAD_DIR" -xJf .device/service-overhead.tar.xz || { echo "no payload"; exit 2; }
 fi
 export PAYLOAD_DIR
