@@ -100,7 +100,7 @@ ABSL_FLAG(bool, fused_epilogue, true,
           "Embedding: BatchNorm folded into the convolutions, bias + residual "
           "+ ReLU inside cuDNN's convolution (else a separate pass).");
 ABSL_FLAG(std::string, conv_api, "auto",
-          "Embedding trunk convolutions: auto (graph for TF32, else legacy), "
+          "Embedding trunk convolutions: auto (legacy; ADR 0078), "
           "legacy (cuDNN's cudnnConvolutionBiasActivationForward), graph "
           "(cuDNN graphs through the cuDNN frontend, engines chosen at load "
           "for the largest batch; TF32 or mixed) or fastest (graph, or "

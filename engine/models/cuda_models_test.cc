@@ -418,9 +418,9 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
   EXPECT_LT(MaxRel(legacy.single, graph.single, kEmbeddingDim), 1e-3);
 }
 
-// "auto", the default: the graph path for TF32 (engines chosen at load,
-// smaller batches padded), the legacy call for FP32. The gates against the
-// CPU network hold at every batch size.
+// "auto", the default: the legacy call for every precision (ADR 0078; the
+// graph path is opt-in). The gates against the CPU network hold at every
+// batch size.
 TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
@@ -439,11 +439,8 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
     auto m = CudaEmbeddingModel::Create(*w, arena, o);
     ASSERT_TRUE(m.ok()) << m.status();
     const std::vector<std::string> engines = (*m)->conv_engines();
-    if (precision == "tf32") {
-      EXPECT_EQ(engines.size(), 36u) << "auto did not take the graph path";
-    } else {
-      EXPECT_TRUE(engines.empty()) << "auto took the graph path for fp32";
-    }
+    EXPECT_TRUE(engines.empty())
+        << "auto took the graph path for " << precision << " (ADR 0078)";
     // Every batch size from 1 to kB (the rest of the windows follow in
     // batches of that size).
     for (int n = 1; n <= kB; ++n) {
@@ -472,6 +469,53 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
     }
     EXPECT_EQ((*m)->conv_engines().size(), engines.size())
         << "a batch size built engines after the load";
+  }
+}
+
+// The opt-in graph path's known fault (ADR 0078): on some loads the first
+// call after the load gave embeddings 0.08-0.23 relative off, and a later
+// call of the same model was right. Each of several loads runs the same
+// batch three times (with CUDA graphs: eager + capture, then two replays;
+// without: three eager calls) and every call is held to the CPU network.
+// It prints each call's error, so a failure says which calls were wrong.
+TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  std::mt19937 rng(std::random_device{}());
+  const std::vector<float> win = Windows();
+  const std::vector<float> masks = Masks(rng);
+  const std::vector<float> cpu = RunCpuEmbedding(*w, win, masks);
+  ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
+  constexpr int kLoads = 3;
+  for (const bool graphs : {true, false}) {
+    for (int load = 0; load < kLoads; ++load) {
+      CudaModelOptions o;
+      o.precision = "tf32";
+      o.conv_api = "graph";
+      o.use_cuda_graphs = graphs;
+      o.max_batch = kB;
+      o.max_masks_per_window = kMasks;
+      auto m = CudaEmbeddingModel::Create(*w, arena, o);
+      ASSERT_TRUE(m.ok()) << m.status();
+      std::string line;
+      for (int call = 0; call < 3; ++call) {
+        std::vector<float> out(cpu.size(), NAN);
+        ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, out).ok());
+        const double rel = MaxRel(out, cpu, kEmbeddingDim);
+        char rel_text[32];
+        std::snprintf(rel_text, sizeof(rel_text), "%.3g", rel);
+        absl::StrAppend(&line, " call ", call + 1, " ", rel_text);
+        EXPECT_LT(rel, 1e-3) << "load " << load + 1 << ", call " << call + 1
+                             << (graphs ? ", CUDA graphs" : ", eager");
+      }
+      std::printf("embedding tf32 graph path, %s, load %d:%s\n",
+                  graphs ? "CUDA graphs" : "eager", load + 1, line.c_str());
+      if (::testing::Test::HasFailure()) {
+        for (const std::string& e : (*m)->conv_engines())
+          std::printf("  %s\n", e.c_str());
+      }
+    }
   }
 }
 

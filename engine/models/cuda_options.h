@@ -50,9 +50,9 @@ struct CudaModelOptions {
   // supports stay legacy (engine/models/cudnn_graph_conv.h, ADR 0072); a
   // call of fewer windows runs padded to max_batch (ADR 0077). "fastest":
   // as "graph", but each layer keeps the legacy call where that timed
-  // faster. "auto" (default): "graph" for TF32 with the fused channels-last
-  // trunk in a binary built with the cuDNN frontend, "legacy" otherwise
-  // (FP32, mixed, the unfused trunk).
+  // faster. "auto" (default): "legacy" for every precision (ADR 0078: some
+  // graph-path loads gave wrong TF32 embeddings from their first call on
+  // the H200, cause not found; "graph" and "fastest" are opt-in).
   std::string conv_api = "auto";
   // With conv_api "graph" / "fastest": time the engines cuDNN compiles at
   // run time (NVRTC; up to a second each to build) with the precompiled

@@ -36,7 +36,7 @@ struct DevicesOptions {
   // CUDA embedding precision: "fp32" or "tf32".
   std::string cuda_embedding_precision = "tf32";  // ADR 0062
   // CUDA embedding trunk convolutions: "auto", "legacy", "graph" or
-  // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077).
+  // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077, 0078).
   std::string cuda_embedding_conv_api = "auto";
   // With conv_api graph/fastest: the file that keeps the engine chosen per
   // layer shape across restarts (models::CudaModelOptions::
@@ -105,7 +105,7 @@ int CudaDeviceCount();
 
 struct CudaDeviceOptions {
   std::string embedding_precision = "tf32";
-  std::string embedding_conv_api = "auto";  // ADR 0072, 0077
+  std::string embedding_conv_api = "auto";  // ADR 0072, 0077, 0078
   std::string conv_engine_cache;            // ADR 0072, addendum
   // Windows per launch each network's buffers are sized for.
   int segmentation_max_batch = 128;
