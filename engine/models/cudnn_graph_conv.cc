@@ -77,6 +77,9 @@ absl::StatusOr<float> TimeOnStream(cudaStream_t stream, int runs,
 
 }  // namespace
 
+// Largest workspace a plan gets for itself (GraphConv2d::Plan).
+constexpr int64_t kPrivateWorkspaceMax = int64_t{1} << 20;
+
 struct GraphConv2d::Plan {
   Epilogue epilogue = Epilogue::kNone;
   int n = 0, h = 0, w = 0;
@@ -85,6 +88,9 @@ struct GraphConv2d::Plan {
   bool on_engine() const { return graph != nullptr; }
   int64_t plan_index = -1;
   int64_t workspace = 0;
+  // The plan's own workspace when it needs at most kPrivateWorkspaceMax
+  // bytes (see ChooseWorkspace); empty: it runs on the context's shared one.
+  DeviceBuffer private_workspace;
   std::string engine;
   std::string why_legacy;
   float graph_ms = -1, legacy_ms = -1;
@@ -516,8 +522,31 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
   const ConvLayerKey layer_key = LayerKey(e, n, h, w);
   // Keeps this shape's choice, records it in the engine cache (when it was
   // not read from there) and returns it.
-  auto keep = [&]() -> Plan* {
+  auto keep = [&]() -> absl::StatusOr<Plan*> {
     plan->choose_ms = since_ms(t_choose);
+    // Small workspaces (tile counters and flags of the warp-specialised
+    // engines: 131 B for most trunk layers on the H200) are the plan's own,
+    // not the start of the shared workspace that the next layer's engine
+    // initialises. Unverified remedy for ADR 0078's fault: consecutive
+    // layers' engines used the same bytes there, and the fault needs
+    // unserialised kernels; the GPU test
+    // EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu says whether it
+    // helps. Large workspaces (operand copies, megabytes) stay shared, so
+    // the arena grows by at most 36 × kPrivateWorkspaceMax.
+    if (plan->on_engine() && plan->workspace > 0 &&
+        plan->workspace <= kPrivateWorkspaceMax) {
+      ASSIGN_OR_RETURN(plan->private_workspace,
+                       DeviceBuffer::Allocate(
+                           ctx_->arena(), static_cast<size_t>(plan->workspace),
+                           ctx_->owner() + "/graph_conv_workspaces"));
+      // Zeroed once, as the arena's memory may hold anything: an engine
+      // whose counters reset themselves after each run needs them zero
+      // before its first.
+      RETURN_IF_ERROR(CudaStatus(
+          cudaMemsetAsync(plan->private_workspace.data(), 0,
+                          static_cast<size_t>(plan->workspace), ctx_->stream()),
+          "zeroing a graph convolution's workspace"));
+    }
     if (cache != nullptr && !plan->from_cache) {
       cache->Record(environment_, layer_key,
                     {.engine = plan->on_engine() ? plan->engine : "legacy",
@@ -710,8 +739,11 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
   if (plan->graph == nullptr) return RunLegacy(e, x, n, h, w, bias, z, y);
   std::unordered_map<int64_t, void*> pack =
       VariantPack(static_cast<int>(e), x, legacy_->weights(), bias, z, y);
+  void* workspace = plan->private_workspace.data() != nullptr
+                        ? plan->private_workspace.data()
+                        : ctx_->workspace();
   const absl::Status st = ExecutePlan(*plan->graph, ctx_->cudnn(), pack,
-                                      ctx_->workspace(), plan->plan_index);
+                                      workspace, plan->plan_index);
   if (!st.ok()) {
     return absl::InternalError(absl::StrCat("GraphConv2d ", name_, " (",
                                             plan->engine, "): ", st.message()));
