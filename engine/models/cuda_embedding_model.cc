@@ -521,6 +521,8 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   o.workspace_cap_bytes =
       static_cast<int64_t>(options.conv_graph_workspace_cap_bytes);
   o.engine_cache = engine_cache;
+  o.private_workspaces = options.conv_graph_private_workspaces;
+  o.layer_fence = options.conv_graph_layer_fence;
   for (size_t i = 0; i < layers.size(); ++i) {
     ASSIGN_OR_RETURN(layers[i]->graph,
                      cuda::GraphConv2d::Create(ctx.get(), layers[i]->conv.get(),

@@ -478,7 +478,17 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
 // batch three times (with CUDA graphs: eager + capture, then two replays;
 // without: three eager calls) and every call is held to the CPU network.
 // It prints each call's error, so a failure says which calls were wrong.
+// DIARIZATION_GRAPH_CONV_VARIANT, for the diagnosis only: "shared" runs
+// every plan on the shared workspace (as before 2026-12-02), "fence" adds a
+// memset before each graph convolution, "shared+fence" both; unset, the
+// graph path as it ships.
 TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
+  const char* variant_env = std::getenv("DIARIZATION_GRAPH_CONV_VARIANT");
+  const std::string variant = variant_env != nullptr ? variant_env : "";
+  ASSERT_TRUE(variant.empty() || variant == "shared" || variant == "fence" ||
+              variant == "shared+fence")
+      << "DIARIZATION_GRAPH_CONV_VARIANT '" << variant
+      << "': use shared, fence or shared+fence";
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
@@ -494,6 +504,9 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
       o.precision = "tf32";
       o.conv_api = "graph";
       o.use_cuda_graphs = graphs;
+      o.conv_graph_private_workspaces =
+          variant.find("shared") == std::string::npos;
+      o.conv_graph_layer_fence = variant.find("fence") != std::string::npos;
       o.max_batch = kB;
       o.max_masks_per_window = kMasks;
       auto m = CudaEmbeddingModel::Create(*w, arena, o);
@@ -509,7 +522,8 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
         EXPECT_LT(rel, 1e-3) << "load " << load + 1 << ", call " << call + 1
                              << (graphs ? ", CUDA graphs" : ", eager");
       }
-      std::printf("embedding tf32 graph path, %s, load %d:%s\n",
+      std::printf("embedding tf32 graph path%s%s, %s, load %d:%s\n",
+                  variant.empty() ? "" : ", variant ", variant.c_str(),
                   graphs ? "CUDA graphs" : "eager", load + 1, line.c_str());
       if (::testing::Test::HasFailure()) {
         for (const std::string& e : (*m)->conv_engines())

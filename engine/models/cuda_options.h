@@ -70,6 +70,11 @@ struct CudaModelOptions {
   // another GPU or library version, and corrupt ones, are ignored with a
   // diagnostic. Empty: no cache.
   std::string conv_engine_cache;
+  // With conv_api "graph" / "fastest", for the diagnosis of ADR 0078's
+  // fault (cudnn_graph_conv.h, GraphConv2d::Options): small workspaces of
+  // their own per plan (default) and a fence before each graph convolution.
+  bool conv_graph_private_workspaces = true;
+  bool conv_graph_layer_fence = false;
   // Embedding only, TF32 with fused_conv_epilogue and channels_last: the
   // stem (3×3, one input channel) through the project's direct kernel
   // (kernels/stem_conv.h, float32 FMAs) instead of cuDNN's generic kernel.

@@ -89,7 +89,8 @@ struct GraphConv2d::Plan {
   int64_t plan_index = -1;
   int64_t workspace = 0;
   // The plan's own workspace when it needs at most kPrivateWorkspaceMax
-  // bytes (see ChooseWorkspace); empty: it runs on the context's shared one.
+  // bytes (Options::private_workspaces); empty: it runs on the context's
+  // shared one.
   DeviceBuffer private_workspace;
   std::string engine;
   std::string why_legacy;
@@ -118,6 +119,9 @@ struct GraphConv2d::Plan {
 
 struct GraphConv2d::Plans {
   std::map<std::tuple<int, int, int, int>, std::unique_ptr<Plan>> by_shape;
+  // Options::layer_fence: the bytes the memset before each execution
+  // writes.
+  DeviceBuffer fence;
 };
 
 namespace {
@@ -308,6 +312,12 @@ absl::StatusOr<std::unique_ptr<GraphConv2d>> GraphConv2d::Create(
     ASSIGN_OR_RETURN(conv->environment_, Environment(ctx->arena()->device()));
   }
   conv->plans_ = std::make_unique<Plans>();
+  if (options.layer_fence) {
+    ASSIGN_OR_RETURN(
+        conv->plans_->fence,
+        DeviceBuffer::Allocate(ctx->arena(), 256,
+                               ctx->owner() + "/graph_conv_fence"));
+  }
   return conv;
 }
 
@@ -533,8 +543,8 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
     // EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu says whether it
     // helps. Large workspaces (operand copies, megabytes) stay shared, so
     // the arena grows by at most 36 × kPrivateWorkspaceMax.
-    if (plan->on_engine() && plan->workspace > 0 &&
-        plan->workspace <= kPrivateWorkspaceMax) {
+    if (options_.private_workspaces && plan->on_engine() &&
+        plan->workspace > 0 && plan->workspace <= kPrivateWorkspaceMax) {
       ASSIGN_OR_RETURN(plan->private_workspace,
                        DeviceBuffer::Allocate(
                            ctx_->arena(), static_cast<size_t>(plan->workspace),
@@ -739,6 +749,11 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
   if (plan->graph == nullptr) return RunLegacy(e, x, n, h, w, bias, z, y);
   std::unordered_map<int64_t, void*> pack =
       VariantPack(static_cast<int>(e), x, legacy_->weights(), bias, z, y);
+  if (options_.layer_fence) {
+    RETURN_IF_ERROR(
+        CudaStatus(cudaMemsetAsync(plans_->fence.data(), 0, 4, ctx_->stream()),
+                   "the fence before a graph convolution"));
+  }
   void* workspace = plan->private_workspace.data() != nullptr
                         ? plan->private_workspace.data()
                         : ctx_->workspace();

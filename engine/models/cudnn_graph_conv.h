@@ -73,6 +73,15 @@ class GraphConv2d {
     // Choices made before (null: none kept). Shared by every layer and
     // pipeline that uses the same file.
     std::shared_ptr<ConvEngineCache> engine_cache;
+    // Each plan whose workspace is at most 1 MiB runs on a workspace of its
+    // own, zeroed at the choice (a candidate remedy for ADR 0078's fault,
+    // not yet run on a GPU). Off: every plan on the context's shared
+    // workspace, as before 2026-12-02.
+    bool private_workspaces = true;
+    // Diagnostic for ADR 0078: a 4-byte memset on the stream before each
+    // graph convolution, so none of its kernels may start before the
+    // previous layer's kernels have finished.
+    bool layer_fence = false;
   };
 
   // `legacy` must be a channels-last layer: float32 in a TF32 context or
