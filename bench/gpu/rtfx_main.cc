@@ -367,6 +367,10 @@ absl::Status Run() {
   }
 
   const models::CudaMemorySnapshot mem = cuda.backend->Memory();
+  // What "auto" resolved to (ADR 0078): a graph trunk lists its engines.
+  const bool graph_trunk = !cuda.embedding->conv_engines().empty();
+  std::string conv_api = opt.embedding.conv_api;
+  if (conv_api == "auto") conv_api += graph_trunk ? " = graph" : " = legacy";
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
       "(segmentation %d, %s sinc, %s activations), embedding %s (%s, %s "
@@ -380,8 +384,8 @@ absl::Status Run() {
       opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"
                                                                        : "NCHW",
       opt.embedding.fused_conv_epilogue ? "fused" : "separate",
-      opt.embedding.conv_api.c_str(),
-      opt.embedding.conv_graph_runtime_compilation
+      conv_api.c_str(),
+      graph_trunk && opt.embedding.conv_graph_runtime_compilation
           ? ", runtime-compiled engines"
           : "",
       opt.embedding.direct_stem_conv ? ", direct stem" : "",
