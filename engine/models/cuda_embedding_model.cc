@@ -693,9 +693,9 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   if (options.conv_api == "auto") {
     // The legacy call for every precision (ADR 0078). The graph path is
     // faster (TF32 embeddings 1.35 vs 1.93 s per audio hour on an H200) but
-    // some loads give wrong embeddings from their first call (0.08-0.23
-    // relative, 2026-12-02), and the cause is not found; it stays opt-in
-    // ("graph", "fastest") until its gates pass repeatedly.
+    // on some loads some calls give wrong embeddings (0.01-0.23 relative,
+    // 2026-12-02), and the cause is not found; it stays opt-in ("graph",
+    // "fastest") until its gates pass repeatedly.
     impl->options.conv_api = "legacy";
   }
   impl->graph_api = impl->options.conv_api != "legacy";

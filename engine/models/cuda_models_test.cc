@@ -472,9 +472,9 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
   }
 }
 
-// The opt-in graph path's known fault (ADR 0078): on some loads the first
-// call after the load gave embeddings 0.08-0.23 relative off, and a later
-// call of the same model was right. Each of several loads runs the same
+// The opt-in graph path's known fault (ADR 0078): on some loads some calls
+// gave embeddings 0.01-0.23 relative off while other calls of the same
+// model were right. Each of several loads runs the same
 // batch three times (with CUDA graphs: eager + capture, then two replays;
 // without: three eager calls) and every call is held to the CPU network.
 // It prints each call's error, so a failure says which calls were wrong.

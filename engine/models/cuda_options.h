@@ -50,9 +50,9 @@ struct CudaModelOptions {
   // supports stay legacy (engine/models/cudnn_graph_conv.h, ADR 0072); a
   // call of fewer windows runs padded to max_batch (ADR 0077). "fastest":
   // as "graph", but each layer keeps the legacy call where that timed
-  // faster. "auto" (default): "legacy" for every precision (ADR 0078: some
-  // graph-path loads gave wrong TF32 embeddings from their first call on
-  // the H200, cause not found; "graph" and "fastest" are opt-in).
+  // faster. "auto" (default): "legacy" for every precision (ADR 0078: on
+  // some graph-path loads some calls gave wrong TF32 embeddings on the
+  // H200, cause not found; "graph" and "fastest" are opt-in).
   std::string conv_api = "auto";
   // With conv_api "graph" / "fastest": time the engines cuDNN compiles at
   // run time (NVRTC; up to a second each to build) with the precompiled

@@ -321,8 +321,6 @@ absl::StatusOr<std::unique_ptr<GraphConv2d>> GraphConv2d::Create(
   return conv;
 }
 
-bool GraphConv2d::Built() { return true; }
-
 absl::StatusOr<ConvEngineEnvironment> GraphConv2d::Environment(int device) {
   cudaDeviceProp prop{};
   RETURN_IF_ERROR(CudaStatus(cudaGetDeviceProperties(&prop, device),
@@ -875,7 +873,6 @@ int GraphConv2d::cached_shapes() const { return 0; }
 absl::StatusOr<ConvEngineEnvironment> GraphConv2d::Environment(int) {
   return absl::FailedPreconditionError("GraphConv2d: no cuDNN frontend");
 }
-bool GraphConv2d::Built() { return false; }
 
 }  // namespace diarization::models::cuda
 

@@ -114,9 +114,6 @@ class GraphConv2d {
   // GPU of `device` and the cuDNN and frontend versions. Fails without the
   // frontend headers or the device.
   static absl::StatusOr<ConvEngineEnvironment> Environment(int device);
-  // Whether this binary was built with the cuDNN frontend headers (without
-  // them Create fails with FailedPrecondition).
-  static bool Built();
 
   const Conv2d::Shape& shape() const { return legacy_->shape(); }
   int OutH(int h) const { return legacy_->OutH(h); }
