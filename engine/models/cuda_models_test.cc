@@ -183,6 +183,18 @@ std::vector<float> RunCpuEmbedding(const SafetensorsFile& w,
   return cpu;
 }
 
+// The inputs of an embedding gate and the CPU network's answer for them:
+// the recorded windows, fresh random masks, and RunCpuEmbedding of both.
+struct EmbeddingReference {
+  std::vector<float> win, masks, cpu;
+};
+EmbeddingReference CpuEmbeddingReference(const SafetensorsFile& w) {
+  std::mt19937 rng(std::random_device{}());
+  EmbeddingReference r{Windows(), Masks(rng), {}};
+  r.cpu = RunCpuEmbedding(w, r.win, r.masks);
+  return r;
+}
+
 std::vector<float> RunCpuSegmentation(const SafetensorsFile& w,
                                       const std::vector<float>& win) {
   std::vector<float> cpu(size_t(kB) * kFramesPerWindow * kPowersetClasses);
@@ -242,10 +254,7 @@ void CheckEmbedding(const std::string& precision, double tolerance,
                     bool fused = true, const std::string& conv_api = "legacy",
                     bool direct_stem = false,
                     std::vector<std::string>* engines = nullptr) {
-  std::mt19937 rng(std::random_device{}());
-  const std::vector<float> win = Windows();
-  const std::vector<float> masks = Masks(rng);
-  const std::vector<float> cpu = RunCpuEmbedding(w, win, masks);
+  const auto [win, masks, cpu] = CpuEmbeddingReference(w);
   ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   CudaModelOptions o;
   o.precision = precision;
@@ -425,10 +434,7 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
-  std::mt19937 rng(std::random_device{}());
-  const std::vector<float> win = Windows();
-  const std::vector<float> masks = Masks(rng);
-  const std::vector<float> cpu = RunCpuEmbedding(*w, win, masks);
+  const auto [win, masks, cpu] = CpuEmbeddingReference(*w);
   ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   for (const std::string precision : {"tf32", "fp32"}) {
     CudaModelOptions o;
@@ -492,10 +498,7 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
-  std::mt19937 rng(std::random_device{}());
-  const std::vector<float> win = Windows();
-  const std::vector<float> masks = Masks(rng);
-  const std::vector<float> cpu = RunCpuEmbedding(*w, win, masks);
+  const auto [win, masks, cpu] = CpuEmbeddingReference(*w);
   ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   constexpr int kLoads = 3;
   for (const bool graphs : {true, false}) {
@@ -595,10 +598,7 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
       std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp",
       "/conv_engine_cache_", getpid(), ".tsv");
   std::filesystem::remove(path);
-  std::mt19937 rng(std::random_device{}());
-  const std::vector<float> win = Windows();
-  const std::vector<float> masks = Masks(rng);
-  const std::vector<float> cpu = RunCpuEmbedding(*w, win, masks);
+  const auto [win, masks, cpu] = CpuEmbeddingReference(*w);
   ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   struct Out {
     std::vector<float> emb;
