@@ -691,12 +691,14 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                      "' is not supported; use auto, legacy, graph or fastest"));
   }
   if (options.conv_api == "auto") {
-    // The legacy call for every precision (ADR 0078). The graph path is
-    // faster (TF32 embeddings 1.35 vs 1.93 s per audio hour on an H200) but
-    // on some loads some calls give wrong embeddings (0.01-0.23 relative,
-    // 2026-12-02), and the cause is not found; it stays opt-in ("graph",
-    // "fastest") until its gates pass repeatedly.
-    impl->options.conv_api = "legacy";
+    // The graph path for TF32 with the fused, channels-last trunk when the
+    // binary has the frontend (ADR 0079: its gates passed repeatedly once
+    // every graph convolution runs behind the layer fence, ADR 0078);
+    // everything else keeps the legacy call.
+    const bool graph = impl->precision == cuda::Precision::kTf32 &&
+                       impl->fused && impl->channels_last &&
+                       cuda::GraphConv2d::Built();
+    impl->options.conv_api = graph ? "graph" : "legacy";
   }
   impl->graph_api = impl->options.conv_api != "legacy";
   if (impl->graph_api && (impl->precision == cuda::Precision::kFp32 ||

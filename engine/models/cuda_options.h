@@ -50,9 +50,9 @@ struct CudaModelOptions {
   // supports stay legacy (engine/models/cudnn_graph_conv.h, ADR 0072); a
   // call of fewer windows runs padded to max_batch (ADR 0077). "fastest":
   // as "graph", but each layer keeps the legacy call where that timed
-  // faster. "auto" (default): "legacy" for every precision (ADR 0078: on
-  // some graph-path loads some calls gave wrong TF32 embeddings on the
-  // H200, cause not found; "graph" and "fastest" are opt-in).
+  // faster. "auto" (default): "graph" for TF32 with the fused channels-last
+  // trunk in a binary built with the frontend, "legacy" otherwise (ADR
+  // 0079; the graph path runs with conv_graph_layer_fence, ADR 0078).
   std::string conv_api = "auto";
   // With conv_api "graph" / "fastest": time the engines cuDNN compiles at
   // run time (NVRTC; up to a second each to build) with the precompiled
@@ -70,11 +70,13 @@ struct CudaModelOptions {
   // another GPU or library version, and corrupt ones, are ignored with a
   // diagnostic. Empty: no cache.
   std::string conv_engine_cache;
-  // With conv_api "graph" / "fastest", for the diagnosis of ADR 0078's
-  // fault (cudnn_graph_conv.h, GraphConv2d::Options): small workspaces of
-  // their own per plan (default) and a fence before each graph convolution.
+  // With conv_api "graph" / "fastest" (cudnn_graph_conv.h,
+  // GraphConv2d::Options): small workspaces of their own per plan, and a
+  // fence before each graph convolution, without which some calls gave
+  // wrong embeddings (ADR 0078). Both on by default; off only to reproduce
+  // the fault.
   bool conv_graph_private_workspaces = true;
-  bool conv_graph_layer_fence = false;
+  bool conv_graph_layer_fence = true;
   // Embedding only, TF32 with fused_conv_epilogue and channels_last: the
   // stem (3×3, one input channel) through the project's direct kernel
   // (kernels/stem_conv.h, float32 FMAs) instead of cuDNN's generic kernel.

@@ -321,6 +321,8 @@ absl::StatusOr<std::unique_ptr<GraphConv2d>> GraphConv2d::Create(
   return conv;
 }
 
+bool GraphConv2d::Built() { return true; }
+
 absl::StatusOr<ConvEngineEnvironment> GraphConv2d::Environment(int device) {
   cudaDeviceProp prop{};
   RETURN_IF_ERROR(CudaStatus(cudaGetDeviceProperties(&prop, device),
@@ -862,6 +864,7 @@ GraphConv2d::~GraphConv2d() = default;
 absl::Status GraphConv2d::Forward(const void*, int, int, int, void*) {
   return absl::FailedPreconditionError("GraphConv2d: no cuDNN frontend");
 }
+bool GraphConv2d::Built() { return false; }
 absl::Status GraphConv2d::ForwardBiasRelu(const void*, int, int, int,
                                           const void*, const void*, void*) {
   return absl::FailedPreconditionError("GraphConv2d: no cuDNN frontend");

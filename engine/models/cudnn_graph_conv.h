@@ -74,14 +74,21 @@ class GraphConv2d {
     // pipeline that uses the same file.
     std::shared_ptr<ConvEngineCache> engine_cache;
     // Each plan whose workspace is at most 1 MiB runs on a workspace of its
-    // own, zeroed at the choice (a candidate remedy for ADR 0078's fault,
-    // not yet run on a GPU). Off: every plan on the context's shared
-    // workspace, as before 2026-12-02.
+    // own, zeroed at the choice. Tried first against ADR 0078's fault: alone
+    // it did not help (wrong calls with and without it), and it is the
+    // configuration the layer fence was measured with. Off: every plan on
+    // the context's shared workspace, as before 2026-12-02.
     bool private_workspaces = true;
-    // Diagnostic for ADR 0078: a 4-byte memset on the stream before each
-    // graph convolution, so none of its kernels may start before the
-    // previous layer's kernels have finished.
-    bool layer_fence = false;
+    // A 4-byte memset on the stream before each graph convolution, so none
+    // of its kernels starts before every earlier kernel on the stream has
+    // finished. Without it some calls of some loads gave wrong embeddings
+    // on an H200 (ADR 0078: 10 of 24 loads, with private or shared
+    // workspaces, with or without runtime-compiled engines); with it every
+    // call was right. The likeliest reading: a Hopper engine launched as a
+    // programmatic dependent launch reads a tensor (the residual, written
+    // two kernels back) before its writer has finished. Off only to
+    // reproduce that.
+    bool layer_fence = true;
   };
 
   // `legacy` must be a channels-last layer: float32 in a TF32 context or
@@ -114,6 +121,9 @@ class GraphConv2d {
   // GPU of `device` and the cuDNN and frontend versions. Fails without the
   // frontend headers or the device.
   static absl::StatusOr<ConvEngineEnvironment> Environment(int device);
+  // Whether this binary was built with the cuDNN frontend headers (without
+  // them Create fails with FailedPrecondition).
+  static bool Built();
 
   const Conv2d::Shape& shape() const { return legacy_->shape(); }
   int OutH(int h) const { return legacy_->OutH(h); }
