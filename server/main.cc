@@ -75,11 +75,11 @@ ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
           "convolutions with FP32 accumulation; opt-in, see "
           "docs/benchmarks.md for its gate)");
 ABSL_FLAG(std::string, cuda_embedding_conv_api, "auto",
-          "CUDA embedding trunk convolutions: auto (legacy for every "
-          "precision; ADR 0078), legacy, graph (cuDNN graphs, engines chosen "
-          "when the model loads; TF32 or mixed; opt-in: some loads gave wrong "
-          "embeddings, ADR 0078) or fastest (graph, legacy per layer where "
-          "that timed faster; opt-in likewise)");
+          "CUDA embedding trunk convolutions: auto (graph for tf32, legacy "
+          "otherwise; ADR 0079), legacy (cudnnConvolutionBiasActivationForward"
+          "), graph (cuDNN graphs, engines chosen when the model loads, "
+          "10-25 s without --cuda_conv_engine_cache; TF32 or mixed) or "
+          "fastest (graph, legacy per layer where that timed faster)");
 ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
           "With the graph API (--cuda_embedding_conv_api): a file that keeps "
           "the engine chosen per trunk layer shape, so a restart builds those "

@@ -100,7 +100,8 @@ ABSL_FLAG(bool, fused_epilogue, true,
           "Embedding: BatchNorm folded into the convolutions, bias + residual "
           "+ ReLU inside cuDNN's convolution (else a separate pass).");
 ABSL_FLAG(std::string, conv_api, "auto",
-          "Embedding trunk convolutions: auto (legacy; ADR 0078), "
+          "Embedding trunk convolutions: auto (graph for tf32, else legacy; "
+          "ADR 0079), "
           "legacy (cuDNN's cudnnConvolutionBiasActivationForward), graph "
           "(cuDNN graphs through the cuDNN frontend, engines chosen at load "
           "for the largest batch; TF32 or mixed) or fastest (graph, or "
@@ -367,7 +368,7 @@ absl::Status Run() {
   }
 
   const models::CudaMemorySnapshot mem = cuda.backend->Memory();
-  // What "auto" resolved to (ADR 0078): a graph trunk lists its engines.
+  // What "auto" resolved to (ADR 0079): a graph trunk lists its engines.
   const bool graph_trunk = !cuda.embedding->conv_engines().empty();
   std::string conv_api = opt.embedding.conv_api;
   if (conv_api == "auto") conv_api += graph_trunk ? " = graph" : " = legacy";

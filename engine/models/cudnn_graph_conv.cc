@@ -537,12 +537,12 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
     // Small workspaces (tile counters and flags of the warp-specialised
     // engines: 131 B for most trunk layers on the H200) are the plan's own,
     // not the start of the shared workspace that the next layer's engine
-    // initialises. Unverified remedy for ADR 0078's fault: consecutive
-    // layers' engines used the same bytes there, and the fault needs
-    // unserialised kernels; the GPU test
-    // EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu says whether it
-    // helps. Large workspaces (operand copies, megabytes) stay shared, so
-    // the arena grows by at most 36 × kPrivateWorkspaceMax.
+    // initialises. Tried first against ADR 0078's fault (consecutive
+    // layers' engines used the same bytes there); alone it did not cure it,
+    // the layer fence did (Options::layer_fence), and the fence was
+    // measured with these private workspaces. Large workspaces (operand
+    // copies, megabytes) stay shared, so the arena grows by at most
+    // 36 × kPrivateWorkspaceMax.
     if (options_.private_workspaces && plan->on_engine() &&
         plan->workspace > 0 && plan->workspace <= kPrivateWorkspaceMax) {
       ASSIGN_OR_RETURN(plan->private_workspace,

@@ -36,7 +36,7 @@ struct DevicesOptions {
   // CUDA embedding precision: "fp32" or "tf32".
   std::string cuda_embedding_precision = "tf32";  // ADR 0062
   // CUDA embedding trunk convolutions: "auto", "legacy", "graph" or
-  // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077, 0078).
+  // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077-0079).
   std::string cuda_embedding_conv_api = "auto";
   // With conv_api graph/fastest: the file that keeps the engine chosen per
   // layer shape across restarts (models::CudaModelOptions::
