@@ -46,9 +46,13 @@ std::string FeMessage(fe::error_t e) {
 
 // Runs `f` once (warm-up), then `runs` times between CUDA events on
 // `stream`; returns the fastest run in milliseconds. The stream must not be
-// capturing.
+// capturing. It first waits for the stream: a candidate runs without the
+// layer fence (ADR 0078/0079), and must not overlap the previous layer's
+// kernels, which may still read the buffer this layer writes.
 absl::StatusOr<float> TimeOnStream(cudaStream_t stream, int runs,
                                    const std::function<absl::Status()>& f) {
+  RETURN_IF_ERROR(
+      CudaStatus(cudaStreamSynchronize(stream), "graph conv before timing"));
   RETURN_IF_ERROR(f());
   RETURN_IF_ERROR(
       CudaStatus(cudaStreamSynchronize(stream), "graph conv warm-up run"));
