@@ -183,6 +183,21 @@ func checkHealth(ctx context.Context, conn *grpc.ClientConn) error {
 	return nil
 }
 
+// sendError turns the io.EOF that Send returns once the server has already
+// ended the stream (a server without reflection answers UNIMPLEMENTED at once,
+// and that can arrive before the first Send) into the stream's real status,
+// which only Recv reports (grpc-go's ClientStream.SendMsg contract).
+func sendError(stream grpc.ClientStream, err error) error {
+	if !errors.Is(err, io.EOF) {
+		return err
+	}
+	var m reflectionpb.ServerReflectionResponse
+	if recvErr := stream.RecvMsg(&m); recvErr != nil {
+		return recvErr
+	}
+	return err
+}
+
 // listServices asks the reflection service for the service list and the
 // file that defines diarization.v1.Diarization.
 func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
@@ -194,7 +209,7 @@ func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) 
 	if err := stream.Send(&reflectionpb.ServerReflectionRequest{
 		MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{ListServices: ""},
 	}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reflection list: %w", sendError(stream, err))
 	}
 	resp, err := stream.Recv()
 	if err != nil {
@@ -209,7 +224,7 @@ func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) 
 		MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{
 			FileContainingSymbol: "diarization.v1.Diarization"},
 	}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reflection symbol: %w", sendError(stream, err))
 	}
 	resp, err = stream.Recv()
 	if err != nil {
