@@ -690,19 +690,19 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
         absl::StrCat("CudaEmbeddingModel: conv_api '", options.conv_api,
                      "' is not supported; use auto, legacy, graph or fastest"));
   }
+  // What the graph path needs of the trunk (cudnn_graph_conv.h).
+  const bool graph_trunk = impl->precision != cuda::Precision::kFp32 &&
+                           impl->fused && impl->channels_last;
   if (options.conv_api == "auto") {
-    // The graph path for TF32 with the fused, channels-last trunk when the
-    // binary has the frontend (ADR 0079: its gates passed repeatedly once
-    // every graph convolution runs behind the layer fence, ADR 0078);
-    // everything else keeps the legacy call.
+    // The graph path for TF32 when the binary has the frontend (ADR 0079:
+    // its gates passed repeatedly once every graph convolution runs behind
+    // the layer fence, ADR 0078); everything else keeps the legacy call.
     const bool graph = impl->precision == cuda::Precision::kTf32 &&
-                       impl->fused && impl->channels_last &&
-                       cuda::GraphConv2d::Built();
+                       graph_trunk && cuda::GraphConv2d::Built();
     impl->options.conv_api = graph ? "graph" : "legacy";
   }
   impl->graph_api = impl->options.conv_api != "legacy";
-  if (impl->graph_api && (impl->precision == cuda::Precision::kFp32 ||
-                          !impl->fused || !impl->channels_last)) {
+  if (impl->graph_api && !graph_trunk) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CudaEmbeddingModel: conv_api '", impl->options.conv_api,
         "' needs precision tf32 or mixed with fused_conv_epilogue and "
