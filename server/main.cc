@@ -29,6 +29,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "engine/common/diagnostics.h"
+#include "engine/common/openblas_kernels.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/usable_cpus.h"
 #include "engine/pipeline/diarization.h"
@@ -448,6 +449,8 @@ absl::Status Run() {
 }  // namespace diarization::server
 
 int main(int argc, char** argv) {
+  // First: it may execute the binary again (engine/common/openblas_kernels.h).
+  const std::string openblas = diarization::ReexecWithOpenBlasKernels(argv);
   absl::SetProgramUsageMessage(
       "gRPC speaker-diarization service (docs/operations.md)");
   absl::ParseCommandLine(argc, argv);
@@ -459,6 +462,7 @@ int main(int argc, char** argv) {
         detail.append(": ").append(message);
         diarization::server::LogEvent("diagnostic", detail);
       });
+  diarization::server::LogEvent("host", openblas);
   const absl::Status status = diarization::server::Run();
   if (!status.ok()) {
     diarization::server::LogEvent("fatal", status.ToString());

@@ -37,6 +37,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "engine/audio/audio.h"
+#include "engine/common/openblas_kernels.h"
 #include "engine/common/status_macros.h"
 #include "engine/io/plda_files.h"
 #include "engine/models/cuda_backend.h"
@@ -458,7 +459,10 @@ absl::Status Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: it may execute the binary again (engine/common/openblas_kernels.h).
+  const std::string openblas = diarization::ReexecWithOpenBlasKernels(argv);
   absl::ParseCommandLine(argc, argv);
+  std::printf("%s\n", openblas.c_str());
   const absl::Status s = Run();
   if (!s.ok()) {
     std::fprintf(stderr, "rtfx_main: %s\n", s.ToString().c_str());

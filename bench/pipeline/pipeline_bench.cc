@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "engine/common/openblas_kernels.h"
 #include "engine/io/fixture.h"
 #include "engine/io/plda_files.h"
 #include "engine/pipeline/ahc_blockwise.h"
@@ -56,6 +57,8 @@ long PeakRssMb() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: it may execute the binary again (engine/common/openblas_kernels.h).
+  std::printf("%s\n", diarization::ReexecWithOpenBlasKernels(argv).c_str());
   double hours = 1.0;
   int repeats = 5;
   int exact_max_n = dp::AhcOptions().exact_max_n;

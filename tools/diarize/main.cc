@@ -25,6 +25,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "engine/audio/audio.h"
+#include "engine/common/openblas_kernels.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/user_path.h"
 #include "engine/io/plda_files.h"
@@ -184,6 +185,8 @@ absl::Status Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: it may execute the binary again (engine/common/openblas_kernels.h).
+  diarization::ReexecWithOpenBlasKernels(argv);
   absl::SetProgramUsageMessage(
       "Diarizes one audio file with the CPU backend and writes RTTM.\n"
       "  diarize --audio FILE --models DIR --out OUT.rttm [--num-speakers N]\n"
