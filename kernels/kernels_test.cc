@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -135,32 +136,13 @@ TEST(SincConvTest, AbsPoolMatchesFloat64Reference) {
   }
 }
 
-TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
-  const int batch = 2, masks = 4, feat = 40, time = 125, frames = 589;
-  auto x = Random(size_t(batch) * feat * time, -2.0f, 3.0f);
-  std::vector<float> m(size_t(batch) * masks * frames, 0.0f);
-  std::bernoulli_distribution coin(0.4);
-  for (int b = 0; b < batch; ++b) {
-    float* mm = &m[size_t(b) * masks * frames];
-    // mask 0: all zero; mask 1: a single frame; mask 2: binary; mask 3: soft.
-    mm[frames + 0] = 1.0f;
-    for (int t = 0; t < frames; ++t)
-      mm[2 * frames + t] = coin(Rng()) ? 1.0f : 0.0f;
-    auto soft = Random(frames, 0.0f, 1.0f);
-    std::copy(soft.begin(), soft.end(), mm + 3 * frames);
-  }
-  Dev dx(x), dm(m), ds(size_t(batch) * masks * 2 * feat);
-  ASSERT_TRUE(LaunchStatsPool({.features = dx.p,
-                               .masks = dm.p,
-                               .stats = ds.p,
-                               .batch = batch,
-                               .masks_per_item = masks,
-                               .feat = feat,
-                               .time = time,
-                               .mask_frames = frames},
-                              nullptr)
-                  .ok());
-  std::vector<double> ref(ds.n);
+// pyannote's StatsPool in float64 (x is (batch, feat, time), m is
+// (batch, masks, frames)): per (item, mask) [mean | std] over feat.
+std::vector<double> StatsPoolReference(const std::vector<float>& x,
+                                       const std::vector<float>& m, int batch,
+                                       int masks, int feat, int time,
+                                       int frames) {
+  std::vector<double> ref(size_t(batch) * masks * 2 * feat);
   for (int b = 0; b < batch; ++b) {
     for (int s = 0; s < masks; ++s) {
       std::vector<double> w(time);
@@ -195,15 +177,43 @@ TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
       }
     }
   }
-  const auto got = ds.Host();
-  EXPECT_LT(MaxAbsDiff(got, ref), 2e-5);
-  // Zero mask: exactly zero mean and std. One-frame mask: std exactly 0.
-  for (int f = 0; f < 2 * feat; ++f) EXPECT_EQ(got[f], 0.0f);
-  for (int f = 0; f < feat; ++f) EXPECT_EQ(got[2 * feat + feat + f], 0.0f);
+  return ref;
+}
 
-  // Channels-last input (batch, rows, time, channels) with feature
-  // f = channel * rows + row: the same statistics.
-  const int rows = 4, channels = feat / rows;
+// Masks of every kind, cycling with the mask index: all zero, a single
+// frame, binary, soft.
+std::vector<float> EdgeMasks(int batch, int masks, int frames) {
+  std::vector<float> m(size_t(batch) * masks * frames, 0.0f);
+  std::bernoulli_distribution coin(0.4);
+  for (int b = 0; b < batch; ++b) {
+    for (int s = 0; s < masks; ++s) {
+      float* mm = &m[(size_t(b) * masks + s) * frames];
+      switch (s % 4) {
+        case 0:
+          break;
+        case 1: {  // a frame the resampling to 125 frames reads
+          const int j = (b * 37 + s) % 125;
+          mm[int(std::floor(float(j) * (float(frames) / 125.0f)))] = 1.0f;
+          break;
+        }
+        case 2:
+          for (int t = 0; t < frames; ++t) mm[t] = coin(Rng()) ? 1.0f : 0.0f;
+          break;
+        default: {
+          auto soft = Random(frames, 0.0f, 1.0f);
+          std::copy(soft.begin(), soft.end(), mm);
+        }
+      }
+    }
+  }
+  return m;
+}
+
+// (batch, feat, time) with feature f = channel * rows + row, as channels-last
+// (batch, rows, time, channels).
+std::vector<float> ToChannelsLast(const std::vector<float>& x, int batch,
+                                  int feat, int time, int rows) {
+  const int channels = feat / rows;
   std::vector<float> xcl(x.size());
   for (int b = 0; b < batch; ++b)
     for (int c = 0; c < channels; ++c)
@@ -211,7 +221,35 @@ TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
         for (int j = 0; j < time; ++j)
           xcl[((size_t(b) * rows + r) * time + j) * channels + c] =
               x[(size_t(b) * feat + c * rows + r) * time + j];
-  Dev dxcl(xcl), dscl(ds.n);
+  return xcl;
+}
+
+TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
+  const int batch = 2, masks = 4, feat = 40, time = 125, frames = 589;
+  auto x = Random(size_t(batch) * feat * time, -2.0f, 3.0f);
+  const std::vector<float> m = EdgeMasks(batch, masks, frames);
+  Dev dx(x), dm(m), ds(size_t(batch) * masks * 2 * feat);
+  ASSERT_TRUE(LaunchStatsPool({.features = dx.p,
+                               .masks = dm.p,
+                               .stats = ds.p,
+                               .batch = batch,
+                               .masks_per_item = masks,
+                               .feat = feat,
+                               .time = time,
+                               .mask_frames = frames},
+                              nullptr)
+                  .ok());
+  const std::vector<double> ref =
+      StatsPoolReference(x, m, batch, masks, feat, time, frames);
+  const auto got = ds.Host();
+  EXPECT_LT(MaxAbsDiff(got, ref), 2e-5);
+  // Zero mask: exactly zero mean and std. One-frame mask: std exactly 0.
+  for (int f = 0; f < 2 * feat; ++f) EXPECT_EQ(got[f], 0.0f);
+  for (int f = 0; f < feat; ++f) EXPECT_EQ(got[2 * feat + feat + f], 0.0f);
+
+  // Channels-last input: the same statistics.
+  const int rows = 4;
+  Dev dxcl(ToChannelsLast(x, batch, feat, time, rows)), dscl(ds.n);
   ASSERT_TRUE(LaunchStatsPool({.features = dxcl.p,
                                .masks = dm.p,
                                .stats = dscl.p,
@@ -224,6 +262,77 @@ TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
                               nullptr)
                   .ok());
   EXPECT_LT(MaxAbsDiff(dscl.Host(), ref), 2e-5);
+}
+
+// The embedding model's shape (ResNet34 output: 256 channels x 10 rows x
+// 125 frames, channels-last), with more masks per window than one block
+// pools (7: a group of 4 and one of 3) and a feature count that is not a
+// multiple of the block's.
+TEST(StatsPoolTest, ModelShapeAndMaskGroupsMatchFloat64Reference) {
+  for (const auto& [feat, rows, masks] :
+       {std::tuple{2560, 10, 3}, std::tuple{2560, 10, 7},
+        std::tuple{330, 10, 5}}) {
+    const int batch = 3, time = 125, frames = 589;
+    auto x = Random(size_t(batch) * feat * time, -2.0f, 3.0f);
+    const std::vector<float> m = EdgeMasks(batch, masks, frames);
+    Dev dx(ToChannelsLast(x, batch, feat, time, rows)), dm(m),
+        ds(size_t(batch) * masks * 2 * feat);
+    ASSERT_TRUE(LaunchStatsPool({.features = dx.p,
+                                 .masks = dm.p,
+                                 .stats = ds.p,
+                                 .batch = batch,
+                                 .masks_per_item = masks,
+                                 .feat = feat,
+                                 .time = time,
+                                 .mask_frames = frames,
+                                 .channels_last_rows = rows},
+                                nullptr)
+                    .ok());
+    const auto got = ds.Host();
+    EXPECT_LT(MaxAbsDiff(got, StatsPoolReference(x, m, batch, masks, feat, time,
+                                                 frames)),
+              2e-5)
+        << feat << " features, " << masks << " masks";
+    for (int b = 0; b < batch; ++b) {
+      for (int s = 0; s < masks; s += 4) {  // all-zero masks
+        const float* row = &got[(size_t(b) * masks + s) * 2 * feat];
+        for (int f = 0; f < 2 * feat; ++f) ASSERT_EQ(row[f], 0.0f);
+      }
+    }
+  }
+}
+
+// The segmentation's waveform norm: one long row per window (the kernel's
+// 1024-thread path), with an offset far from zero so that the variance is
+// a small difference of large sums.
+TEST(NnOpsTest, InstanceNormOfLongRowsMatchesFloat64Reference) {
+  const int batch = 3, channels = 1, len = 160000;
+  auto x = Random(size_t(batch) * len, 0.5f, 0.52f);
+  for (size_t i = 0; i < x.size(); i += 997) x[i] = -4.0f;  // outliers
+  const std::vector<float> gamma = {1.25f}, beta = {-0.125f};
+  Dev dx(x), dg(gamma), db(beta), dy(x.size());
+  ASSERT_TRUE(LaunchInstanceNorm({.x = dx.p,
+                                  .gamma = dg.p,
+                                  .beta = db.p,
+                                  .out = dy.p,
+                                  .batch = batch,
+                                  .channels = channels,
+                                  .len = len},
+                                 nullptr)
+                  .ok());
+  std::vector<double> ref(x.size());
+  for (int b = 0; b < batch; ++b) {
+    const float* r = &x[size_t(b) * len];
+    double mean = 0, var = 0;
+    for (int t = 0; t < len; ++t) mean += r[t];
+    mean /= len;
+    for (int t = 0; t < len; ++t) var += (r[t] - mean) * (r[t] - mean);
+    var /= len;
+    for (int t = 0; t < len; ++t)
+      ref[size_t(b) * len + t] =
+          (r[t] - mean) / std::sqrt(var + 1e-5) * gamma[0] + beta[0];
+  }
+  EXPECT_LT(MaxAbsDiff(dy.Host(), ref), 2e-5);
 }
 
 TEST(NnOpsTest, InstanceNormPoolLogSoftmaxScaleShift) {

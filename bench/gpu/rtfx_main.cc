@@ -114,6 +114,11 @@ ABSL_FLAG(bool, graph_runtime_compilation, true,
 ABSL_FLAG(int, graph_max_candidates, 8,
           "With --conv_api graph/fastest: plans built and timed per layer "
           "shape.");
+ABSL_FLAG(
+    int, graph_pointwise_candidates,
+    diarization::models::CudaModelOptions().conv_graph_pointwise_candidates,
+    "With --conv_api graph/fastest: plans built and timed for the 1x1 "
+    "shortcut convolutions (0: as --graph_max_candidates).");
 ABSL_FLAG(int, graph_workspace_cap_mb, 0,
           "With --conv_api graph/fastest: the most workspace a graph engine "
           "may need, MiB (0: the whole workspace, 256 MiB).");
@@ -270,6 +275,8 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_graph_runtime_compilation);
   opt.embedding.conv_graph_max_candidates =
       absl::GetFlag(FLAGS_graph_max_candidates);
+  opt.embedding.conv_graph_pointwise_candidates =
+      absl::GetFlag(FLAGS_graph_pointwise_candidates);
   opt.embedding.conv_graph_workspace_cap_bytes =
       size_t(std::max(0, absl::GetFlag(FLAGS_graph_workspace_cap_mb))) << 20;
   opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);

@@ -524,9 +524,15 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   o.private_workspaces = options.conv_graph_private_workspaces;
   o.layer_fence = options.conv_graph_layer_fence;
   for (size_t i = 0; i < layers.size(); ++i) {
+    cuda::GraphConv2d::Options layer = o;
+    const Conv2d::Shape& shape = layers[i]->conv->shape();
+    if (shape.kernel_h == 1 && shape.kernel_w == 1 &&
+        options.conv_graph_pointwise_candidates > 0) {
+      layer.max_candidates = options.conv_graph_pointwise_candidates;
+    }
     ASSIGN_OR_RETURN(layers[i]->graph,
                      cuda::GraphConv2d::Create(ctx.get(), layers[i]->conv.get(),
-                                               names[i], o));
+                                               names[i], layer));
   }
   return absl::OkStatus();
 }

@@ -62,6 +62,13 @@ struct CudaModelOptions {
   // With conv_api "graph" / "fastest": candidates built and timed per layer
   // shape, and the most workspace one may need (0: the whole workspace).
   int conv_graph_max_candidates = 8;
+  // The same for the 1x1 shortcut convolutions: cuDNN's heuristics rank
+  // engines that need ~245 MB of workspace first there, and the fastest
+  // (the zero-workspace eng67 family, ~4x faster on layer3.0's shortcut on
+  // an H200) comes only from the 9th candidate on (docs/benchmarks.md,
+  // "Round 3, per trunk layer"). Three layers, so the extra timing at load
+  // is small. 0: as conv_graph_max_candidates.
+  int conv_graph_pointwise_candidates = 24;
   size_t conv_graph_workspace_cap_bytes = 0;
   // With conv_api "graph" / "fastest": a file that keeps the engine chosen
   // per layer shape across restarts (engine/models/conv_engine_cache.h):
