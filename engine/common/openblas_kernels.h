@@ -3,13 +3,12 @@
 // OpenBLAS (DYNAMIC_ARCH builds, as Debian's) picks its kernels once, when
 // the library is loaded, from the CPU's family and model. Debian 12's
 // 0.3.21 does not know Emerald Rapids (family 6, model 207: the Xeon of this
-// project's build VMs and, by the same symptom, of its H200 host; cloud VMs
-// report it as "Intel(R) Xeon(R) Processor") and falls back to its
-// "Prescott" kernels: SSE3, no FMA. Its DGEMM then runs at a quarter of the
-// core's speed, and the host pipeline
-// (AHC's distances, PLDA, VBx, assignment) takes twice as long: 0.64 s
-// instead of 0.31 s per audio hour on such a VM (docs/benchmarks.md,
-// "OpenBLAS kernels").
+// project's build VMs and of its H200 host, both shown as "Intel(R) Xeon(R)
+// Processor") and falls back to its "Prescott" kernels: SSE3, no FMA. Its
+// DGEMM then runs at about a third of the core's speed, and the host
+// pipeline (AHC's distances, PLDA, VBx, assignment) at about 0.6 of it: one
+// thread, 1 audio hour, 0.46-0.55 s instead of 0.34 s on such a VM
+// (docs/benchmarks.md, "Round of 2026-12-02, evening"; ADR 0080).
 //
 // The library honours OPENBLAS_CORETYPE, but reads it only while it loads,
 // before main() runs. So a binary calls ReexecWithOpenBlasKernels() first
@@ -19,7 +18,7 @@
 // process keeps its PID, open descriptors and environment. It never
 // overrides an OPENBLAS_CORETYPE the operator set, and never executes
 // twice. Results do not depend on the kernel set beyond float64 rounding
-// (the parity tests pass with both; docs/benchmarks.md).
+// (the pipeline's parity tests pass with both).
 //
 // Why by hand: OpenBLAS has no call that changes its kernels after it has
 // loaded, and a newer OpenBLAS is not in Debian 12.
