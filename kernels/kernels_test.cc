@@ -14,6 +14,7 @@
 #include "kernels/sinc_conv.h"
 #include "kernels/stats_pool.h"
 #include "testing/cuda_test_buffers.h"
+#include "testing/stats_pool_reference.h"
 
 namespace diarization::kernels {
 namespace {
@@ -21,6 +22,8 @@ namespace {
 using ::diarization::testing::Random;
 using ::diarization::testing::Rng;
 using Dev = ::diarization::testing::DeviceFloats;
+using ::diarization::testing::StatsPoolReference;
+using ::diarization::testing::ToChannelsLast;
 
 double MaxAbsDiff(const std::vector<float>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());
@@ -136,50 +139,6 @@ TEST(SincConvTest, AbsPoolMatchesFloat64Reference) {
   }
 }
 
-// pyannote's StatsPool in float64 (x is (batch, feat, time), m is
-// (batch, masks, frames)): per (item, mask) [mean | std] over feat.
-std::vector<double> StatsPoolReference(const std::vector<float>& x,
-                                       const std::vector<float>& m, int batch,
-                                       int masks, int feat, int time,
-                                       int frames) {
-  std::vector<double> ref(size_t(batch) * masks * 2 * feat);
-  for (int b = 0; b < batch; ++b) {
-    for (int s = 0; s < masks; ++s) {
-      std::vector<double> w(time);
-      for (int j = 0; j < time; ++j) {
-        // torch nearest: floor(j * fl32(589/125)) in float32.
-        const float scale = float(frames) / float(time);
-        int idx = int(std::floor(float(j) * scale));
-        w[j] = m[(size_t(b) * masks + s) * frames + std::min(idx, frames - 1)];
-      }
-      // v1 = Σw + 1e-8 in float32, as torch computes it (for one active
-      // frame v1 rounds to exactly 1, so mean = x and var = 0: models.md §4).
-      double sw = 0, v2 = 0;
-      for (double v : w) {
-        sw += v;
-        v2 += v * v;
-      }
-      const double v1 = double(float(sw) + 1e-8f);
-      for (int f = 0; f < feat; ++f) {
-        const float* xf = &x[(size_t(b) * feat + f) * time];
-        double mean = 0;
-        for (int j = 0; j < time; ++j) mean += w[j] * xf[j];
-        mean /= v1;
-        double var = 0;
-        for (int j = 0; j < time; ++j)
-          var += w[j] * (xf[j] - mean) * (xf[j] - mean);
-        // The float32 denominators of torch: v1 - v2/v1 + 1e-8.
-        const float v1f = float(v1);
-        const float denom = (v1f - float(v2) / v1f) + 1e-8f;
-        var /= denom;
-        ref[(size_t(b) * masks + s) * 2 * feat + f] = mean;
-        ref[(size_t(b) * masks + s) * 2 * feat + feat + f] = std::sqrt(var);
-      }
-    }
-  }
-  return ref;
-}
-
 // Masks of every kind, cycling with the mask index: all zero, a single
 // frame, binary, soft.
 std::vector<float> EdgeMasks(int batch, int masks, int frames) {
@@ -209,39 +168,36 @@ std::vector<float> EdgeMasks(int batch, int masks, int frames) {
   return m;
 }
 
-// (batch, feat, time) with feature f = channel * rows + row, as channels-last
-// (batch, rows, time, channels).
-std::vector<float> ToChannelsLast(const std::vector<float>& x, int batch,
-                                  int feat, int time, int rows) {
-  const int channels = feat / rows;
-  std::vector<float> xcl(x.size());
-  for (int b = 0; b < batch; ++b)
-    for (int c = 0; c < channels; ++c)
-      for (int r = 0; r < rows; ++r)
-        for (int j = 0; j < time; ++j)
-          xcl[((size_t(b) * rows + r) * time + j) * channels + c] =
-              x[(size_t(b) * feat + c * rows + r) * time + j];
-  return xcl;
+// LaunchStatsPool on `features` ((batch, feat, time), or channels-last
+// with `rows` > 0) and masks `m`; the stats, back on the host, in `stats`.
+absl::Status PoolOnDevice(const std::vector<float>& features,
+                          const std::vector<float>& m, int batch, int masks,
+                          int feat, int time, int frames, int rows,
+                          std::vector<float>* stats) {
+  Dev dx(features), dm(m), ds(size_t(batch) * masks * 2 * feat);
+  const absl::Status st = LaunchStatsPool({.features = dx.p,
+                                           .masks = dm.p,
+                                           .stats = ds.p,
+                                           .batch = batch,
+                                           .masks_per_item = masks,
+                                           .feat = feat,
+                                           .time = time,
+                                           .mask_frames = frames,
+                                           .channels_last_rows = rows},
+                                          nullptr);
+  if (st.ok()) *stats = ds.Host();
+  return st;
 }
 
 TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
   const int batch = 2, masks = 4, feat = 40, time = 125, frames = 589;
   auto x = Random(size_t(batch) * feat * time, -2.0f, 3.0f);
   const std::vector<float> m = EdgeMasks(batch, masks, frames);
-  Dev dx(x), dm(m), ds(size_t(batch) * masks * 2 * feat);
-  ASSERT_TRUE(LaunchStatsPool({.features = dx.p,
-                               .masks = dm.p,
-                               .stats = ds.p,
-                               .batch = batch,
-                               .masks_per_item = masks,
-                               .feat = feat,
-                               .time = time,
-                               .mask_frames = frames},
-                              nullptr)
-                  .ok());
+  std::vector<float> got;
+  ASSERT_TRUE(
+      PoolOnDevice(x, m, batch, masks, feat, time, frames, 0, &got).ok());
   const std::vector<double> ref =
       StatsPoolReference(x, m, batch, masks, feat, time, frames);
-  const auto got = ds.Host();
   EXPECT_LT(MaxAbsDiff(got, ref), 2e-5);
   // Zero mask: exactly zero mean and std. One-frame mask: std exactly 0.
   for (int f = 0; f < 2 * feat; ++f) EXPECT_EQ(got[f], 0.0f);
@@ -249,25 +205,16 @@ TEST(StatsPoolTest, MatchesFloat64ReferenceWithEdgeMasks) {
 
   // Channels-last input: the same statistics.
   const int rows = 4;
-  Dev dxcl(ToChannelsLast(x, batch, feat, time, rows)), dscl(ds.n);
-  ASSERT_TRUE(LaunchStatsPool({.features = dxcl.p,
-                               .masks = dm.p,
-                               .stats = dscl.p,
-                               .batch = batch,
-                               .masks_per_item = masks,
-                               .feat = feat,
-                               .time = time,
-                               .mask_frames = frames,
-                               .channels_last_rows = rows},
-                              nullptr)
+  std::vector<float> got_cl;
+  ASSERT_TRUE(PoolOnDevice(ToChannelsLast(x, batch, feat, time, rows), m, batch,
+                           masks, feat, time, frames, rows, &got_cl)
                   .ok());
-  EXPECT_LT(MaxAbsDiff(dscl.Host(), ref), 2e-5);
+  EXPECT_LT(MaxAbsDiff(got_cl, ref), 2e-5);
 }
 
 // The embedding model's shape (ResNet34 output: 256 channels x 10 rows x
-// 125 frames, channels-last), with more masks per window than one block
-// pools (7: a group of 4 and one of 3) and a feature count that is not a
-// multiple of the block's.
+// 125 frames, channels-last) with its 3 masks per window, and other mask
+// and feature counts (7 masks; 330 features, not a multiple of a warp).
 TEST(StatsPoolTest, ModelShapeAndMaskGroupsMatchFloat64Reference) {
   for (const auto& [feat, rows, masks] :
        {std::tuple{2560, 10, 3}, std::tuple{2560, 10, 7},
@@ -275,20 +222,10 @@ TEST(StatsPoolTest, ModelShapeAndMaskGroupsMatchFloat64Reference) {
     const int batch = 3, time = 125, frames = 589;
     auto x = Random(size_t(batch) * feat * time, -2.0f, 3.0f);
     const std::vector<float> m = EdgeMasks(batch, masks, frames);
-    Dev dx(ToChannelsLast(x, batch, feat, time, rows)), dm(m),
-        ds(size_t(batch) * masks * 2 * feat);
-    ASSERT_TRUE(LaunchStatsPool({.features = dx.p,
-                                 .masks = dm.p,
-                                 .stats = ds.p,
-                                 .batch = batch,
-                                 .masks_per_item = masks,
-                                 .feat = feat,
-                                 .time = time,
-                                 .mask_frames = frames,
-                                 .channels_last_rows = rows},
-                                nullptr)
+    std::vector<float> got;
+    ASSERT_TRUE(PoolOnDevice(ToChannelsLast(x, batch, feat, time, rows), m,
+                             batch, masks, feat, time, frames, rows, &got)
                     .ok());
-    const auto got = ds.Host();
     EXPECT_LT(MaxAbsDiff(got, StatsPoolReference(x, m, batch, masks, feat, time,
                                                  frames)),
               2e-5)
@@ -302,9 +239,9 @@ TEST(StatsPoolTest, ModelShapeAndMaskGroupsMatchFloat64Reference) {
   }
 }
 
-// The segmentation's waveform norm: one long row per window (the kernel's
-// 1024-thread path), with an offset far from zero so that the variance is
-// a small difference of large sums.
+// The segmentation's waveform norm: one 160,000-sample row per window, with
+// an offset far from zero so that the variance is a small difference of
+// large sums.
 TEST(NnOpsTest, InstanceNormOfLongRowsMatchesFloat64Reference) {
   const int batch = 3, channels = 1, len = 160000;
   auto x = Random(size_t(batch) * len, 0.5f, 0.52f);

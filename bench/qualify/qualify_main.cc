@@ -58,6 +58,7 @@
 #include "kernels/stats_pool.h"
 #include "kernels/window_gather.h"
 #include "nlohmann/json.hpp"
+#include "testing/stats_pool_reference.h"
 
 ABSL_FLAG(std::string, out, "", "coverage file to write (JSON)");
 ABSL_FLAG(std::string, groups, "lstm,sinc,epilogues,fbank,segmentation",
@@ -703,45 +704,11 @@ void RunStatsPool(Harness& h, cudaStream_t stream) {
     std::bernoulli_distribution coin(0.4);
     for (float& v : m) v = coin(Rng()) ? 1.0f : 0.0f;
     for (int f = 0; f < frames; ++f) m[f] = 0;  // an all-zero mask
-    std::vector<double> ref(size_t(batch) * masks * 2 * feat);
-    for (int b = 0; b < batch; ++b)
-      for (int s = 0; s < masks; ++s) {
-        std::vector<double> w(time);
-        const float scale = float(frames) / float(time);
-        for (int j = 0; j < time; ++j) {
-          const int idx =
-              std::min(int(std::floor(float(j) * scale)), frames - 1);
-          w[j] = m[(size_t(b) * masks + s) * frames + idx];
-        }
-        double sw = 0, v2 = 0;
-        for (double v : w) {
-          sw += v;
-          v2 += v * v;
-        }
-        const double v1 = double(float(sw) + 1e-8f);
-        const float v1f = float(v1);
-        const float denom = (v1f - float(v2) / v1f) + 1e-8f;
-        for (int f = 0; f < feat; ++f) {
-          const float* xf = &x[(size_t(b) * feat + f) * time];
-          double mean = 0, var = 0;
-          for (int j = 0; j < time; ++j) mean += w[j] * xf[j];
-          mean /= v1;
-          for (int j = 0; j < time; ++j)
-            var += w[j] * (xf[j] - mean) * (xf[j] - mean);
-          ref[(size_t(b) * masks + s) * 2 * feat + f] = mean;
-          ref[(size_t(b) * masks + s) * 2 * feat + feat + f] =
-              std::sqrt(var / denom);
-        }
-      }
+    const std::vector<double> ref = ::diarization::testing::StatsPoolReference(
+        x, m, batch, masks, feat, time, frames);
     // NCHW (FP32 embeddings) and channels-last (TF32 NHWC).
-    std::vector<float> xcl(x.size());
-    const int channels = feat / rows;
-    for (int b = 0; b < batch; ++b)
-      for (int c = 0; c < channels; ++c)
-        for (int r = 0; r < rows; ++r)
-          for (int j = 0; j < time; ++j)
-            xcl[((size_t(b) * rows + r) * time + j) * channels + c] =
-                x[(size_t(b) * feat + c * rows + r) * time + j];
+    const std::vector<float> xcl =
+        ::diarization::testing::ToChannelsLast(x, batch, feat, time, rows);
     Dev dx(x), dxcl(xcl), dm(m), ds(ref.size());
     for (const bool cl : {false, true}) {
       auto [got, det] = ThreeRuns(ds, [&] {
