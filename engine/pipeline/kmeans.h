@@ -33,7 +33,11 @@
 //   - BLAS: the sgemm/sgemv/sdot/dgemm calls go to the OpenBLAS linked here,
 //     sklearn's to the OpenBLAS bundled with scipy/numpy. Identical where
 //     both select the same kernel for the CPU (checked on SkylakeX with
-//     Debian's 0.3.21 against the wheels' 0.3.30/0.3.31).
+//     Debian's 0.3.21 against the wheels' 0.3.30/0.3.31). With another
+//     kernel set (Debian's Prescott fallback on Emerald Rapids, ADR 0080,
+//     against the wheels' SkylakeX) about one problem in a few thousand
+//     ends in another partition after a near-tie; the parity test runs ours
+//     with sklearn's kernels.
 //   - Threads: sklearn sums the per-thread partial centre sums (Lloyd) and
 //     inertia in the order its OpenMP threads finish. With one or two
 //     threads that order cannot change a float sum; from three on sklearn

@@ -3,14 +3,22 @@
 // scikit-learn for its answer).
 //
 //   kmeans_problems IN OUT
+//   kmeans_problems --blas-core
 // IN: little-endian int32 count, then per problem int32 n, d, k, threads and
-// n·d float32 (row-major). OUT: per problem n int32 labels.
+// n·d float32 (row-major). OUT: per problem n int32 labels. --blas-core
+// prints the OpenBLAS kernel set the solver runs with, so that the test can
+// require sklearn's: kmeans.h is exact only where both run the same kernels.
+//
+// Like the production binaries (ADR 0080) it runs with the kernels
+// ReexecWithOpenBlasKernels chooses, or those of OPENBLAS_CORETYPE.
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <string>
 #include <vector>
 
+#include "engine/common/openblas_kernels.h"
 #include "engine/pipeline/kmeans.h"
 
 namespace {
@@ -21,8 +29,14 @@ bool ReadInts(std::ifstream& in, int32_t* v, int count) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  diarization::ReexecWithOpenBlasKernels(argv);
+  if (argc == 2 && std::string(argv[1]) == "--blas-core") {
+    std::cout << diarization::OpenBlasCoreName() << "\n";
+    return 0;
+  }
   if (argc != 3) {
-    std::cerr << "usage: kmeans_problems IN OUT\n";
+    std::cerr
+        << "usage: kmeans_problems IN OUT | kmeans_problems --blas-core\n";
     return 2;
   }
   std::ifstream in(argv[1], std::ios::binary);

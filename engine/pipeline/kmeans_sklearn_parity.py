@@ -14,6 +14,13 @@ fits on the normalised 256-d embeddings; 128-d as after the PLDA transform
 too), clustered (spherical blobs of varied spread and size) or uniform (on
 the sphere or in the cube), n from k to a few thousand, k = 2..8, plus a few
 with duplicated points (empty clusters, the relocation path).
+
+Both sides must run the same OpenBLAS kernels: kmeans.h is step for step
+sklearn's, but an sgemm with FMA (SkylakeX) and one without (Prescott, what
+Debian 12's OpenBLAS falls back to on Emerald Rapids, ADR 0080) round
+differently, and a near-tie then ends in another partition. So the binary
+runs with OPENBLAS_CORETYPE set to the kernel set sklearn's OpenBLAS
+libraries report (threadpoolctl), and the test fails if it cannot.
 """
 
 import argparse
@@ -26,7 +33,7 @@ import time
 import numpy as np
 import sklearn
 from sklearn.cluster import KMeans
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 
 def unit_rows(x):
@@ -63,6 +70,24 @@ def make_problem(rng, large):
     return str(kind), np.ascontiguousarray(x, dtype=np.float32), k
 
 
+def sklearn_blas_core():
+    """The one kernel set of the OpenBLAS libraries sklearn uses, or an error."""
+    cores = {(lib["filepath"], lib.get("architecture"))
+             for lib in threadpool_info() if lib.get("user_api") == "blas"}
+    if not cores:
+        return None, "threadpoolctl finds no BLAS library under sklearn"
+    names = {str(arch).lower() for _, arch in cores}
+    if len(names) != 1 or any(arch is None for _, arch in cores):
+        return None, f"sklearn's BLAS libraries disagree or do not say their kernels: {sorted(cores)}"
+    return next(arch for _, arch in cores), None
+
+
+def binary_blas_core(binary, env):
+    out = subprocess.run([binary, "--blas-core"], env=env, check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
@@ -76,6 +101,18 @@ def main():
     print(f"scikit-learn {sklearn.__version__}, numpy {np.__version__}, seed {seed}")
     if sklearn.__version__ != "1.9.1":
         print("FAIL: kmeans.h reproduces scikit-learn 1.9.1 (tools/venv-requirements.txt)")
+        return 1
+    sk_core, error = sklearn_blas_core()
+    if error:
+        print(f"FAIL: {error}")
+        return 1
+    env = dict(os.environ, OPENBLAS_CORETYPE=sk_core)
+    ours_core = binary_blas_core(args.binary, env)
+    print(f"OpenBLAS kernels: sklearn {sk_core}, ours {ours_core}")
+    if ours_core.lower() != sk_core.lower():
+        print(f"FAIL: the binary's OpenBLAS runs {ours_core} kernels with "
+              f"OPENBLAS_CORETYPE={sk_core}; the labels are comparable only "
+              f"with sklearn's kernel set ({sk_core})")
         return 1
     rng = np.random.default_rng(seed)
 
@@ -98,7 +135,7 @@ def main():
             f.write(struct.pack("<4i", x.shape[0], x.shape[1], k, threads))
             f.write(x.tobytes())
     start = time.time()
-    subprocess.run([args.binary, path_in, path_out], check=True)
+    subprocess.run([args.binary, path_in, path_out], env=env, check=True)
     ours_time = time.time() - start
     ours = np.fromfile(path_out, dtype=np.int32)
 
