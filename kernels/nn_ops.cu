@@ -54,14 +54,16 @@ __global__ void MaxPool3Kernel(const float* __restrict__ x,
   out[i] = m;
 }
 
-// One block per (item, channel) row.
-__global__ void InstanceNormKernel(const float* __restrict__ x,
-                                   const float* __restrict__ gamma,
-                                   const float* __restrict__ beta,
-                                   float* __restrict__ out, int channels,
-                                   int64_t len, float eps, bool leaky,
-                                   float slope, bool transpose_out) {
-  __shared__ double partial[256];
+// One block per (item, channel) row; kThreads threads per block (a power of
+// two, at most 1024).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    InstanceNormKernel(const float* __restrict__ x,
+                       const float* __restrict__ gamma,
+                       const float* __restrict__ beta, float* __restrict__ out,
+                       int channels, int64_t len, float eps, bool leaky,
+                       float slope, bool transpose_out) {
+  __shared__ double partial[kThreads];
   __shared__ float alpha_beta[2];
   const int64_t row = blockIdx.x;
   const int c = static_cast<int>(row % channels);
@@ -71,7 +73,7 @@ __global__ void InstanceNormKernel(const float* __restrict__ x,
   for (int64_t t = threadIdx.x; t < len; t += blockDim.x) sum += src[t];
   partial[threadIdx.x] = sum;
   __syncthreads();
-  for (int w = 128; w > 0; w >>= 1) {
+  for (int w = kThreads / 2; w > 0; w >>= 1) {
     if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
     __syncthreads();
   }
@@ -84,7 +86,7 @@ __global__ void InstanceNormKernel(const float* __restrict__ x,
   }
   partial[threadIdx.x] = sq;
   __syncthreads();
-  for (int w = 128; w > 0; w >>= 1) {
+  for (int w = kThreads / 2; w > 0; w >>= 1) {
     if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
     __syncthreads();
   }
@@ -173,9 +175,19 @@ absl::Status LaunchInstanceNorm(const InstanceNormParams& p,
     return absl::InvalidArgumentError(
         "LaunchInstanceNorm: bad buffers or sizes");
   }
-  InstanceNormKernel<<<static_cast<unsigned>(p.batch * p.channels), 256, 0,
-                       stream>>>(p.x, p.gamma, p.beta, p.out, p.channels, p.len,
-                                 p.eps, p.leaky, p.slope, p.transpose_out);
+  const unsigned rows = static_cast<unsigned>(p.batch * p.channels);
+  // Long rows (the segmentation's waveform norm: one 160,000-sample row per
+  // window, 1 block per SM) need every thread a block can hold to keep
+  // enough loads in flight: 256 threads took 0.73 ms per 121 windows.
+  if (p.len >= 32768) {
+    InstanceNormKernel<1024><<<rows, 1024, 0, stream>>>(
+        p.x, p.gamma, p.beta, p.out, p.channels, p.len, p.eps, p.leaky, p.slope,
+        p.transpose_out);
+  } else {
+    InstanceNormKernel<256><<<rows, 256, 0, stream>>>(
+        p.x, p.gamma, p.beta, p.out, p.channels, p.len, p.eps, p.leaky, p.slope,
+        p.transpose_out);
+  }
   return LaunchStatus("InstanceNormKernel");
 }
 
