@@ -13,121 +13,54 @@ absl::Status LaunchStatus(const char* what) {
                              " launch failed: " + cudaGetErrorString(err));
 }
 
-constexpr int kFftSize = 512;  // 2 * (kFbankBins - 1)
-constexpr int kFftLog2 = 9;
-static_assert(kFbankBins == kFftSize / 2 + 1);
-// Four frames per block, 64 threads per frame: each thread does four
-// independent butterflies per stage, so the 9 stages' barriers and shared
-// memory latencies are shared by four frames (one frame per 256-thread block
-// measured 0.71 ms per batch of 32 windows on the H200, latency-bound).
-constexpr int kFramesPerBlock = 4;
-constexpr int kThreadsPerFrame = 64;
-constexpr int kSpectrumThreads = kFramesPerBlock * kThreadsPerFrame;
-constexpr int kButterfliesPerThread = kFftSize / 2 / kThreadsPerFrame;  // 4
-constexpr int kSamplesPerThread =
-    (kFbankFrameLength + kThreadsPerFrame - 1) / kThreadsPerFrame;  // 7
-// One padding double after every 16: the bit-reversed stores (lanes 16
-// elements apart) and the butterflies then hit distinct banks.
-constexpr int kPadded = kFftSize + kFftSize / 16;
-__device__ __forceinline__ int Pad(int i) { return i + (i >> 4); }
-
-// Kaldi's float32 steps (scale, mean removal, pre-emphasis, window) exactly
-// as engine/models/fbank.cc, then the zero-padded 512-point DFT in float64
-// as a radix-2 decimation-in-time FFT in shared memory (the CPU backend uses
-// FFTW's float64 FFT; the DFT as a dense float64 GEMM cost 13 GFLOP and two
-// round trips of ~100 MB per batch of 32 windows), then power =
-// float(|X|)^2.
-__global__ void __launch_bounds__(kSpectrumThreads)
-    SpectrumPowerKernel(const float* __restrict__ audio,
-                        const float* __restrict__ window,
-                        float* __restrict__ power, int64_t samples_per_item,
-                        int frames_per_item, int64_t total_frames) {
-  __shared__ double re[kFramesPerBlock][kPadded], im[kFramesPerBlock][kPadded];
-  __shared__ double wre[kFftSize / 2], wim[kFftSize / 2];
-  __shared__ double warp_sum[kSpectrumThreads / 32];
-  const int t = threadIdx.x;
-  const int f = t / kThreadsPerFrame;
-  const int l = t % kThreadsPerFrame;
-  const int64_t frame = int64_t{blockIdx.x} * kFramesPerBlock + f;
-  const bool valid = frame < total_frames;
-  // Twiddles exp(-2πi·t/512) = cospi(t/256) − i·sinpi(t/256) (1 ulp).
-  static_assert(kSpectrumThreads == kFftSize / 2);
-  sincospi(static_cast<double>(t) / (kFftSize / 2), &wim[t], &wre[t]);
-  wim[t] = -wim[t];
-  const float* src = audio;
-  if (valid) {
-    const int64_t item = frame / frames_per_item;
-    const int m = static_cast<int>(frame % frames_per_item);
-    src = audio + item * samples_per_item +
-          static_cast<int64_t>(m) * kFbankFrameShift;
-  }
-  float v[kSamplesPerThread];
+// One block (128 threads) per frame.
+__global__ void FramesKernel(const float* __restrict__ audio,
+                             const float* __restrict__ window,
+                             double* __restrict__ frames,
+                             int64_t samples_per_item, int frames_per_item) {
+  const int64_t frame = blockIdx.x;  // over batch * frames_per_item
+  const int64_t item = frame / frames_per_item;
+  const int m = static_cast<int>(frame % frames_per_item);
+  const float* src = audio + item * samples_per_item +
+                     static_cast<int64_t>(m) * kFbankFrameShift;
+  __shared__ float s[kFbankFrameLength];
+  __shared__ double partial[128];
   double sum = 0.0;
-#pragma unroll
-  for (int q = 0; q < kSamplesPerThread; ++q) {
-    const int j = l + q * kThreadsPerFrame;
-    v[q] = (valid && j < kFbankFrameLength) ? src[j] * 32768.0f : 0.0f;
-    sum += v[q];
+  for (int j = threadIdx.x; j < kFbankFrameLength; j += blockDim.x) {
+    const float v = src[j] * 32768.0f;
+    s[j] = v;
+    sum += v;
   }
-  // The frame's sum: lanes, then the frame's two warps. Exact for int16
-  // audio (integers); otherwise the order moves the double sum by ~1e-16
-  // and the float mean (the CPU's rounding) practically never.
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1)
-    sum += __shfl_down_sync(0xffffffffu, sum, off);
-  if ((t & 31) == 0) warp_sum[t / 32] = sum;
+  partial[threadIdx.x] = sum;
   __syncthreads();
-  const float mean = static_cast<float>(warp_sum[2 * f] + warp_sum[2 * f + 1]) /
-                     static_cast<float>(kFbankFrameLength);
-  // Windowed samples into bit-reversed positions; the padding 400..511 is 0.
-#pragma unroll
-  for (int q = 0; q < kFftSize / kThreadsPerFrame; ++q) {
-    const int j = l + q * kThreadsPerFrame;
-    double x = 0.0;
-    if (j < kFbankFrameLength) {
-      const float cur = v[q] - mean;
-      // The previous sample (replicate padding at 0), scaled as above.
-      const float prev = (j == 0 ? v[0] : src[j - 1] * 32768.0f) - mean;
-      const float emph = 0.97f * prev;
-      const float y = __fsub_rn(cur, emph);
-      x = static_cast<double>(__fmul_rn(y, window[j]));
-    }
-    const int r = Pad(__brev(static_cast<unsigned>(j)) >> (32 - kFftLog2));
-    re[f][r] = x;
-    im[f][r] = 0.0;
-  }
-  __syncthreads();
-  double* fr = re[f];
-  double* fi = im[f];
-  // log2(512) stages; butterfly b joins element i with i + half.
-  for (int half = 1; half < kFftSize; half <<= 1) {
-#pragma unroll
-    for (int u = 0; u < kButterfliesPerThread; ++u) {
-      const int b = l + u * kThreadsPerFrame;
-      const int pos = b & (half - 1);
-      const int i = ((b - pos) << 1) + pos;
-      const int pi = Pad(i), pj = Pad(i + half);
-      const int tw = pos * (kFftSize / 2 / half);
-      const double c = wre[tw], d = wim[tw];
-      const double xr = fr[pj], xi = fi[pj];
-      const double br = __dsub_rn(__dmul_rn(xr, c), __dmul_rn(xi, d));
-      const double bi = __dadd_rn(__dmul_rn(xr, d), __dmul_rn(xi, c));
-      const double ar = fr[pi], ai = fi[pi];
-      fr[pi] = __dadd_rn(ar, br);
-      fi[pi] = __dadd_rn(ai, bi);
-      fr[pj] = __dsub_rn(ar, br);
-      fi[pj] = __dsub_rn(ai, bi);
-    }
+  for (int w = 64; w > 0; w >>= 1) {
+    if (threadIdx.x < w) partial[threadIdx.x] += partial[threadIdx.x + w];
     __syncthreads();
   }
-  if (!valid) return;
-  float* out = power + frame * kFbankBins;
-  for (int k = l; k < kFbankBins; k += kThreadsPerFrame) {
-    const double xr = fr[Pad(k)], xi = fi[Pad(k)];
-    const float mag = static_cast<float>(
-        sqrt(__dadd_rn(__dmul_rn(xr, xr), __dmul_rn(xi, xi))));
-    out[k] = __fmul_rn(mag, mag);
+  // Same rounding as the CPU: double sum -> float, then float division.
+  const float mean =
+      static_cast<float>(partial[0]) / static_cast<float>(kFbankFrameLength);
+  double* out = frames + frame * kFbankFrameLength;
+  for (int j = threadIdx.x; j < kFbankFrameLength; j += blockDim.x) {
+    const float cur = s[j] - mean;
+    const float prev = (j == 0 ? s[0] : s[j - 1]) - mean;
+    const float emph = 0.97f * prev;
+    const float y = __fsub_rn(cur, emph);
+    out[j] = static_cast<double>(__fmul_rn(y, window[j]));
   }
+}
+
+__global__ void PowerKernel(const double* __restrict__ spectrum,
+                            float* __restrict__ power, int64_t rows) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= rows * kFbankBins) return;
+  const int64_t r = i / kFbankBins;
+  const int k = static_cast<int>(i % kFbankBins);
+  const double re = spectrum[r * 2 * kFbankBins + k];
+  const double im = spectrum[r * 2 * kFbankBins + kFbankBins + k];
+  const float mag =
+      static_cast<float>(sqrt(__dadd_rn(__dmul_rn(re, re), __dmul_rn(im, im))));
+  power[i] = __fmul_rn(mag, mag);
 }
 
 // One block per (item, bin); frames fit in shared memory (998 for 10 s).
@@ -159,22 +92,31 @@ __global__ void LogNormalizeKernel(const float* __restrict__ mel,
 
 }  // namespace
 
-absl::Status LaunchFbankSpectrumPower(const FbankSpectrumParams& p,
-                                      cudaStream_t stream) {
-  if (p.audio == nullptr || p.window == nullptr || p.power == nullptr ||
+absl::Status LaunchFbankFrames(const FbankFramesParams& p,
+                               cudaStream_t stream) {
+  if (p.audio == nullptr || p.window == nullptr || p.frames == nullptr ||
       p.batch <= 0 || p.frames_per_item <= 0 ||
       static_cast<int64_t>(p.frames_per_item - 1) * kFbankFrameShift +
               kFbankFrameLength >
           p.samples_per_item) {
     return absl::InvalidArgumentError(
-        "LaunchFbankSpectrumPower: bad buffers or sizes");
+        "LaunchFbankFrames: bad buffers or sizes");
   }
-  const int64_t total = p.batch * p.frames_per_item;
-  SpectrumPowerKernel<<<static_cast<unsigned>((total + kFramesPerBlock - 1) /
-                                              kFramesPerBlock),
-                        kSpectrumThreads, 0, stream>>>(
-      p.audio, p.window, p.power, p.samples_per_item, p.frames_per_item, total);
-  return LaunchStatus("FbankSpectrumPowerKernel");
+  FramesKernel<<<static_cast<unsigned>(p.batch * p.frames_per_item), 128, 0,
+                 stream>>>(p.audio, p.window, p.frames, p.samples_per_item,
+                           p.frames_per_item);
+  return LaunchStatus("FbankFramesKernel");
+}
+
+absl::Status LaunchFbankPower(const double* spectrum, float* power,
+                              int64_t rows, cudaStream_t stream) {
+  if (spectrum == nullptr || power == nullptr || rows <= 0) {
+    return absl::InvalidArgumentError("LaunchFbankPower: bad buffers or rows");
+  }
+  const int64_t n = rows * kFbankBins;
+  PowerKernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(
+      spectrum, power, rows);
+  return LaunchStatus("FbankPowerKernel");
 }
 
 absl::Status LaunchFbankLogNormalize(const float* mel, float* out,

@@ -1,10 +1,10 @@
-// Kaldi fbank on the GPU, the steps around the mel product (models.md §3),
-// in the same op order and precision as engine/models/fbank.cc (the CPU
-// backend): frames are scaled, mean-removed, pre-emphasised and windowed in
-// float32, transformed by a zero-padded 512-point float64 FFT (the CPU uses
-// FFTW's), power = float(|X|)^2 — one kernel, frames and spectrum stay in
-// shared memory; the mel product is a float32 GEMM (caller); then log with
-// the float epsilon floor and the per-chunk mean normalisation over frames.
+// Kaldi fbank on the GPU, the steps around the DFT (models.md §3), in the
+// same op order and precision as engine/models/fbank.cc (the CPU backend):
+// frames are scaled, mean-removed, pre-emphasised and windowed in float32 and
+// handed to the DFT as float64; the DFT is a float64 GEMM against a cos/sin
+// matrix (cuBLAS, done by the caller); power = float(|X|)^2; the mel product
+// is a float32 GEMM (caller); then log with the float epsilon floor and the
+// per-chunk mean normalisation over frames.
 #ifndef DIARIZATION_KERNELS_FBANK_H_
 #define DIARIZATION_KERNELS_FBANK_H_
 
@@ -21,16 +21,19 @@ inline constexpr int kFbankFrameShift = 160;
 inline constexpr int kFbankBins = 257;  // 512-point real DFT
 inline constexpr int kFbankMel = 80;
 
-struct FbankSpectrumParams {
+struct FbankFramesParams {
   const float* audio = nullptr;   // (batch, samples_per_item) in [-1, 1]
   const float* window = nullptr;  // (400) symmetric Hamming, float32
-  float* power = nullptr;         // (batch, frames_per_item, 257)
+  double* frames = nullptr;       // (batch, frames_per_item, 400)
   int64_t batch = 0;
   int64_t samples_per_item = 0;
   int frames_per_item = 0;
 };
-absl::Status LaunchFbankSpectrumPower(const FbankSpectrumParams& p,
-                                      cudaStream_t stream);
+absl::Status LaunchFbankFrames(const FbankFramesParams& p, cudaStream_t stream);
+
+// spectrum: (rows, 514) = [re 0..256 | im 0..256] float64; power: (rows, 257).
+absl::Status LaunchFbankPower(const double* spectrum, float* power,
+                              int64_t rows, cudaStream_t stream);
 
 // mel: (batch, frames, 80) mel energies. out: (batch, 80, frames) =
 // log(max(mel, eps)) minus its mean over frames (per item and bin): the

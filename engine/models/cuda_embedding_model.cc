@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <numbers>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -43,6 +44,7 @@ using cuda::DeviceBuffer;
 using HP = ResNet34HyperParameters;
 constexpr int kMel = kFbankMelBins;                   // 80
 constexpr int kFrames = FbankFrames(kWindowSamples);  // 998
+constexpr int kDftRows = 2 * kernels::kFbankBins;     // 514
 constexpr int kStem = HP::kBaseChannels;
 constexpr int kFeat = HP::kStatsDim / 2;  // 256 channels × 10 rows
 constexpr int kStats = HP::kStatsDim;
@@ -138,6 +140,23 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
   return out;
 }
 
+// The 512-point real DFT as a (514 × 400) column-major matrix: rows 0..256
+// are cos(2πkn/512), rows 257..513 are −sin(2πkn/512); float64, with the
+// angle reduced exactly (k·n mod 512) before the trigonometry.
+std::vector<double> DftMatrix() {
+  std::vector<double> d(static_cast<size_t>(kDftRows) *
+                        kernels::kFbankFrameLength);
+  for (int n = 0; n < kernels::kFbankFrameLength; ++n) {
+    for (int k = 0; k < kernels::kFbankBins; ++k) {
+      const double angle = 2.0 * std::numbers::pi * ((k * n) % 512) / 512.0;
+      d[static_cast<size_t>(n) * kDftRows + k] = std::cos(angle);
+      d[static_cast<size_t>(n) * kDftRows + kernels::kFbankBins + k] =
+          -std::sin(angle);
+    }
+  }
+  return d;
+}
+
 }  // namespace
 
 struct CudaEmbeddingModel::Impl {
@@ -177,7 +196,7 @@ struct CudaEmbeddingModel::Impl {
   std::unique_ptr<cuda::GraphCache> graphs;
 
   // Weights.
-  DeviceBuffer window, mel_banks;
+  DeviceBuffer window, mel_banks, dft;
   ConvBn stem;
   std::vector<Block> blocks;
   std::unique_ptr<cuda::Linear> seg1;
@@ -228,19 +247,32 @@ struct CudaEmbeddingModel::Impl {
 absl::Status CudaEmbeddingModel::Impl::EnqueueFbank(int n) {
   cudaStream_t stream = ctx->stream();
   const int64_t rows = int64_t{n} * kFrames;
-  // Fbank. Buffer roles: act[2] power, act[1] mel, act[0] features
-  // (n, 1, 80, 998), which is also NHWC with one channel.
+  // Fbank. Buffer roles: act[2] frames (f64), act[1] spectrum (f64),
+  // act[2] power (frames are dead), act[1] mel (the spectrum is dead),
+  // act[0] features (n, 1, 80, 998), which is also NHWC with one channel.
+  double* frames = act[2].f64();
+  double* spectrum = act[1].f64();
   float* power = act[2].f32();
   float* mel = act[1].f32();
   float* feats = act[0].f32();
   RETURN_IF_ERROR(
-      kernels::LaunchFbankSpectrumPower({.audio = audio.f32(),
-                                         .window = window.f32(),
-                                         .power = power,
-                                         .batch = n,
-                                         .samples_per_item = kWindowSamples,
-                                         .frames_per_item = kFrames},
-                                        stream));
+      kernels::LaunchFbankFrames({.audio = audio.f32(),
+                                  .window = window.f32(),
+                                  .frames = frames,
+                                  .batch = n,
+                                  .samples_per_item = kWindowSamples,
+                                  .frames_per_item = kFrames},
+                                 stream));
+  {
+    const double one = 1.0, zero = 0.0;
+    RETURN_IF_ERROR(CublasStatus(
+        cublasDgemm(ctx->cublas(), CUBLAS_OP_N, CUBLAS_OP_N, kDftRows,
+                    static_cast<int>(rows), kernels::kFbankFrameLength, &one,
+                    dft.f64(), kDftRows, frames, kernels::kFbankFrameLength,
+                    &zero, spectrum, kDftRows),
+        "cublasDgemm (fbank DFT)"));
+  }
+  RETURN_IF_ERROR(kernels::LaunchFbankPower(spectrum, power, rows, stream));
   {
     // The mel product stays FP32 in every precision mode (the CPU does it in
     // float32; TF32 here would move quiet mel bands by ~1e-3).
@@ -710,6 +742,16 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                    DeviceBuffer::FromHost(arena, fbank->window(), wowner));
   ASSIGN_OR_RETURN(impl->mel_banks,
                    DeviceBuffer::FromHost(arena, fbank->mel_banks(), wowner));
+  {
+    const std::vector<double> dft = DftMatrix();
+    ASSIGN_OR_RETURN(
+        impl->dft,
+        DeviceBuffer::Allocate(arena, dft.size() * sizeof(double), wowner));
+    RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpy(impl->dft.data(), dft.data(), dft.size() * sizeof(double),
+                   cudaMemcpyHostToDevice),
+        "copying the DFT matrix"));
+  }
 
   // ResNet34 trunk.
   ASSIGN_OR_RETURN(impl->stem, LoadConvBn(ctx, w, "resnet.conv1", "resnet.bn1",
@@ -788,7 +830,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   const std::string aowner = "embedding/activations";
   const size_t act_bytes =
       std::max<size_t>({sizeof(float) * kStem * kMel * kFrames,
-                        sizeof(float) * kFrames * kernels::kFbankBins});
+                        sizeof(double) * kFrames * kDftRows,
+                        sizeof(double) * kFrames * kernels::kFbankFrameLength});
   ASSIGN_OR_RETURN(impl->audio,
                    DeviceBuffer::Allocate(
                        arena, sizeof(float) * bm * kWindowSamples, aowner));

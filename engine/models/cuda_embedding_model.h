@@ -1,7 +1,6 @@
 // WeSpeaker ResNet34 (pyannote's WeSpeakerResNet34 wrapper) on the GPU
-// (../shared/specs/models.md §3-4): kaldi fbank on the device (kernels/fbank:
-// frames, a float64 FFT and the power in one kernel; the mel product as an
-// FP32 GEMM), the ResNet trunk as cuDNN convolutions with
+// (../shared/specs/models.md §3-4): kaldi fbank on the device (kernels/fbank
+// around a float64 DFT GEMM), the ResNet trunk as cuDNN convolutions with
 // eval BatchNorm (+ residual, ReLU) in one epilogue kernel, mask-weighted
 // statistics pooling (kernels/stats_pool) and seg_1 as a cuBLAS GEMM.
 //
