@@ -15,15 +15,11 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 LOGS=${OUT:-$(pwd)/gpu-logs}/ratio_ab
 mkdir -p "$LOGS"
-WORK=$(mktemp -d)
-tar -C "$WORK" -xJf .device/payload.tar.xz || { echo "ratio_ab.sh: no payload"; exit 2; }
+source bench/gpu/rtfx_default.sh
+rtfx_unpack_payload ratio_ab.sh
 for i in $(seq "${PAIRS:-3}"); do
-  LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TMPDIR="$WORK" \
-    timeout 240 "$WORK/bin/rtfx_main" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-    --embedding_precision=tf32 --batch=32 --overlap --timed_algos --repeats=1 \
-    --conv_engine_cache="$WORK/conv_engines.tsv" \
-    --segmentation_weights="$WORK/real/segmentation.safetensors" >"$LOGS/ours_$i.log" 2>&1
-  ours=$(sed -n 's/.*RTFx end to end \([0-9.]*\);.*/\1/p' "$LOGS/ours_$i.log")
+  rtfx_default "$WORK/bin/rtfx_main" "$LOGS/ours_$i.log" 1 "$WORK/conv_engines.tsv"
+  ours=$(rtfx_of "$LOGS/ours_$i.log")
   # The wheels are installed by the first baseline run only.
   skip=0; [[ $i -gt 1 ]] && skip=1
   OUT="$LOGS/pair_$i" BASELINE_SKIP_PIP=$skip PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} \

@@ -2,9 +2,9 @@
 # On the GPU machine: rtfx_main of the payload (B) against a baseline build
 # (A), alternated A, B, A, B, ... in one call, so that a change is measured
 # against its baseline on the same machine within minutes. Both run the same
-# flags (default: ratio_ab.sh's "ours": 1 h, TF32, batch 32, overlapped, real
-# segmentation weights), each with its own conv engine cache, warmed by one
-# unmeasured run first. Prints each run's stage times and RTFx, and B/A per
+# flags (rtfx_default.sh, as ratio_ab.sh's "ours": 1 h, TF32, batch 32,
+# overlapped, real segmentation weights), each with its own conv engine
+# cache, warmed by one unmeasured run first. Prints each run's stage times and RTFx, and B/A per
 # pair.
 #
 #   here:  tools/device/pack.sh (REAL_MODELS_DIR set); copy the baseline's
@@ -15,36 +15,30 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 LOGS=${OUT:-$(pwd)/gpu-logs}/rtfx_ab
 mkdir -p "$LOGS"
-WORK=$(mktemp -d)
-tar -C "$WORK" -xJf .device/payload.tar.xz || { echo "rtfx_ab.sh: no payload"; exit 2; }
+source bench/gpu/rtfx_default.sh
+rtfx_unpack_payload rtfx_ab.sh
 BASELINE=${BASELINE:-.device/baseline/rtfx_main}
 [[ -x "$BASELINE" ]] || { echo "rtfx_ab.sh: no baseline binary at $BASELINE"; exit 2; }
 cp "$BASELINE" "$WORK/bin/rtfx_main_baseline"
-export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TMPDIR="$WORK"
 
 run() {  # build (A|B), log name, passes
   local bin=$WORK/bin/rtfx_main
   [[ $1 == A ]] && bin=$WORK/bin/rtfx_main_baseline
   # shellcheck disable=SC2086
-  timeout 240 "$bin" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
-    --embedding_precision=tf32 --batch=32 --overlap --timed_algos --repeats="$3" \
-    --conv_engine_cache="$WORK/conv_engines_$1.tsv" \
-    --segmentation_weights="$WORK/real/segmentation.safetensors" ${FLAGS:-} \
-    >"$LOGS/$2.log" 2>&1
+  rtfx_default "$bin" "$LOGS/$2.log" "$3" "$WORK/conv_engines_$1.tsv" ${FLAGS:-}
 }
-rtfx() { sed -n 's/.*RTFx end to end \([0-9.]*\);.*/\1/p' "$1"; }
 
 run A warm_A 1
 run B warm_B 1
-echo "warm-up: A $(rtfx "$LOGS/warm_A.log"), B $(rtfx "$LOGS/warm_B.log")"
+echo "warm-up: A $(rtfx_of "$LOGS/warm_A.log"), B $(rtfx_of "$LOGS/warm_B.log")"
 ratios=()
 for i in $(seq "${PAIRS:-2}"); do
   for b in A B; do
     run "$b" "${b}_$i" "${REPEATS:-2}"
     echo "run $i $b: $(grep -o 'per pass.*' "$LOGS/${b}_$i.log")"
-    echo "         $(grep -o 'fbank alone.*' "$LOGS/${b}_$i.log"); RTFx $(rtfx "$LOGS/${b}_$i.log")"
+    echo "         $(grep -o 'fbank alone.*' "$LOGS/${b}_$i.log"); RTFx $(rtfx_of "$LOGS/${b}_$i.log")"
   done
-  a=$(rtfx "$LOGS/A_$i.log"); bb=$(rtfx "$LOGS/B_$i.log")
+  a=$(rtfx_of "$LOGS/A_$i.log"); bb=$(rtfx_of "$LOGS/B_$i.log")
   if [[ -n "$a" && -n "$bb" ]]; then
     ratios+=("$(python3 -c "print(f'{$bb / $a:.3f}')")")
   fi
