@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
       std::cerr << "ahc_problems: problem " << p << " is truncated\n";
       return 1;
     }
+    // The linkage twice, on purpose: Z from the steps, the labels from
+    // AhcCluster, the production entry (its own normalisation, pdist path
+    // and the np.unique renumbering), so the test covers both.
     const std::vector<float> normed = dp::NormalizeRowsF32(x, n, d);
     dp::SquareMatrix square = dp::PdistSquare(normed, n, d);
     const std::vector<dp::Merge> z = dp::CentroidLinkageSquare(square, n);
