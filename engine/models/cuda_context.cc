@@ -22,6 +22,8 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
   RETURN_IF_ERROR(
       CudaStatus(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo"));
   RETURN_IF_ERROR(CublasStatus(cublasCreate(&ctx->cublas_), "cublasCreate"));
+  RETURN_IF_ERROR(
+      CublasStatus(cublasLtCreate(&ctx->cublas_lt_), "cublasLtCreate"));
   RETURN_IF_ERROR(CudnnStatus(cudnnCreate(&ctx->cudnn_), "cudnnCreate"));
   RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
   RETURN_IF_ERROR(
@@ -61,6 +63,7 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
 CudaContext::~CudaContext() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
+  if (cublas_lt_ != nullptr) cublasLtDestroy(cublas_lt_);
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }

@@ -1,9 +1,10 @@
 // The execution context of one CUDA network on one device: its stream, its
-// cuBLAS and cuDNN handles (math modes set from the precision), the
-// workspaces, and the arena all its device memory comes from.
+// cuBLAS, cuBLASLt and cuDNN handles (math modes set from the precision),
+// the workspaces, and the arena all its device memory comes from.
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
 #define DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -32,6 +33,14 @@ class CudaContext {
 
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_; }
+  // For GEMMs with a fused epilogue (cuda_linear.h). It has no math mode:
+  // its callers pick the compute type from precision(), as cublasSgemm
+  // does from the cuBLAS handle's mode.
+  cublasLtHandle_t cublas_lt() const { return cublas_lt_; }
+  // cuBLAS's workspace, which cuBLASLt calls on this stream share (they are
+  // ordered by the stream, so never in use twice at once).
+  void* cublas_workspace() const { return cublas_workspace_.data(); }
+  size_t cublas_workspace_bytes() const { return cublas_workspace_.bytes(); }
   cudnnHandle_t cudnn() const { return cudnn_; }
   void* workspace() const { return workspace_.data(); }
   size_t workspace_bytes() const { return workspace_.bytes(); }
@@ -48,6 +57,7 @@ class CudaContext {
   bool timed_conv_algorithms_ = false;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  cublasLtHandle_t cublas_lt_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   DeviceBuffer workspace_;
   DeviceBuffer cublas_workspace_;

@@ -31,7 +31,9 @@
 #include "engine/models/cpu_embedding_model.h"
 #include "engine/models/cpu_segmentation_model.h"
 #include "engine/models/cuda_buffers.h"
+#include "engine/models/cuda_context.h"
 #include "engine/models/cuda_embedding_model.h"
+#include "engine/models/cuda_linear.h"
 #include "engine/models/cuda_segmentation_model.h"
 #include "engine/models/cuda_window_upload.h"
 #include "engine/models/device_arena_cuda.h"
@@ -986,6 +988,98 @@ TEST_F(CudaModelsTest, EachNetworkIsSizedForItsOwnBatch) {
             1e-5);
   EXPECT_EQ(small.log_probs, emb_large.log_probs);
   EXPECT_EQ(small.embeddings, seg_large.embeddings);
+}
+
+// The linear layer (one cuBLASLt GEMM with the bias in its epilogue) against
+// a float64 reference, on fresh random shapes and values, in an FP32 and a
+// TF32 context; the LSTM input projection's shapes (60 and 256 -> 1024 at
+// 589-frame windows) must take the fused path on this GPU.
+TEST_F(CudaModelsTest, LinearMatchesFloat64Reference) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> dim(1, 300);
+  auto arena = Arena(size_t{2} << 30);
+  ASSERT_NE(arena, nullptr);
+  struct Shape {
+    int in, out;
+    int64_t rows;
+    bool must_fuse;
+  };
+  std::vector<Shape> shapes = {{60, 1024, 589 * 3, true},
+                               {256, 1024, 589 * 7, true},
+                               {256, 128, 589 * 2, false},
+                               {5120, 256, 9, false}};
+  for (int i = 0; i < 4; ++i)
+    shapes.push_back({dim(rng), dim(rng), dim(rng), false});
+  for (const cuda::Precision precision :
+       {cuda::Precision::kFp32, cuda::Precision::kTf32}) {
+    auto ctx =
+        cuda::CudaContext::Create(arena.get(), "linear_test", precision, 0);
+    ASSERT_TRUE(ctx.ok()) << ctx.status();
+    // Per element: |error| <= tol * (sum_k |x_k w_k| + |b|). FP32 sums of up
+    // to 5120 products stay far inside 1e-5 of that; TF32 rounds each input
+    // to 10 mantissa bits (2^-11 relative each, 1e-3 for the product).
+    const double tol = precision == cuda::Precision::kFp32 ? 1e-5 : 2e-3;
+    for (const Shape& sh : shapes) {
+      std::vector<float> w(size_t(sh.in) * sh.out), b(sh.out),
+          x(size_t(sh.rows) * sh.in);
+      for (float& v : w) v = u(rng);
+      for (float& v : b) v = u(rng);
+      for (float& v : x) v = u(rng);
+      auto lin =
+          cuda::Linear::Create(ctx->get(), sh.in, sh.out, w, b, "linear_test");
+      ASSERT_TRUE(lin.ok()) << lin.status();
+      auto dx = cuda::DeviceBuffer::FromHost(arena.get(), x, "linear_test");
+      auto dy = cuda::DeviceBuffer::Allocate(
+          arena.get(), sizeof(float) * size_t(sh.rows) * sh.out, "linear_test");
+      ASSERT_TRUE(dx.ok() && dy.ok());
+      // NaN first: a launch that writes nothing cannot pass.
+      std::vector<float> y(size_t(sh.rows) * sh.out, NAN);
+      ASSERT_EQ(cudaMemcpy(dy->data(), y.data(), sizeof(float) * y.size(),
+                           cudaMemcpyHostToDevice),
+                cudaSuccess);
+      ASSERT_TRUE((*lin)->Forward(dx->f32(), sh.rows, dy->f32()).ok());
+      ASSERT_EQ(cudaStreamSynchronize((*ctx)->stream()), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(y.data(), dy->data(), sizeof(float) * y.size(),
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      auto fused = (*lin)->FusedFor(sh.rows);
+      ASSERT_TRUE(fused.ok());
+      if (sh.must_fuse) EXPECT_TRUE(*fused) << sh.in << "->" << sh.out;
+      double worst = 0.0;
+      for (int64_t r = 0; r < sh.rows; ++r) {
+        for (int o = 0; o < sh.out; ++o) {
+          double ref = b[o], mag = std::abs(b[o]);
+          for (int k = 0; k < sh.in; ++k) {
+            const double p = double(x[size_t(r) * sh.in + k]) *
+                             double(w[size_t(o) * sh.in + k]);
+            ref += p;
+            mag += std::abs(p);
+          }
+          const double e =
+              std::abs(double(y[size_t(r) * sh.out + o]) - ref) / mag;
+          worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+        }
+      }
+      std::printf(
+          "linear %s %d->%d x %lld rows (%s): max error %.3g of the "
+          "product magnitude\n",
+          cuda::PrecisionName(precision).c_str(), sh.in, sh.out,
+          static_cast<long long>(sh.rows),
+          *fused ? "fused bias" : "bias broadcast + cublasSgemm", worst);
+      EXPECT_LT(worst, tol) << sh.in << "->" << sh.out << " x " << sh.rows;
+    }
+    auto lin = cuda::Linear::Create(ctx->get(), 4, 4, std::vector<float>(16),
+                                    std::vector<float>(4), "linear_test");
+    ASSERT_TRUE(lin.ok());
+    EXPECT_EQ((*lin)->Forward(nullptr, 0, nullptr).code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(cuda::Linear::Create(ctx->get(), 4, 4, std::vector<float>(15),
+                                   std::vector<float>(4), "linear_test")
+                  .status()
+                  .code(),
+              absl::StatusCode::kInvalidArgument);
+  }
 }
 
 }  // namespace

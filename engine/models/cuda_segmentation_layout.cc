@@ -92,9 +92,10 @@ std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv) {
   static_assert(std::size(kOuts) == HP::kLstmLayers);
   for (int l = 0; l < HP::kLstmLayers; ++l) {
     const T in = l == 0 ? T::kSeq : kOuts[l - 1];
-    // The bias broadcast writes the gates while the layer's input is live.
-    s.push_back({"LSTM bias broadcast", {in}, {T::kGates}});
-    s.push_back({"LSTM input projection GEMM", {in, T::kGates}, {T::kGates}});
+    // One GEMM with the bias in its epilogue (cuda_linear.h); where a shape
+    // falls back to broadcast + GEMM, the gates are written and re-read
+    // within this step, while the layer's input is live, all the same.
+    s.push_back({"LSTM input projection GEMM + bias", {in}, {T::kGates}});
     s.push_back({"LSTM recurrence", {T::kGates}, {kOuts[l]}});
   }
   s.push_back({"linear 0 + LeakyReLU", {T::kLstmOut3}, {T::kLinear0}});

@@ -65,8 +65,9 @@ struct Norm {
 
 struct LstmLayer {
   int input = 0;
-  DeviceBuffer w_ih;    // (1024, input): forward rows then reverse rows
-  DeviceBuffer bias;    // (1024): b_ih + b_hh
+  // gates = X·W_ihᵀ + (b_ih + b_hh), W_ih (1024, input): forward rows then
+  // reverse rows; the bias added in the GEMM's epilogue.
+  std::unique_ptr<cuda::Linear> input_projection;
   DeviceBuffer w_hh_t;  // (2, 128, 512)
 };
 
@@ -318,15 +319,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
   const int64_t rows = int64_t{n} * kP2;
   const float* x = seq;
   for (int l = 0; l < kLayers; ++l) {
-    RETURN_IF_ERROR(kernels::LaunchBroadcastRows(
-        lstm[l].bias.f32(), gates, rows, 2 * kernels::kLstmGates, stream));
-    const float one = 1.0f;
-    RETURN_IF_ERROR(CublasStatus(
-        cublasSgemm(ctx->cublas(), CUBLAS_OP_T, CUBLAS_OP_N,
-                    2 * kernels::kLstmGates, static_cast<int>(rows),
-                    lstm[l].input, &one, lstm[l].w_ih.f32(), lstm[l].input, x,
-                    lstm[l].input, &one, gates, 2 * kernels::kLstmGates),
-        absl::StrCat("cublasSgemm (LSTM layer ", l, " input projection)")));
+    RETURN_IF_ERROR(lstm[l].input_projection->Forward(x, rows, gates));
     float* hout = h[l];
     if (lstm_cluster[n]) {
       RETURN_IF_ERROR(kernels::LaunchLstmClusterRecurrence(
@@ -485,8 +478,8 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
         }
       }
     }
-    ASSIGN_OR_RETURN(layer.w_ih, DeviceBuffer::FromHost(arena, w_ih, wo));
-    ASSIGN_OR_RETURN(layer.bias, DeviceBuffer::FromHost(arena, bias, wo));
+    ASSIGN_OR_RETURN(layer.input_projection,
+                     cuda::Linear::Create(ctx, in, 2 * kG, w_ih, bias, wo));
     ASSIGN_OR_RETURN(layer.w_hh_t, DeviceBuffer::FromHost(arena, w_hh_t, wo));
   }
   for (int i = 0; i < 2; ++i) {
