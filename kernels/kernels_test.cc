@@ -139,6 +139,71 @@ TEST(SincConvTest, AbsPoolMatchesFloat64Reference) {
   }
 }
 
+// The symmetric form (symmetric_halves: 40 even filters, then 40 odd ones,
+// as SincNet's are) against the same float64 reference, on fresh random
+// symmetric filters; and the host check that decides which form runs.
+TEST(SincConvTest, SymmetricHalvesMatchFloat64Reference) {
+  for (const int len : {4003, 160000}) {
+    const int batch = 3, taps = 251, stride = 10;
+    const int pooled = ((len - taps) / stride + 1) / 3;
+    auto x = Random(size_t(batch) * len, -1.0f, 1.0f);
+    auto w = Random(size_t(kSincConvChannels) * taps, -0.1f, 0.1f);
+    for (int c = 0; c < kSincConvChannels; ++c) {
+      float* f = &w[size_t(c) * taps];
+      const bool odd = c >= kSincConvChannels / 2;
+      for (int j = 0; j < taps / 2; ++j) f[taps - 1 - j] = odd ? -f[j] : f[j];
+      if (odd) f[taps / 2] = 0.0f;
+    }
+    ASSERT_TRUE(HasSymmetricHalves(w, taps));
+    Dev dx(x), dw(w), dy(size_t(batch) * kSincConvChannels * pooled);
+    dy.Poison();
+    ASSERT_TRUE(LaunchSincConvAbsPool({.x = dx.p,
+                                       .filters = dw.p,
+                                       .y = dy.p,
+                                       .batch = batch,
+                                       .len = len,
+                                       .taps = taps,
+                                       .stride = stride,
+                                       .symmetric_halves = true},
+                                      nullptr)
+                    .ok());
+    std::vector<double> ref(dy.n);
+    for (int b = 0; b < batch; ++b)
+      for (int c = 0; c < kSincConvChannels; ++c)
+        for (int p = 0; p < pooled; ++p) {
+          double m = 0;
+          for (int t = 3 * p; t < 3 * p + 3; ++t) {
+            double acc = 0;
+            for (int j = 0; j < taps; ++j)
+              acc += double(w[size_t(c) * taps + j]) *
+                     x[size_t(b) * len + size_t(t) * stride + j];
+            m = std::max(m, std::abs(acc));
+          }
+          ref[(size_t(b) * kSincConvChannels + c) * pooled + p] = m;
+        }
+    EXPECT_LT(MaxAbsDiff(dy.Host(), ref), 5e-6) << "len " << len;
+  }
+  // The check: one broken pair, an odd filter's non-zero centre, even taps.
+  const int taps = 251;
+  auto w = Random(size_t(kSincConvChannels) * taps, -0.1f, 0.1f);
+  EXPECT_FALSE(HasSymmetricHalves(w, taps));
+  for (int c = 0; c < kSincConvChannels; ++c) {
+    float* f = &w[size_t(c) * taps];
+    const bool odd = c >= kSincConvChannels / 2;
+    for (int j = 0; j < taps / 2; ++j) f[taps - 1 - j] = odd ? -f[j] : f[j];
+    if (odd) f[taps / 2] = 0.0f;
+  }
+  EXPECT_TRUE(HasSymmetricHalves(w, taps));
+  auto broken = w;
+  broken[size_t(7) * taps + 3] += 1e-7f;
+  EXPECT_FALSE(HasSymmetricHalves(broken, taps));
+  broken = w;
+  broken[size_t(60) * taps + taps / 2] = 1e-3f;
+  EXPECT_FALSE(HasSymmetricHalves(broken, taps));
+  EXPECT_FALSE(HasSymmetricHalves(
+      std::span<const float>(w).first(size_t(kSincConvChannels) * 250), 250));
+}
+
 // Masks of every kind, cycling with the mask index: all zero, a single
 // frame, binary, soft.
 std::vector<float> EdgeMasks(int batch, int masks, int frames) {

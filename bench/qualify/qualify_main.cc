@@ -571,8 +571,16 @@ void RunSinc(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
   const int conv_len = (len - taps) / stride + 1, pooled = conv_len / 3;
   std::unique_ptr<models::cuda::CudaContext> ctx;
   std::unique_ptr<models::cuda::Conv2d> conv;
-  const auto filters =
-      Random(size_t(kernels::kSincConvChannels) * taps, -0.1f, 0.1f);
+  // Production's form: SincNet's filters are even (cosine) and odd (sine)
+  // about their centre, and the model launches the symmetric kernel.
+  auto filters = Random(size_t(kernels::kSincConvChannels) * taps, -0.1f, 0.1f);
+  for (int c = 0; c < kernels::kSincConvChannels; ++c) {
+    float* f = &filters[size_t(c) * taps];
+    const bool odd = c >= kernels::kSincConvChannels / 2;
+    for (int j = 0; j < taps / 2; ++j) f[taps - 1 - j] = odd ? -f[j] : f[j];
+    if (odd) f[taps / 2] = 0.0f;
+  }
+  const bool symmetric = kernels::HasSymmetricHalves(filters, taps);
   cudaStream_t stream = stream0;
   const bool library = absl::GetFlag(FLAGS_library);
   if (library) {
@@ -610,7 +618,8 @@ void RunSinc(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
                               .batch = batch,
                               .len = len,
                               .taps = taps,
-                              .stride = stride};
+                              .stride = stride,
+                              .symmetric_halves = symmetric};
     Launch direct = [&] { return kernels::LaunchSincConvAbsPool(p, stream); };
     std::vector<float> first;
     bool det = true;
@@ -646,7 +655,10 @@ void RunSinc(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
           err = std::isfinite(v) ? std::max(err, std::abs(v - m)) : INFINITY;
         }
     }
-    json extra = {{"len", len}, {"taps", taps}, {"stride", stride}};
+    json extra = {{"len", len},
+                  {"taps", taps},
+                  {"stride", stride},
+                  {"symmetric_halves", symmetric}};
     std::optional<bool> speed;
     if (library && conv) {
       // The library path production falls back to: cuDNN convolution, then

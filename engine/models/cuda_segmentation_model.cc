@@ -85,6 +85,9 @@ struct CudaSegmentationModel::Impl {
   std::unique_ptr<Conv2d> conv[3];
   DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
   DeviceBuffer sinc_filters;  // (80, 251), for the direct kernel
+  // The filters are even / odd about their centre, as ComputeSincFilters
+  // writes them: the direct kernel then reads each tap pair once.
+  bool sinc_symmetric = false;
   LstmLayer lstm[kLayers];
   // Index n: batches of n windows run the cluster recurrence kernel, with
   // lstm_group[n] windows per cluster.
@@ -254,7 +257,8 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                         .batch = n,
                                         .len = kWindowSamples,
                                         .taps = kSincKernel,
-                                        .stride = kSincStride},
+                                        .stride = kSincStride,
+                                        .symmetric_halves = sinc_symmetric},
                                        stream));
   } else {
     RETURN_IF_ERROR(conv[0]->Forward(normed, n, 1, kWindowSamples, c0));
@@ -435,6 +439,7 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                                                    filters, wo));
     ASSIGN_OR_RETURN(impl->sinc_filters,
                      DeviceBuffer::FromHost(arena, filters, wo));
+    impl->sinc_symmetric = kernels::HasSymmetricHalves(filters, kSincKernel);
   }
   for (int i = 1; i <= 2; ++i) {
     const int in = i == 1 ? kSinc : kConv;
