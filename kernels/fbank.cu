@@ -40,8 +40,12 @@ __global__ void FramesKernel(const float* __restrict__ audio,
   // Same rounding as the CPU: double sum -> float, then float division.
   const float mean =
       static_cast<float>(partial[0]) / static_cast<float>(kFbankFrameLength);
-  double* out = frames + frame * kFbankFrameLength;
-  for (int j = threadIdx.x; j < kFbankFrameLength; j += blockDim.x) {
+  double* out = frames + frame * kFbankFftLength;
+  for (int j = threadIdx.x; j < kFbankFftLength; j += blockDim.x) {
+    if (j >= kFbankFrameLength) {  // the FFT's zero padding
+      out[j] = 0.0;
+      continue;
+    }
     const float cur = s[j] - mean;
     const float prev = (j == 0 ? s[0] : s[j - 1]) - mean;
     const float emph = 0.97f * prev;
@@ -54,10 +58,9 @@ __global__ void PowerKernel(const double* __restrict__ spectrum,
                             float* __restrict__ power, int64_t rows) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= rows * kFbankBins) return;
-  const int64_t r = i / kFbankBins;
-  const int k = static_cast<int>(i % kFbankBins);
-  const double re = spectrum[r * 2 * kFbankBins + k];
-  const double im = spectrum[r * 2 * kFbankBins + kFbankBins + k];
+  // Interleaved (re, im) per bin, cuFFT's D2Z output.
+  const double re = spectrum[2 * i];
+  const double im = spectrum[2 * i + 1];
   const float mag =
       static_cast<float>(sqrt(__dadd_rn(__dmul_rn(re, re), __dmul_rn(im, im))));
   power[i] = __fmul_rn(mag, mag);

@@ -1,10 +1,11 @@
 // Kaldi fbank on the GPU, the steps around the DFT (models.md §3), in the
 // same op order and precision as engine/models/fbank.cc (the CPU backend):
 // frames are scaled, mean-removed, pre-emphasised and windowed in float32 and
-// handed to the DFT as float64; the DFT is a float64 GEMM against a cos/sin
-// matrix (cuBLAS, done by the caller); power = float(|X|)^2; the mel product
-// is a float32 GEMM (caller); then log with the float epsilon floor and the
-// per-chunk mean normalisation over frames.
+// handed to the DFT as float64, zero-padded to 512; the DFT is a float64
+// real-to-complex FFT (cuFFT's D2Z, done by the caller; the CPU uses FFTW's
+// float64 FFT); power = float(|X|)^2; the mel product is a float32 GEMM
+// (caller); then log with the float epsilon floor and the per-chunk mean
+// normalisation over frames.
 #ifndef DIARIZATION_KERNELS_FBANK_H_
 #define DIARIZATION_KERNELS_FBANK_H_
 
@@ -18,20 +19,23 @@ namespace diarization::kernels {
 
 inline constexpr int kFbankFrameLength = 400;
 inline constexpr int kFbankFrameShift = 160;
-inline constexpr int kFbankBins = 257;  // 512-point real DFT
+inline constexpr int kFbankFftLength = 512;
+inline constexpr int kFbankBins = kFbankFftLength / 2 + 1;  // real DFT bins
 inline constexpr int kFbankMel = 80;
 
 struct FbankFramesParams {
   const float* audio = nullptr;   // (batch, samples_per_item) in [-1, 1]
   const float* window = nullptr;  // (400) symmetric Hamming, float32
-  double* frames = nullptr;       // (batch, frames_per_item, 400)
+  // (batch, frames_per_item, 512): the 400 windowed samples, then zeros.
+  double* frames = nullptr;
   int64_t batch = 0;
   int64_t samples_per_item = 0;
   int frames_per_item = 0;
 };
 absl::Status LaunchFbankFrames(const FbankFramesParams& p, cudaStream_t stream);
 
-// spectrum: (rows, 514) = [re 0..256 | im 0..256] float64; power: (rows, 257).
+// spectrum: (rows, 257, 2) float64, (re, im) interleaved per bin (cuFFT's
+// D2Z output); power: (rows, 257).
 absl::Status LaunchFbankPower(const double* spectrum, float* power,
                               int64_t rows, cudaStream_t stream);
 

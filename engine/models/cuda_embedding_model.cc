@@ -17,6 +17,7 @@
 #include "engine/models/cuda_busy_timer.h"
 #include "engine/models/cuda_context.h"
 #include "engine/models/cuda_conv2d.h"
+#include "engine/models/cuda_fft.h"
 #include "engine/models/cuda_graph_cache.h"
 #include "engine/models/cuda_linear.h"
 #include "engine/models/cuda_precision.h"
@@ -44,7 +45,6 @@ using cuda::DeviceBuffer;
 using HP = ResNet34HyperParameters;
 constexpr int kMel = kFbankMelBins;                   // 80
 constexpr int kFrames = FbankFrames(kWindowSamples);  // 998
-constexpr int kDftRows = 2 * kernels::kFbankBins;     // 514
 constexpr int kStem = HP::kBaseChannels;
 constexpr int kFeat = HP::kStatsDim / 2;  // 256 channels × 10 rows
 constexpr int kStats = HP::kStatsDim;
@@ -140,23 +140,6 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
   return out;
 }
 
-// The 512-point real DFT as a (514 × 400) column-major matrix: rows 0..256
-// are cos(2πkn/512), rows 257..513 are −sin(2πkn/512); float64, with the
-// angle reduced exactly (k·n mod 512) before the trigonometry.
-std::vector<double> DftMatrix() {
-  std::vector<double> d(static_cast<size_t>(kDftRows) *
-                        kernels::kFbankFrameLength);
-  for (int n = 0; n < kernels::kFbankFrameLength; ++n) {
-    for (int k = 0; k < kernels::kFbankBins; ++k) {
-      const double angle = 2.0 * std::numbers::pi * ((k * n) % 512) / 512.0;
-      d[static_cast<size_t>(n) * kDftRows + k] = std::cos(angle);
-      d[static_cast<size_t>(n) * kDftRows + kernels::kFbankBins + k] =
-          -std::sin(angle);
-    }
-  }
-  return d;
-}
-
 }  // namespace
 
 struct CudaEmbeddingModel::Impl {
@@ -196,7 +179,9 @@ struct CudaEmbeddingModel::Impl {
   std::unique_ptr<cuda::GraphCache> graphs;
 
   // Weights.
-  DeviceBuffer window, mel_banks, dft;
+  DeviceBuffer window, mel_banks;
+  // The fbank's float64 DFT of every frame (512 points, 998 frames a window).
+  std::unique_ptr<cuda::RealFftPlans> fft;
   ConvBn stem;
   std::vector<Block> blocks;
   std::unique_ptr<cuda::Linear> seg1;
@@ -263,15 +248,9 @@ absl::Status CudaEmbeddingModel::Impl::EnqueueFbank(int n) {
                                   .samples_per_item = kWindowSamples,
                                   .frames_per_item = kFrames},
                                  stream));
-  {
-    const double one = 1.0, zero = 0.0;
-    RETURN_IF_ERROR(CublasStatus(
-        cublasDgemm(ctx->cublas(), CUBLAS_OP_N, CUBLAS_OP_N, kDftRows,
-                    static_cast<int>(rows), kernels::kFbankFrameLength, &one,
-                    dft.f64(), kDftRows, frames, kernels::kFbankFrameLength,
-                    &zero, spectrum, kDftRows),
-        "cublasDgemm (fbank DFT)"));
-  }
+  // Runs on fft->PlannedItems(n) >= n windows' frames: the rows past n hold
+  // initialised data (the buffers are zeroed at load) and are never read.
+  RETURN_IF_ERROR(fft->Forward(frames, n, spectrum));
   RETURN_IF_ERROR(kernels::LaunchFbankPower(spectrum, power, rows, stream));
   {
     // The mel product stays FP32 in every precision mode (the CPU does it in
@@ -742,16 +721,9 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                    DeviceBuffer::FromHost(arena, fbank->window(), wowner));
   ASSIGN_OR_RETURN(impl->mel_banks,
                    DeviceBuffer::FromHost(arena, fbank->mel_banks(), wowner));
-  {
-    const std::vector<double> dft = DftMatrix();
-    ASSIGN_OR_RETURN(
-        impl->dft,
-        DeviceBuffer::Allocate(arena, dft.size() * sizeof(double), wowner));
-    RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpy(impl->dft.data(), dft.data(), dft.size() * sizeof(double),
-                   cudaMemcpyHostToDevice),
-        "copying the DFT matrix"));
-  }
+  ASSIGN_OR_RETURN(impl->fft, cuda::RealFftPlans::Create(
+                                  ctx, kernels::kFbankFftLength, kFrames,
+                                  options.max_batch, "embedding/fft"));
 
   // ResNet34 trunk.
   ASSIGN_OR_RETURN(impl->stem, LoadConvBn(ctx, w, "resnet.conv1", "resnet.bn1",
@@ -830,8 +802,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   const std::string aowner = "embedding/activations";
   const size_t act_bytes =
       std::max<size_t>({sizeof(float) * kStem * kMel * kFrames,
-                        sizeof(double) * kFrames * kDftRows,
-                        sizeof(double) * kFrames * kernels::kFbankFrameLength});
+                        sizeof(double) * 2 * kFrames * kernels::kFbankBins,
+                        sizeof(double) * kFrames * kernels::kFbankFftLength});
   ASSIGN_OR_RETURN(impl->audio,
                    DeviceBuffer::Allocate(
                        arena, sizeof(float) * bm * kWindowSamples, aowner));
@@ -841,6 +813,10 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
           arena, sizeof(float) * impl->max_pairs * kFramesPerWindow, aowner));
   for (DeviceBuffer& a : impl->act) {  // act_bytes: the stem's output
     ASSIGN_OR_RETURN(a, DeviceBuffer::Allocate(arena, act_bytes * bm, aowner));
+    // Zeroed once: the fbank's FFT reads whole plans' worth of frames
+    // (cuda_fft.h), past a call's windows too.
+    RETURN_IF_ERROR(CudaStatus(cudaMemset(a.data(), 0, a.bytes()),
+                               "zeroing the embedding activations"));
   }
   ASSIGN_OR_RETURN(
       impl->stats,

@@ -1045,7 +1045,9 @@ TEST_F(CudaModelsTest, LinearMatchesFloat64Reference) {
                 cudaSuccess);
       auto fused = (*lin)->FusedFor(sh.rows);
       ASSERT_TRUE(fused.ok());
-      if (sh.must_fuse) EXPECT_TRUE(*fused) << sh.in << "->" << sh.out;
+      if (sh.must_fuse) {
+        EXPECT_TRUE(*fused) << sh.in << "->" << sh.out;
+      }
       double worst = 0.0;
       for (int64_t r = 0; r < sh.rows; ++r) {
         for (int o = 0; o < sh.out; ++o) {
