@@ -1,8 +1,9 @@
 // WeSpeaker ResNet34 (pyannote's WeSpeakerResNet34 wrapper) on the GPU
 // (../shared/specs/models.md §3-4): kaldi fbank on the device (kernels/fbank
-// around a float64 DFT GEMM), the ResNet trunk as cuDNN convolutions with
-// eval BatchNorm (+ residual, ReLU) in one epilogue kernel, mask-weighted
-// statistics pooling (kernels/stats_pool) and seg_1 as a cuBLAS GEMM.
+// around a float64 FFT, cuda_fft.h), the ResNet trunk as cuDNN convolutions
+// with eval BatchNorm (+ residual, ReLU) in one epilogue kernel,
+// mask-weighted statistics pooling (kernels/stats_pool) and seg_1 as a
+// cuBLASLt GEMM with its bias (cuda_linear.h).
 //
 // The trunk runs once per window and pools once per mask. Precision: "fp32"
 // (pedantic cuBLAS, FMA-only cuDNN kernels) or "tf32" (tensor cores for the
