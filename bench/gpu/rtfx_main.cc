@@ -100,6 +100,9 @@ ABSL_FLAG(bool, channels_last, true,
 ABSL_FLAG(bool, fused_epilogue, true,
           "Embedding: BatchNorm folded into the convolutions, bias + residual "
           "+ ReLU inside cuDNN's convolution (else a separate pass).");
+ABSL_FLAG(int, linkage_threads, 1,
+          "Threads for the AHC linkage's update passes (AhcOptions::"
+          "linkage_threads; 1 = production's default).");
 ABSL_FLAG(std::string, conv_api, "auto",
           "Embedding trunk convolutions: auto (graph for tf32, else legacy; "
           "ADR 0079), "
@@ -310,6 +313,8 @@ absl::Status Run() {
     if (cudaMemGetInfo(&f, &t) == cudaSuccess) min_free = std::min(min_free, f);
   };
 
+  pipeline::AhcOptions ahc;
+  ahc.linkage_threads = absl::GetFlag(FLAGS_linkage_threads);
   size_t train_embeddings = 0;
   int ahc_clusters = 0;
   std::vector<Segment> last_segments;
@@ -332,7 +337,7 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(
         pipeline::DiarizationDetails d,
         pipeline::DiarizeDetailed(nets.segmentations, nets.embeddings,
-                                  num_windows, plda, config, {}));
+                                  num_windows, plda, config, {}, "", ahc));
     t.clustering += Since(t0);
     *speakers = d.output.labels.size();
     last_segments = d.output.segments;
