@@ -100,9 +100,6 @@ ABSL_FLAG(bool, channels_last, true,
 ABSL_FLAG(bool, fused_epilogue, true,
           "Embedding: BatchNorm folded into the convolutions, bias + residual "
           "+ ReLU inside cuDNN's convolution (else a separate pass).");
-ABSL_FLAG(int, linkage_threads, 1,
-          "Threads for the AHC linkage's update passes (AhcOptions::"
-          "linkage_threads; 1 = production's default).");
 ABSL_FLAG(std::string, conv_api, "auto",
           "Embedding trunk convolutions: auto (graph for tf32, else legacy; "
           "ADR 0079), "
@@ -313,8 +310,6 @@ absl::Status Run() {
     if (cudaMemGetInfo(&f, &t) == cudaSuccess) min_free = std::min(min_free, f);
   };
 
-  pipeline::AhcOptions ahc;
-  ahc.linkage_threads = absl::GetFlag(FLAGS_linkage_threads);
   size_t train_embeddings = 0;
   int ahc_clusters = 0;
   std::vector<Segment> last_segments;
@@ -337,7 +332,7 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(
         pipeline::DiarizationDetails d,
         pipeline::DiarizeDetailed(nets.segmentations, nets.embeddings,
-                                  num_windows, plda, config, {}, "", ahc));
+                                  num_windows, plda, config, {}));
     t.clustering += Since(t0);
     *speakers = d.output.labels.size();
     last_segments = d.output.segments;

@@ -3,7 +3,7 @@
 // inputs, single-threaded.
 //
 //   bazel run -c opt //bench/pipeline:pipeline_bench -- [--hours 1]
-//       [--repeats 5] [--fixture DIR] [--exact-max-n N] [--linkage-threads T]
+//       [--repeats 5] [--fixture DIR] [--exact-max-n N]
 //
 // Input synthesis: pyannote's recorded segmentations and embeddings of a
 // fixture (default findit 01_dialogue, 218 windows, 2 speakers) are tiled to
@@ -62,7 +62,6 @@ int main(int argc, char** argv) {
   double hours = 1.0;
   int repeats = 5;
   int exact_max_n = dp::AhcOptions().exact_max_n;
-  int linkage_threads = dp::AhcOptions().linkage_threads;
   std::string fixture;
   std::vector<int> compare_blocks;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -79,8 +78,6 @@ int main(int argc, char** argv) {
       compare_blocks.push_back(b);
     } else if (key == "--exact-max-n") {
       absl::SimpleAtoi(value, &exact_max_n);
-    } else if (key == "--linkage-threads") {
-      absl::SimpleAtoi(value, &linkage_threads);
     } else {
       std::cerr << "unknown flag " << key << "\n";
       return 1;
@@ -134,7 +131,6 @@ int main(int argc, char** argv) {
 
   dp::AhcOptions ahc;
   ahc.exact_max_n = exact_max_n;
-  ahc.linkage_threads = linkage_threads;
   std::vector<double> times, cpu_times;
   dp::DiarizationDetails last;
   for (int r = 0; r < repeats; ++r) {

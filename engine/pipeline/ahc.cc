@@ -8,12 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <memory>
 #include <new>
 #include <numeric>
 
 #include "engine/pipeline/ahc_blockwise.h"
-#include "engine/pipeline/fork_join_team.h"
 
 namespace diarization::pipeline {
 namespace {
@@ -256,20 +254,9 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
 }
 
 std::vector<Merge> CentroidLinkageSquare(SquareMatrix& m, int n,
-                                         std::span<const int> initial_sizes,
-                                         int threads) {
+                                         std::span<const int> initial_sizes) {
   std::vector<Merge> z;
   if (n < 2) return z;
-  // The update pass is split across a team only while this many clusters
-  // are live: below it the pass is too short for the hand-off to pay.
-  constexpr size_t kParallelMinLive = 1024;
-  std::unique_ptr<ForkJoinTeam> team;
-  if (threads > 1 && static_cast<size_t>(n) > kParallelMinLive) {
-    team = std::make_unique<ForkJoinTeam>(threads);
-  }
-  // Per part of a parallel pass: the clusters whose heap key fell, in
-  // ascending order, applied to the heap after the pass in that order.
-  std::vector<std::vector<int>> lowered(team ? team->size() : 0);
   z.reserve(n - 1);
   auto row = [&](int i) { return m.data() + static_cast<size_t>(i) * n; };
 
@@ -339,41 +326,22 @@ std::vector<Merge> CentroidLinkageSquare(SquareMatrix& m, int n,
     double* ry = row(y);
     const double* rx = row(x);
     const size_t live_count = live.size();
-    // Each cluster's entries, neighbour and bound are its own, so parts of
-    // the pass may run at once; the heap is the one shared structure, and
-    // its changes are replayed afterwards in the sequential order, which
-    // leaves it exactly as the sequential pass would (same calls, same
-    // order): every merge and every tie as scipy.
-    auto pass = [&](size_t lo, size_t hi, auto&& lower) {
-      for (size_t li = lo; li < hi; ++li) {
-        const int zi = live[li];
-        // The mirrored entry is one scattered write per cluster: fetch its
-        // cache line ahead so the store does not stall the loop.
-        if (li + 16 < hi) __builtin_prefetch(row(live[li + 16]) + y, 1, 0);
-        if (zi == y) continue;
-        const double v = CentroidUpdate(rx[zi], ry[zi], dist, nx, ny);
-        ry[zi] = v;
-        row(zi)[y] = v;
-        if (zi < x && neighbor[zi] == x) neighbor[zi] = y;
-        if (zi < y && v < min_dist[zi]) {
-          neighbor[zi] = y;
-          min_dist[zi] = v;
-          lower(zi, v);
-        }
+    for (size_t li = 0; li < live_count; ++li) {
+      const int zi = live[li];
+      // The mirrored entry is one scattered write per cluster: fetch its
+      // cache line ahead so the store does not stall the loop.
+      if (li + 16 < live_count)
+        __builtin_prefetch(row(live[li + 16]) + y, 1, 0);
+      if (zi == y) continue;
+      const double v = CentroidUpdate(rx[zi], ry[zi], dist, nx, ny);
+      ry[zi] = v;
+      row(zi)[y] = v;
+      if (zi < x && neighbor[zi] == x) neighbor[zi] = y;
+      if (zi < y && v < min_dist[zi]) {
+        neighbor[zi] = y;
+        min_dist[zi] = v;
+        heap.ChangeValue(zi, v);
       }
-    };
-    if (team && live_count >= kParallelMinLive) {
-      team->Run(live_count, [&](int part, size_t lo, size_t hi) {
-        std::vector<int>& mine = lowered[part];
-        mine.clear();
-        pass(lo, hi, [&mine](int zi, double) { mine.push_back(zi); });
-      });
-      for (const std::vector<int>& part : lowered) {
-        for (const int zi : part) heap.ChangeValue(zi, min_dist[zi]);
-      }
-    } else {
-      pass(0, live_count,
-           [&heap](int zi, double v) { heap.ChangeValue(zi, v); });
     }
     if (y < n - 1) {
       auto [key, value] = find_min(y);
@@ -457,8 +425,7 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
   std::vector<int> flat;
   if (n <= options.exact_max_n) {
     SquareMatrix square = PdistSquare(normed, n, d);
-    const std::vector<Merge> z =
-        CentroidLinkageSquare(square, n, {}, options.linkage_threads);
+    const std::vector<Merge> z = CentroidLinkageSquare(square, n);
     flat = FclusterDistance(z, n, options.threshold);
   } else {
     flat = BlockwiseCentroidFcluster(normed, n, d, options.threshold,

@@ -86,12 +86,9 @@ SquareMatrix PdistSquare(std::span<const float> x, int n, int d);
 // Gram form (one DSYRK): ~1e-16 relative at unit scale.
 SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d);
 
-// CentroidLinkage on a full symmetric matrix (overwritten). `threads` > 1
-// splits each merge's update pass across that many threads while more than
-// 1024 clusters are live (fork_join_team.h); the merges are the same.
+// CentroidLinkage on a full symmetric matrix (overwritten).
 std::vector<Merge> CentroidLinkageSquare(
-    SquareMatrix& square, int n, std::span<const int> initial_sizes = {},
-    int threads = 1);
+    SquareMatrix& square, int n, std::span<const int> initial_sizes = {});
 
 // scipy fast_linkage with the centroid update; `condensed` is overwritten.
 // `initial_sizes` (optional, n entries) weights the starting points as
@@ -111,11 +108,6 @@ struct AhcOptions {
   int exact_max_n = 4096;
   // Block size of the bounded-memory variant used above exact_max_n.
   int block_size = 2048;
-  // Threads for the exact linkage's update passes (CentroidLinkageSquare).
-  // 1 by default: a server clusters many jobs at once on its host threads,
-  // and a team per job would oversubscribe them; a process clustering one
-  // recording at a time may give it idle cores.
-  int linkage_threads = 1;
 };
 
 // The pyannote step: x̂ = x/‖x‖ in float32, centroid linkage, fcluster, then

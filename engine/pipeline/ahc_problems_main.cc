@@ -56,13 +56,10 @@ int main(int argc, char** argv) {
     }
     // The linkage twice, on purpose: Z from the steps, the labels from
     // AhcCluster, the production entry (its own normalisation, pdist path
-    // and the np.unique renumbering), so the test covers both. Z's linkage
-    // runs its update passes on 3 threads (above 1024 points), the labels'
-    // on one: scipy checks the parallel and the sequential pass alike.
+    // and the np.unique renumbering), so the test covers both.
     const std::vector<float> normed = dp::NormalizeRowsF32(x, n, d);
     dp::SquareMatrix square = dp::PdistSquare(normed, n, d);
-    const std::vector<dp::Merge> z =
-        dp::CentroidLinkageSquare(square, n, {}, /*threads=*/3);
+    const std::vector<dp::Merge> z = dp::CentroidLinkageSquare(square, n);
     std::vector<double> rows;
     rows.reserve(z.size() * 4);
     for (const dp::Merge& m : z) {
@@ -72,7 +69,6 @@ int main(int argc, char** argv) {
     }
     dp::AhcOptions options;
     options.threshold = threshold;
-    options.linkage_threads = 1;
     const std::vector<int> labels = dp::AhcCluster(x, n, d, options);
     const std::vector<int32_t> l(labels.begin(), labels.end());
     out.write(reinterpret_cast<const char*>(rows.data()),

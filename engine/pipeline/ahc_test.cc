@@ -1,8 +1,6 @@
 #include "engine/pipeline/ahc.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <random>
 #include <vector>
@@ -172,48 +170,6 @@ TEST(AhcTest, BlockwiseFindsTheExactPartitionOfSeparatedSpeakers) {
     EXPECT_TRUE(SamePartition(
         BlockwiseCentroidFcluster(normed, n, dim, 0.6, block), exact))
         << "block " << block;
-  }
-}
-
-// The update passes split across a team give every merge of the one-thread
-// linkage, bit for bit (the one-thread linkage is held to scipy by
-// ahc_scipy_parity_test): fresh random points above the parallel threshold,
-// a quarter of them duplicated so that exact ties (zero distances, equal
-// heap keys) occur, for 2, 3 and 5 threads.
-TEST(AhcTest, ThreadedLinkageGivesTheSameMerges) {
-  std::mt19937 rng(std::random_device{}());
-  std::normal_distribution<float> g;
-  for (const int n : {1500, 2300}) {
-    const int dim = 8;
-    std::vector<float> x(size_t(n) * dim);
-    for (float& v : x) v = g(rng);
-    std::uniform_int_distribution<int> pick(0, n - 1);
-    for (int k = 0; k < n / 4; ++k) {
-      const int a = pick(rng), b = pick(rng);
-      std::copy_n(&x[size_t(a) * dim], dim, &x[size_t(b) * dim]);
-    }
-    const std::vector<float> normed = NormalizeRowsF32(x, n, dim);
-    SquareMatrix one = PdistSquare(normed, n, dim);
-    const std::vector<Merge> ref = CentroidLinkageSquare(one, n);
-    ASSERT_EQ(ref.size(), size_t(n - 1));
-    for (const int threads : {2, 3, 5}) {
-      SquareMatrix square = PdistSquare(normed, n, dim);
-      const std::vector<Merge> z =
-          CentroidLinkageSquare(square, n, {}, threads);
-      ASSERT_EQ(z.size(), ref.size());
-      int differ = 0;
-      for (size_t k = 0; k < z.size(); ++k) {
-        differ +=
-            z[k].a != ref[k].a || z[k].b != ref[k].b ||
-            z[k].size != ref[k].size ||
-            std::memcmp(&z[k].distance, &ref[k].distance, sizeof(double)) != 0;
-      }
-      EXPECT_EQ(differ, 0) << "n " << n << ", " << threads << " threads";
-      // And the production entry with the option.
-      AhcOptions o;
-      o.linkage_threads = threads;
-      EXPECT_EQ(AhcCluster(x, n, dim, o), AhcCluster(x, n, dim, {}));
-    }
   }
 }
 
