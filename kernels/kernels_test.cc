@@ -14,6 +14,7 @@
 #include "kernels/sinc_conv.h"
 #include "kernels/stats_pool.h"
 #include "testing/cuda_test_buffers.h"
+#include "testing/sinc_conv_reference.h"
 #include "testing/stats_pool_reference.h"
 
 namespace diarization::kernels {
@@ -103,58 +104,21 @@ TEST(LstmRecurrenceTest, MatchesFloat64Reference) {
   }
 }
 
-TEST(SincConvTest, AbsPoolMatchesFloat64Reference) {
-  // A length whose pooled output is not a multiple of the 32-output tile,
-  // and the segmentation model's own shape (160000 samples → 15975 → 5325).
+// The SincNet step against its float64 reference on fresh random audio and
+// filters, in the general form or (symmetric) the form for SincNet's even /
+// odd filters: a length whose pooled output is not a multiple of the
+// 32-output tile, and the segmentation model's own shape (160000 samples ->
+// 15975 -> 5325).
+void ExpectSincConvMatchesReference(bool symmetric) {
   for (const int len : {4003, 160000}) {
     const int batch = 3, taps = 251, stride = 10;
     const int pooled = ((len - taps) / stride + 1) / 3;
     auto x = Random(size_t(batch) * len, -1.0f, 1.0f);
     auto w = Random(size_t(kSincConvChannels) * taps, -0.1f, 0.1f);
-    Dev dx(x), dw(w), dy(size_t(batch) * kSincConvChannels * pooled);
-    ASSERT_TRUE(LaunchSincConvAbsPool({.x = dx.p,
-                                       .filters = dw.p,
-                                       .y = dy.p,
-                                       .batch = batch,
-                                       .len = len,
-                                       .taps = taps,
-                                       .stride = stride},
-                                      nullptr)
-                    .ok());
-    std::vector<double> ref(dy.n);
-    for (int b = 0; b < batch; ++b)
-      for (int c = 0; c < kSincConvChannels; ++c)
-        for (int p = 0; p < pooled; ++p) {
-          double m = 0;
-          for (int t = 3 * p; t < 3 * p + 3; ++t) {
-            double acc = 0;
-            for (int j = 0; j < taps; ++j)
-              acc += double(w[size_t(c) * taps + j]) *
-                     x[size_t(b) * len + size_t(t) * stride + j];
-            m = std::max(m, std::abs(acc));
-          }
-          ref[(size_t(b) * kSincConvChannels + c) * pooled + p] = m;
-        }
-    EXPECT_LT(MaxAbsDiff(dy.Host(), ref), 5e-6) << "len " << len;
-  }
-}
-
-// The symmetric form (symmetric_halves: 40 even filters, then 40 odd ones,
-// as SincNet's are) against the same float64 reference, on fresh random
-// symmetric filters; and the host check that decides which form runs.
-TEST(SincConvTest, SymmetricHalvesMatchFloat64Reference) {
-  for (const int len : {4003, 160000}) {
-    const int batch = 3, taps = 251, stride = 10;
-    const int pooled = ((len - taps) / stride + 1) / 3;
-    auto x = Random(size_t(batch) * len, -1.0f, 1.0f);
-    auto w = Random(size_t(kSincConvChannels) * taps, -0.1f, 0.1f);
-    for (int c = 0; c < kSincConvChannels; ++c) {
-      float* f = &w[size_t(c) * taps];
-      const bool odd = c >= kSincConvChannels / 2;
-      for (int j = 0; j < taps / 2; ++j) f[taps - 1 - j] = odd ? -f[j] : f[j];
-      if (odd) f[taps / 2] = 0.0f;
+    if (symmetric) {
+      ::diarization::testing::MakeSymmetricHalves(w, kSincConvChannels, taps);
+      ASSERT_TRUE(HasSymmetricHalves(w, taps));
     }
-    ASSERT_TRUE(HasSymmetricHalves(w, taps));
     Dev dx(x), dw(w), dy(size_t(batch) * kSincConvChannels * pooled);
     dy.Poison();
     ASSERT_TRUE(LaunchSincConvAbsPool({.x = dx.p,
@@ -164,38 +128,39 @@ TEST(SincConvTest, SymmetricHalvesMatchFloat64Reference) {
                                        .len = len,
                                        .taps = taps,
                                        .stride = stride,
-                                       .symmetric_halves = true},
+                                       .symmetric_halves = symmetric},
                                       nullptr)
                     .ok());
-    std::vector<double> ref(dy.n);
-    for (int b = 0; b < batch; ++b)
-      for (int c = 0; c < kSincConvChannels; ++c)
-        for (int p = 0; p < pooled; ++p) {
-          double m = 0;
-          for (int t = 3 * p; t < 3 * p + 3; ++t) {
-            double acc = 0;
-            for (int j = 0; j < taps; ++j)
-              acc += double(w[size_t(c) * taps + j]) *
-                     x[size_t(b) * len + size_t(t) * stride + j];
-            m = std::max(m, std::abs(acc));
-          }
-          ref[(size_t(b) * kSincConvChannels + c) * pooled + p] = m;
-        }
+    std::vector<double> ref;
+    for (int b = 0; b < batch; ++b) {
+      const std::vector<double> one =
+          ::diarization::testing::SincConvAbsPoolReference(
+              x, w, b, len, kSincConvChannels, taps, stride);
+      ref.insert(ref.end(), one.begin(), one.end());
+    }
     EXPECT_LT(MaxAbsDiff(dy.Host(), ref), 5e-6) << "len " << len;
   }
-  // The check: one broken pair, an odd filter's non-zero centre, even taps.
+}
+
+TEST(SincConvTest, AbsPoolMatchesFloat64Reference) {
+  ExpectSincConvMatchesReference(false);
+}
+
+TEST(SincConvTest, SymmetricHalvesMatchFloat64Reference) {
+  ExpectSincConvMatchesReference(true);
+}
+
+// The host check that decides which form runs: random filters fail it, made
+// symmetric they pass, and one broken pair, an odd filter's non-zero centre
+// or an even tap count fail again.
+TEST(SincConvTest, SymmetryCheck) {
   const int taps = 251;
   auto w = Random(size_t(kSincConvChannels) * taps, -0.1f, 0.1f);
   EXPECT_FALSE(HasSymmetricHalves(w, taps));
-  for (int c = 0; c < kSincConvChannels; ++c) {
-    float* f = &w[size_t(c) * taps];
-    const bool odd = c >= kSincConvChannels / 2;
-    for (int j = 0; j < taps / 2; ++j) f[taps - 1 - j] = odd ? -f[j] : f[j];
-    if (odd) f[taps / 2] = 0.0f;
-  }
+  ::diarization::testing::MakeSymmetricHalves(w, kSincConvChannels, taps);
   EXPECT_TRUE(HasSymmetricHalves(w, taps));
   auto broken = w;
-  broken[size_t(7) * taps + 3] += 1e-7f;
+  broken[size_t(7) * taps + 3] += 1e-3f;
   EXPECT_FALSE(HasSymmetricHalves(broken, taps));
   broken = w;
   broken[size_t(60) * taps + taps / 2] = 1e-3f;

@@ -58,6 +58,7 @@
 #include "kernels/stats_pool.h"
 #include "kernels/window_gather.h"
 #include "nlohmann/json.hpp"
+#include "testing/sinc_conv_reference.h"
 #include "testing/stats_pool_reference.h"
 
 ABSL_FLAG(std::string, out, "", "coverage file to write (JSON)");
@@ -574,12 +575,8 @@ void RunSinc(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
   // Production's form: SincNet's filters are even (cosine) and odd (sine)
   // about their centre, and the model launches the symmetric kernel.
   auto filters = Random(size_t(kernels::kSincConvChannels) * taps, -0.1f, 0.1f);
-  for (int c = 0; c < kernels::kSincConvChannels; ++c) {
-    float* f = &filters[size_t(c) * taps];
-    const bool odd = c >= kernels::kSincConvChannels / 2;
-    for (int j = 0; j < taps / 2; ++j) f[taps - 1 - j] = odd ? -f[j] : f[j];
-    if (odd) f[taps / 2] = 0.0f;
-  }
+  ::diarization::testing::MakeSymmetricHalves(filters,
+                                              kernels::kSincConvChannels, taps);
   const bool symmetric = kernels::HasSymmetricHalves(filters, taps);
   cudaStream_t stream = stream0;
   const bool library = absl::GetFlag(FLAGS_library);
@@ -640,20 +637,13 @@ void RunSinc(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
     double err = first.empty() ? INFINITY : 0;
     for (int b : std::set<int>{0, batch - 1}) {
       if (first.empty()) break;
-      for (int c = 0; c < kernels::kSincConvChannels; ++c)
-        for (int q = 0; q < pooled; ++q) {
-          double m = 0;
-          for (int t = 3 * q; t < 3 * q + 3; ++t) {
-            double acc = 0;
-            const float* xs = &x[size_t(b) * len + size_t(t) * stride];
-            const float* f = &filters[size_t(c) * taps];
-            for (int j = 0; j < taps; ++j) acc += double(f[j]) * xs[j];
-            m = std::max(m, std::abs(acc));
-          }
-          const float v =
-              first[(size_t(b) * kernels::kSincConvChannels + c) * pooled + q];
-          err = std::isfinite(v) ? std::max(err, std::abs(v - m)) : INFINITY;
-        }
+      const std::vector<double> ref =
+          ::diarization::testing::SincConvAbsPoolReference(
+              x, filters, b, len, kernels::kSincConvChannels, taps, stride);
+      for (size_t i = 0; i < ref.size(); ++i) {
+        const float v = first[size_t(b) * ref.size() + i];
+        err = std::isfinite(v) ? std::max(err, std::abs(v - ref[i])) : INFINITY;
+      }
     }
     json extra = {{"len", len},
                   {"taps", taps},
