@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "engine/audio/audio.h"
 #include "engine/audio/limits.h"
+#include "engine/audio/ogg_vorbis_headers.h"
 #include "engine/audio/pcm_convert.h"
 #include "engine/audio/resampler.h"
 #include "engine/common/status_macros.h"
@@ -217,6 +218,12 @@ class SndfileDecoder final : public FileDecoder {
 
   absl::Status Open() {
     RETURN_IF_ERROR(SniffContainer(memory_.bytes));
+    // Before libsndfile sees it: libsndfile leaks on a Vorbis stream whose
+    // headers fail to parse (ogg_vorbis_headers.h).
+    if (memory_.bytes.size() >= 4 &&
+        std::memcmp(memory_.bytes.data(), "OggS", 4) == 0) {
+      RETURN_IF_ERROR(CheckOggVorbisHeaders(memory_.bytes));
+    }
     SF_VIRTUAL_IO io = {MemoryLength, MemorySeek, MemoryRead, MemoryWrite,
                         MemoryTell};
     std::memset(&info_, 0, sizeof(info_));
