@@ -3,8 +3,11 @@
 # (real segmentation-3.0 weights from the payload, seed-1 random embedding
 # weights, real PLDA) in each variant asked for, and packs the RTTMs into
 # $OUT/fixture_rttms.tar for comparison with the CPU backend (tools/diarize)
-# and pyannote's recorded pipeline output.
-#   run: carry [".device/payload.tar.xz"], command "bash bench/gpu/fixture_rttms.sh"
+# and pyannote's recorded pipeline output. With the CPU backend's RTTMs
+# carried (bench/gpu/cpu_fixture_rttms.sh here, .device/cpu_rttm), each RTTM
+# is compared byte for byte on the spot and a summary line counts them.
+#   run: carry [".device/payload.tar.xz", ".device/cpu_rttm"],
+#        command "bash bench/gpu/fixture_rttms.sh"
 # VARIANTS: ";"-separated "name|rtfx_main flags" (default: fp32 and tf32
 # embeddings, legacy trunk), e.g.
 #   VARIANTS="tf32|--embedding_precision=tf32;graph|--embedding_precision=tf32 --conv_api=graph"
@@ -28,12 +31,10 @@ if [[ -z "${VARIANTS:-}" ]]; then
 fi
 IFS=';' read -ra VARIANT_LIST <<<"$VARIANTS"
 start=$SECONDS
-for f in findit-dia-parity/02_pyannote_sample/clip_16k.wav \
-         findit-dia-parity/03_dual_speaker/clip_16k.wav \
-         findit-dia-parity/04_three_speaker/clip_16k.wav \
-         findit-dia-parity/05_four_speaker/clip_16k.wav \
-         speakrs-fixtures/test.wav speakrs-fixtures/test_3speakers.wav \
-         speakrs-fixtures/test_single_speaker.wav speakrs-fixtures/test_short.wav; do
+source bench/gpu/fixture_files.sh
+CPU_RTTM=${CPU_RTTM_DIR:-.device/cpu_rttm}  # cpu_fixture_rttms.sh, carried
+same=0; compared=0
+for f in "${FIXTURE_FILES[@]}"; do
   name=$(echo "$f" | tr '/' '_')
   for v in "${VARIANT_LIST[@]}"; do
     vname=${v%%|*}; vflags=${v#*|}
@@ -45,7 +46,22 @@ for f in findit-dia-parity/02_pyannote_sample/clip_16k.wav \
       --files "$f" --hours 0 --repeats 1 $vflags \
       --segmentation_weights "$WORK/real/segmentation.safetensors" \
       --rttm_out "$WORK/rttm/$name.$vname.rttm" >"$WORK/rttm/$name.$vname.log" 2>&1
-    echo "$name $vname rc=$? $(grep -c . "$WORK/rttm/$name.$vname.rttm" 2>/dev/null) lines"
+    rc=$?
+    verdict=""
+    if [[ -f "$CPU_RTTM/$name.rttm" ]]; then
+      compared=$((compared + 1))
+      if cmp -s "$WORK/rttm/$name.$vname.rttm" "$CPU_RTTM/$name.rttm"; then
+        same=$((same + 1)); verdict=", byte-identical to the CPU backend's"
+      else
+        verdict=", DIFFERS from the CPU backend's"
+      fi
+    fi
+    echo "$name $vname rc=$rc $(grep -c . "$WORK/rttm/$name.$vname.rttm" 2>/dev/null) lines$verdict"
     tar -C "$WORK" -cf "$OUT/fixture_rttms.tar" rttm
   done
 done
+if (( compared > 0 )); then
+  echo "fixture RTTMs: $same of $compared byte-identical to the CPU backend's ($CPU_RTTM)"
+else
+  echo "fixture RTTMs: no CPU references in $CPU_RTTM (bench/gpu/cpu_fixture_rttms.sh makes them); compare here"
+fi
