@@ -202,6 +202,9 @@ struct Times {
   double segmentation = 0, masks = 0, embedding = 0, clustering = 0;
   // With --overlap: wall time of the overlapped network stages.
   double networks_wall = 0;
+  // The clustering's steps (DiarizationDetails, ClusteringTimes).
+  double count = 0, filter = 0, ahc = 0, plda = 0, vbx = 0, assignment = 0,
+         reconstruction = 0;
   double total() const {
     return networks_wall > 0 ? networks_wall + clustering
                              : segmentation + masks + embedding + clustering;
@@ -334,6 +337,13 @@ absl::Status Run() {
         pipeline::DiarizeDetailed(nets.segmentations, nets.embeddings,
                                   num_windows, plda, config, {}));
     t.clustering += Since(t0);
+    t.count += d.count_s;
+    t.filter += d.clustering.times.filter_s;
+    t.ahc += d.clustering.times.ahc_s;
+    t.plda += d.clustering.times.plda_s;
+    t.vbx += d.clustering.times.vbx_s;
+    t.assignment += d.clustering.times.assignment_s;
+    t.reconstruction += d.reconstruction_s;
     *speakers = d.output.labels.size();
     last_segments = d.output.segments;
     train_embeddings = d.clustering.ahc_labels.size();
@@ -421,6 +431,11 @@ absl::Status Run() {
       "clustering %.3f s, total %.3f s (networks wall %.3f s)\n",
       repeats, avg(timed.segmentation), avg(timed.masks), avg(timed.embedding),
       avg(timed.clustering), avg(timed.total()), avg(timed.networks()));
+  std::printf(
+      "  of the clustering: count %.3f s, training set %.3f s, AHC %.3f s, "
+      "PLDA %.3f s, VBx %.3f s, assignment %.3f s, reconstruction %.3f s\n",
+      avg(timed.count), avg(timed.filter), avg(timed.ahc), avg(timed.plda),
+      avg(timed.vbx), avg(timed.assignment), avg(timed.reconstruction));
   std::printf(
       "  of the embeddings: fbank alone (eager, incl. host copies) %.3f s\n",
       fbank_s);

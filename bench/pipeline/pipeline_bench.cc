@@ -217,6 +217,12 @@ int main(int argc, char** argv) {
             << " max=" << cpu_times.back() << "\n";
   std::cout << "breakdown_cpu_s ahc=" << t1 - t0 << " plda=" << t2 - t1
             << " vbx=" << t3 - t2 << "\n";
+  // The production path's own step times, last timed run (wall).
+  const dp::ClusteringTimes& ct = last.clustering.times;
+  std::cout << "steps_s count=" << last.count_s << " filter=" << ct.filter_s
+            << " ahc=" << ct.ahc_s << " plda=" << ct.plda_s
+            << " vbx=" << ct.vbx_s << " assignment=" << ct.assignment_s
+            << " reconstruction=" << last.reconstruction_s << "\n";
   std::cout << "peak_rss_mb=" << PeakRssMb() << "\n";
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "engine/pipeline/clustering.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -41,6 +42,11 @@ absl::StatusOr<ClusteringResult> VbxClustering(
                      "-d embeddings, the pipeline has ", D));
   }
   ClusteringResult out;
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  auto t = Clock::now();
   out.train = FilterTrainEmbeddings(segmentations, embeddings, num_windows);
   out.inactive = InactiveSpeakers(segmentations, num_windows);
   const int n = out.train.size();
@@ -52,6 +58,7 @@ absl::StatusOr<ClusteringResult> VbxClustering(
                                 D;
     std::copy_n(src, D, train.data() + static_cast<size_t>(i) * D);
   }
+  out.times.filter_s = since(t);
 
   if (n < 2) {
     // pyannote: no clustering below 2 training embeddings; everybody is
@@ -68,16 +75,23 @@ absl::StatusOr<ClusteringResult> VbxClustering(
 
   AhcOptions ahc = options.ahc;
   ahc.threshold = options.threshold;
+  t = Clock::now();
   out.ahc_labels = AhcCluster(train, n, D, ahc);
+  out.times.ahc_s = since(t);
 
+  t = Clock::now();
   out.xvec = XvecTransform(plda, train, n);
   out.plda_features = PldaTransform(plda, out.xvec, n);
+  out.times.plda_s = since(t);
+  t = Clock::now();
   out.vbx = ClusterVbx(out.ahc_labels, out.plda_features, plda.lda_dim,
                        plda.phi, options.vbx, options.init_smoothing);
   const int s = static_cast<int>(out.vbx.pi.size());
   int k = 0;
   out.centroids = WeightedCentroids(train, n, D, out.vbx.gamma, s, out.vbx.pi,
                                     options.min_prior, &k);
+  out.times.vbx_s = since(t);
+  t = Clock::now();
 
   // Speaker-count override (§7.7).
   int num = hints.num;
@@ -108,6 +122,7 @@ absl::StatusOr<ClusteringResult> VbxClustering(
   } else {
     out.hard = PlainArgmax(out.soft, num_windows * S, k);
   }
+  out.times.assignment_s = since(t);
   return out;
 }
 

@@ -29,6 +29,15 @@ struct ResolvedHints {
 // The server adds its API limits before (server/request_validation).
 absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints);
 
+// Wall seconds of each clustering step (steady clock), for benchmarks.
+struct ClusteringTimes {
+  double filter_s = 0.0;      // training set and inactive speakers
+  double ahc_s = 0.0;         // normalisation, distances, linkage, fcluster
+  double plda_s = 0.0;        // x-vector and PLDA transforms
+  double vbx_s = 0.0;         // VBx and the weighted centroids
+  double assignment_s = 0.0;  // (KMeans,) soft scores and the argmax
+};
+
 struct ClusteringResult {
   TrainSet train;
   std::vector<bool> inactive;         // (C × 3) Σ_f seg == 0
@@ -43,6 +52,7 @@ struct ClusteringResult {
                                       // inactive overwrite; empty when N < 2
   std::vector<int> hard;              // (C × 3) raw assignment (before the
                                       // pipeline's inactive → −2 override)
+  ClusteringTimes times;
 };
 
 struct ClusteringOptions {

@@ -1,6 +1,7 @@
 #include "engine/pipeline/diarization.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "absl/status/status.h"
@@ -16,6 +17,11 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     std::span<const float> segmentations, std::span<const float> embeddings,
     int num_windows, const PldaModel& plda, const PipelineConfig& config,
     const SpeakerHints& hints, const std::string& uri, const AhcOptions& ahc) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
   constexpr int D = kEmbeddingDim;
@@ -55,6 +61,7 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   details.grid = ComputeFrameGrid(
       num_windows, static_cast<double>(config.step_samples) / kSampleRateHz);
   details.count = SpeakerCount(segmentations, details.grid);
+  details.count_s = since(start);
   const uint8_t max_count =
       details.count.empty()
           ? 0
@@ -70,6 +77,7 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   ASSIGN_OR_RETURN(details.clustering,
                    VbxClustering(segmentations, embeddings, num_windows, plda,
                                  resolved, options));
+  const auto reconstruction = Clock::now();
 
   // §8: cap the count, drop inactive speakers.
   std::vector<uint8_t> count = details.count;
@@ -116,6 +124,7 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     }
     out.centroids.push_back(std::move(centroid));
   }
+  details.reconstruction_s = since(reconstruction);
   return details;
 }
 

@@ -48,6 +48,10 @@ struct DiarizationDetails {
   DiscreteDiarization discrete;   // regular
   DiscreteDiarization exclusive;  // count capped at 1
   DiarizationOutput output;
+  // Wall seconds (steady clock) of the steps around the clustering (whose
+  // own steps are in clustering.times), for benchmarks.
+  double count_s = 0.0;           // input checks and the speaker count
+  double reconstruction_s = 0.0;  // aggregation, binarisation, segments
 };
 
 // (§4, §6–§12) Everything after the networks. segmentations: (C × 589 × 3)
