@@ -22,9 +22,7 @@ LOGS=${OUT:-$(pwd)/gpu-logs}/kernel_ab
 mkdir -p "$LOGS"
 source bench/gpu/rtfx_default.sh
 rtfx_unpack_payload kernel_ab.sh
-BASELINE=${BASELINE:-.device/baseline/rtfx_main}
-[[ -x "$BASELINE" ]] || { echo "kernel_ab.sh: no baseline binary at $BASELINE"; exit 2; }
-cp "$BASELINE" "$WORK/bin/rtfx_main_baseline"
+rtfx_take_baseline kernel_ab.sh
 NCU=${NCU_BIN:-$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)}
 [[ -n "$NCU" ]] || { echo "kernel_ab.sh: no ncu"; exit 2; }
 KERNELS=${KERNELS:-regex:Kernel|xmma_gemm|sgemm|dgemm|cutlass|gemv|fft|FFT}

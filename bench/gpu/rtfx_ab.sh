@@ -17,9 +17,7 @@ LOGS=${OUT:-$(pwd)/gpu-logs}/rtfx_ab
 mkdir -p "$LOGS"
 source bench/gpu/rtfx_default.sh
 rtfx_unpack_payload rtfx_ab.sh
-BASELINE=${BASELINE:-.device/baseline/rtfx_main}
-[[ -x "$BASELINE" ]] || { echo "rtfx_ab.sh: no baseline binary at $BASELINE"; exit 2; }
-cp "$BASELINE" "$WORK/bin/rtfx_main_baseline"
+rtfx_take_baseline rtfx_ab.sh
 
 run() {  # build (A|B), log name, passes
   local bin=$WORK/bin/rtfx_main

@@ -6,6 +6,7 @@
 #
 #   source bench/gpu/rtfx_default.sh
 #   rtfx_unpack_payload NAME            # sets WORK (the payload unpacked)
+#   rtfx_take_baseline NAME             # $BASELINE -> WORK/bin/rtfx_main_baseline
 #   rtfx_default BIN LOG REPEATS CACHE [FLAG ...]
 #   rtfx_of LOG                         # the run's end-to-end RTFx
 
@@ -14,6 +15,15 @@
 rtfx_unpack_payload() {
   WORK=$(mktemp -d)
   tar -C "$WORK" -xJf .device/payload.tar.xz || { echo "$1: no payload"; exit 2; }
+}
+
+# rtfx_take_baseline NAME: copies the baseline build's rtfx_main
+# ($BASELINE, default .device/baseline/rtfx_main) beside the payload's, as
+# WORK/bin/rtfx_main_baseline, or exits 2 saying which script had none.
+rtfx_take_baseline() {
+  BASELINE=${BASELINE:-.device/baseline/rtfx_main}
+  [[ -x "$BASELINE" ]] || { echo "$1: no baseline binary at $BASELINE"; exit 2; }
+  cp "$BASELINE" "$WORK/bin/rtfx_main_baseline"
 }
 
 # rtfx_default BIN LOG REPEATS CACHE [FLAG ...]: BIN on the payload's data,
