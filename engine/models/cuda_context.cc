@@ -5,6 +5,22 @@
 
 namespace diarization::models::cuda {
 
+absl::Status BookLibraryDeviceMemory(
+    DeviceArena* arena, const std::string& owner,
+    absl::FunctionRef<absl::Status()> allocate) {
+  size_t free_before = 0, free_after = 0, total = 0;
+  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo"));
+  RETURN_IF_ERROR(allocate());
+  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo"));
+  arena->RecordExternal(
+      owner, free_before > free_after ? free_before - free_after : 0);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
     DeviceArena* arena, const std::string& owner, Precision precision,
     size_t workspace_bytes, bool timed_conv_algorithms) {
@@ -17,21 +33,14 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
   RETURN_IF_ERROR(CudaStatus(
       cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking),
       "cudaStreamCreate"));
-  size_t free_before = 0, free_after = 0, total = 0;
-  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
-  RETURN_IF_ERROR(
-      CudaStatus(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo"));
-  RETURN_IF_ERROR(CublasStatus(cublasCreate(&ctx->cublas_), "cublasCreate"));
-  RETURN_IF_ERROR(
-      CublasStatus(cublasLtCreate(&ctx->cublas_lt_), "cublasLtCreate"));
-  RETURN_IF_ERROR(CudnnStatus(cudnnCreate(&ctx->cudnn_), "cudnnCreate"));
-  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
-  RETURN_IF_ERROR(
-      CudaStatus(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo"));
-  // What the libraries took for themselves; booked so the ledger is whole.
-  arena->RecordExternal(
-      owner + "/library_handles",
-      free_before > free_after ? free_before - free_after : 0);
+  RETURN_IF_ERROR(BookLibraryDeviceMemory(
+      arena, owner + "/library_handles", [&]() -> absl::Status {
+        RETURN_IF_ERROR(
+            CublasStatus(cublasCreate(&ctx->cublas_), "cublasCreate"));
+        RETURN_IF_ERROR(
+            CublasStatus(cublasLtCreate(&ctx->cublas_lt_), "cublasLtCreate"));
+        return CudnnStatus(cudnnCreate(&ctx->cudnn_), "cudnnCreate");
+      }));
 
   RETURN_IF_ERROR(CublasStatus(cublasSetStream(ctx->cublas_, ctx->stream_),
                                "cublasSetStream"));

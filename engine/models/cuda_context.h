@@ -13,12 +13,23 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/device_arena.h"
 
 namespace diarization::models::cuda {
+
+// Runs `allocate` (library calls that take device memory the arena cannot
+// provide: handles, FFT plans) with the device synchronised before and
+// after, and books how far the device's free memory fell as `owner`'s
+// external bytes (DeviceArena::RecordExternal), so the ledger stays whole.
+// A failure of `allocate` is returned and nothing is booked.
+absl::Status BookLibraryDeviceMemory(
+    DeviceArena* arena, const std::string& owner,
+    absl::FunctionRef<absl::Status()> allocate);
 
 // Stream + library handles + workspace for one model on one device.
 class CudaContext {

@@ -211,7 +211,7 @@ struct CudaEmbeddingModel::Impl {
   void SaveEngineCache();
   // conv_api "graph" / "fastest": one eager trunk pass at max_batch on
   // zeroed buffers, so every layer's engine is chosen at load (no request
-  // pays it).
+  // pays it). Called by Create right after it zeroed the activations.
   absl::Status ChooseGraphEnginesAtLoad();
   // One stderr line: how many convolutions run on graph engines.
   void LogGraphConvs();
@@ -519,11 +519,8 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
 absl::Status CudaEmbeddingModel::Impl::ChooseGraphEnginesAtLoad() {
   RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena->device()), "cudaSetDevice"));
   cudaStream_t stream = ctx->stream();
-  // Timings do not depend on the values; zeros keep the pass finite.
-  for (DeviceBuffer& a : act) {
-    RETURN_IF_ERROR(CudaStatus(cudaMemsetAsync(a.data(), 0, a.bytes(), stream),
-                               "zeroing the embedding activations"));
-  }
+  // On the activations as Create zeroed them: timings do not depend on the
+  // values, and zeros keep the pass finite.
   int h = 0, w = 0;
   void* free_buf = nullptr;
   ASSIGN_OR_RETURN(
@@ -813,10 +810,12 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
           arena, sizeof(float) * impl->max_pairs * kFramesPerWindow, aowner));
   for (DeviceBuffer& a : impl->act) {  // act_bytes: the stem's output
     ASSIGN_OR_RETURN(a, DeviceBuffer::Allocate(arena, act_bytes * bm, aowner));
-    // Zeroed once: the fbank's FFT reads whole plans' worth of frames
-    // (cuda_fft.h), past a call's windows too.
-    RETURN_IF_ERROR(CudaStatus(cudaMemset(a.data(), 0, a.bytes()),
-                               "zeroing the embedding activations"));
+    // Zeroed once, on the model's stream (so ordered before all its work):
+    // the fbank's FFT reads whole plans' worth of frames (cuda_fft.h), past
+    // a call's windows too, and the graph engines are timed on them.
+    RETURN_IF_ERROR(
+        CudaStatus(cudaMemsetAsync(a.data(), 0, a.bytes(), ctx->stream()),
+                   "zeroing the embedding activations"));
   }
   ASSIGN_OR_RETURN(
       impl->stats,

@@ -29,40 +29,32 @@ absl::StatusOr<std::unique_ptr<RealFftPlans>> RealFftPlans::Create(
   }
   std::unique_ptr<RealFftPlans> f(new RealFftPlans());
   f->ctx_ = ctx;
-  f->length_ = length;
-  f->rows_per_item_ = rows_per_item;
   f->max_items_ = max_items;
   std::vector<int> counts;
   for (int c = 1; c < max_items; c *= 2) counts.push_back(c);
   counts.push_back(max_items);
-  size_t free_before = 0, free_after = 0, total = 0;
-  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
-  RETURN_IF_ERROR(
-      CudaStatus(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo"));
   size_t work = 0;
   const int bins = length / 2 + 1;
-  for (const int c : counts) {
-    cufftHandle h = 0;
-    RETURN_IF_ERROR(CufftStatus(cufftCreate(&h), "cufftCreate"));
-    f->plans_[c] = h;  // destroyed with f from here on
-    RETURN_IF_ERROR(
-        CufftStatus(cufftSetAutoAllocation(h, 0), "cufftSetAutoAllocation"));
-    int n = length;
-    size_t ws = 0;
-    RETURN_IF_ERROR(CufftStatus(
-        cufftMakePlanMany(h, 1, &n, nullptr, 1, length, nullptr, 1, bins,
-                          CUFFT_D2Z, c * rows_per_item, &ws),
-        absl::StrCat("cufftMakePlanMany (", owner, ", ", c, " items)")));
-    RETURN_IF_ERROR(
-        CufftStatus(cufftSetStream(h, ctx->stream()), "cufftSetStream"));
-    work = std::max(work, ws);
-  }
-  RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
-  RETURN_IF_ERROR(
-      CudaStatus(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo"));
-  ctx->arena()->RecordExternal(
-      owner + "/cufft_plans",
-      free_before > free_after ? free_before - free_after : 0);
+  RETURN_IF_ERROR(BookLibraryDeviceMemory(
+      ctx->arena(), owner + "/cufft_plans", [&]() -> absl::Status {
+        for (const int c : counts) {
+          cufftHandle h = 0;
+          RETURN_IF_ERROR(CufftStatus(cufftCreate(&h), "cufftCreate"));
+          f->plans_[c] = h;  // destroyed with f from here on
+          RETURN_IF_ERROR(CufftStatus(cufftSetAutoAllocation(h, 0),
+                                      "cufftSetAutoAllocation"));
+          int n = length;
+          size_t ws = 0;
+          RETURN_IF_ERROR(CufftStatus(
+              cufftMakePlanMany(h, 1, &n, nullptr, 1, length, nullptr, 1, bins,
+                                CUFFT_D2Z, c * rows_per_item, &ws),
+              absl::StrCat("cufftMakePlanMany (", owner, ", ", c, " items)")));
+          RETURN_IF_ERROR(
+              CufftStatus(cufftSetStream(h, ctx->stream()), "cufftSetStream"));
+          work = std::max(work, ws);
+        }
+        return absl::OkStatus();
+      }));
   if (work > 0) {
     ASSIGN_OR_RETURN(f->work_,
                      DeviceBuffer::Allocate(ctx->arena(), work, owner));

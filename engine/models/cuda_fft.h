@@ -49,7 +49,7 @@ class RealFftPlans {
  private:
   RealFftPlans() = default;
   CudaContext* ctx_ = nullptr;
-  int length_ = 0, rows_per_item_ = 0, max_items_ = 0;
+  int max_items_ = 0;
   std::map<int, cufftHandle> plans_;  // by items
   DeviceBuffer work_;
 };
