@@ -131,6 +131,20 @@ ABSL_FLAG(bool, conv_engine_cache_reset, false,
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
           "instead of cuDNN (TF32, fused epilogue).");
+ABSL_FLAG(bool, embedding_high_priority, false,
+          "Embedding stream at the device's greatest priority.");
+ABSL_FLAG(bool, segmentation_high_priority, false,
+          "Segmentation stream at the device's greatest priority.");
+ABSL_FLAG(std::string, lstm_kernel,
+          diarization::models::CudaModelOptions().lstm_kernel,
+          "Segmentation BiLSTM recurrence: qualified, cluster or resident.");
+ABSL_FLAG(double, lstm_device_share,
+          diarization::models::CudaModelOptions().lstm_device_share,
+          "With the cluster kernel: share of the co-resident clusters one "
+          "launch may take.");
+ABSL_FLAG(int, lstm_cluster_group, 0,
+          "With --lstm_kernel=cluster: windows per cluster for every batch "
+          "size (1, 2, 4, 8, 16; 0: the kernel's default).");
 
 namespace {
 
@@ -266,6 +280,15 @@ absl::Status Run() {
   }
   opt.segmentation.max_batch = seg_batch;
   opt.segmentation.direct_sinc_conv = absl::GetFlag(FLAGS_direct_sinc);
+  opt.segmentation.high_priority_stream =
+      absl::GetFlag(FLAGS_segmentation_high_priority);
+  opt.embedding.high_priority_stream =
+      absl::GetFlag(FLAGS_embedding_high_priority);
+  opt.segmentation.lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
+  opt.segmentation.lstm_device_share = absl::GetFlag(FLAGS_lstm_device_share);
+  if (const int g = absl::GetFlag(FLAGS_lstm_cluster_group); g > 0) {
+    opt.segmentation.lstm_cluster_groups.assign(seg_batch + 1, g);
+  }
   opt.segmentation.segmentation_activations =
       absl::GetFlag(FLAGS_seg_activations);
   opt.embedding.max_batch = batch;

@@ -706,7 +706,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   ASSIGN_OR_RETURN(impl->ctx,
                    CudaContext::Create(arena, "embedding", impl->precision,
                                        options.workspace_bytes,
-                                       options.timed_conv_algorithms));
+                                       options.timed_conv_algorithms,
+                                       options.high_priority_stream));
   CudaContext* ctx = impl->ctx.get();
   impl->graphs =
       std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "embedding");

@@ -117,6 +117,11 @@ struct CudaModelOptions {
   // around each batch that runs the cluster kernel. Off only to measure
   // what the token costs.
   bool cooperative_token = true;
+  // The model's stream at the device's greatest priority
+  // (cudaStreamCreateWithPriority): where both stages' kernels wait, the
+  // block scheduler dispatches this model's blocks first. For the stage
+  // that bounds an overlapped pipeline; off: the default priority.
+  bool high_priority_stream = false;
 };
 
 }  // namespace diarization::models

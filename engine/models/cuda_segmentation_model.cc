@@ -395,7 +395,8 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   ASSIGN_OR_RETURN(impl->ctx,
                    CudaContext::Create(
                        arena, "segmentation", cuda::Precision::kFp32,
-                       options.workspace_bytes, options.timed_conv_algorithms));
+                       options.workspace_bytes, options.timed_conv_algorithms,
+                       options.high_priority_stream));
   CudaContext* ctx = impl->ctx.get();
   impl->graphs =
       std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "segmentation");
