@@ -41,6 +41,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/io/plda_files.h"
 #include "engine/models/cuda_backend.h"
+#include "engine/models/cuda_linkage.h"
 #include "engine/models/cuda_segmentation_layout.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
@@ -131,6 +132,9 @@ ABSL_FLAG(bool, conv_engine_cache_reset, false,
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
           "instead of cuDNN (TF32, fused epilogue).");
+ABSL_FLAG(bool, gpu_linkage, true,
+          "The clustering's centroid linkage on the GPU "
+          "(engine/models/cuda_linkage.h); false: on the host.");
 ABSL_FLAG(bool, embedding_high_priority, false,
           "Embedding stream at the device's greatest priority.");
 ABSL_FLAG(bool, segmentation_high_priority, false,
@@ -219,6 +223,9 @@ struct Times {
   // The clustering's steps (DiarizationDetails, ClusteringTimes).
   double count = 0, filter = 0, ahc = 0, plda = 0, vbx = 0, assignment = 0,
          reconstruction = 0;
+  // The AHC's split, and the passes whose linkage ran on the GPU.
+  double ahc_pdist = 0, ahc_linkage = 0;
+  int accelerated = 0;
   double total() const {
     return networks_wall > 0 ? networks_wall + clustering
                              : segmentation + masks + embedding + clustering;
@@ -339,6 +346,15 @@ absl::Status Run() {
   size_t train_embeddings = 0;
   int ahc_clusters = 0;
   std::vector<Segment> last_segments;
+  // The linkage on this GPU, as the service runs it (engine/runtime/
+  // devices_cuda.h), its matrix from the pipeline's arena.
+  std::unique_ptr<models::cuda::CudaLinkage> linkage;
+  pipeline::AhcOptions ahc;
+  if (absl::GetFlag(FLAGS_gpu_linkage)) {
+    ASSIGN_OR_RETURN(
+        linkage, models::cuda::CudaLinkage::Create(cuda.backend->arena.get()));
+    ahc.accelerator = linkage.get();
+  }
   // One pass: the networks as the engine runs them (engine/runtime/
   // offline_networks.h: the worker's window copy, RunSpans and host step,
   // --overlap = the Device's concurrent stages), then the host pipeline.
@@ -358,11 +374,14 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(
         pipeline::DiarizationDetails d,
         pipeline::DiarizeDetailed(nets.segmentations, nets.embeddings,
-                                  num_windows, plda, config, {}));
+                                  num_windows, plda, config, {}, "", ahc));
     t.clustering += Since(t0);
     t.count += d.count_s;
     t.filter += d.clustering.times.filter_s;
     t.ahc += d.clustering.times.ahc_s;
+    t.ahc_pdist += d.clustering.times.ahc.pdist_s;
+    t.ahc_linkage += d.clustering.times.ahc.linkage_s;
+    t.accelerated += d.clustering.times.ahc.accelerated;
     t.plda += d.clustering.times.plda_s;
     t.vbx += d.clustering.times.vbx_s;
     t.assignment += d.clustering.times.assignment_s;
@@ -459,6 +478,11 @@ absl::Status Run() {
       "PLDA %.3f s, VBx %.3f s, assignment %.3f s, reconstruction %.3f s\n",
       avg(timed.count), avg(timed.filter), avg(timed.ahc), avg(timed.plda),
       avg(timed.vbx), avg(timed.assignment), avg(timed.reconstruction));
+  std::printf(
+      "  of the AHC: distances %.3f s, linkage + fcluster %.3f s (linkage on "
+      "the %s in %d of %d passes)\n",
+      avg(timed.ahc_pdist), avg(timed.ahc_linkage), linkage ? "GPU" : "host",
+      linkage ? timed.accelerated : 0, repeats);
   std::printf(
       "  of the embeddings: fbank alone (eager, incl. host copies) %.3f s\n",
       fbank_s);

@@ -32,7 +32,7 @@ if has tests; then
   W=$(mktemp -d)
   tar -C "$W" -xJf .device/payload.tar.xz || { say "verify_round.sh: no payload"; exit 2; }
   for t in kernels_test cuda_models_test cuda_reference_test device_arena_test \
-           device_arena_cuda_test window_gather_test stem_conv_test; do
+           device_arena_cuda_test window_gather_test stem_conv_test cuda_linkage_test; do
     [[ -x "$W/bin/$t" ]] || { say "$t: not in the payload"; continue; }
     filter=()
     if [[ $t == cuda_models_test && "${EVERY_CALL:-0}" != 1 ]]; then
@@ -48,7 +48,7 @@ if has tests; then
     grep -E '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$OUT/tests/$t.log" | sed 's/^/  /' | tee -a "$SUMMARY"
   done
   # The parity figures the tests print.
-  grep -hE "vs pyannote|max \|cuda - cpu\||max relative" "$OUT"/tests/cuda_*.log | head -20 | sed 's/^/  /' | tee -a "$SUMMARY"
+  grep -hE "vs pyannote|max \|cuda - cpu\||max relative|merges identical|of 4 on the GPU" "$OUT"/tests/cuda_*.log | head -20 | sed 's/^/  /' | tee -a "$SUMMARY"
   rm -rf "$W"
 fi
 if has rtfx; then

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -204,7 +205,8 @@ SquareMatrix PdistSquare(std::span<const float> x, int n, int d) {
   return PdistSquareGram(xd, n, d);
 }
 
-SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d) {
+SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d,
+                             bool fill_lower) {
   // Gram form straight into the square matrix: one DSYRK (upper triangle of
   // X·Xᵀ, OpenBLAS), then distances in place and the mirror image.
   SquareMatrix m(static_cast<size_t>(n) * n);
@@ -228,7 +230,12 @@ SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d) {
     for (; j < n; ++j)
       r[j] = std::sqrt(std::max(sq[i] + sq[j] - 2.0 * r[j], 0.0));
   }
-  // Mirror the upper triangle in 64 × 64 tiles (cache-friendly transpose).
+  if (fill_lower) MirrorUpperTriangle(m, n);
+  return m;
+}
+
+void MirrorUpperTriangle(SquareMatrix& m, int n) {
+  // 64 × 64 tiles (cache-friendly transpose).
   constexpr int kTile = 64;
   for (int i0 = 0; i0 < n; i0 += kTile) {
     for (int j0 = 0; j0 <= i0; j0 += kTile) {
@@ -239,7 +246,6 @@ SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d) {
       }
     }
   }
-  return m;
 }
 
 std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
@@ -420,13 +426,41 @@ std::vector<float> NormalizeRowsF32(std::span<const float> x, int n, int d) {
 }
 
 std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
-                            const AhcOptions& options) {
+                            const AhcOptions& options, AhcTimes* times) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   const std::vector<float> normed = NormalizeRowsF32(embeddings, n, d);
   std::vector<int> flat;
   if (n <= options.exact_max_n) {
-    SquareMatrix square = PdistSquare(normed, n, d);
-    const std::vector<Merge> z = CentroidLinkageSquare(square, n);
+    LinkageAccelerator* accelerator =
+        options.accelerator != nullptr && n <= options.accelerator->max_n()
+            ? options.accelerator
+            : nullptr;
+    // With an accelerator the Gram form's mirror is left to it (n > 1024;
+    // below, the condensed pdist fills both triangles anyway).
+    SquareMatrix square;
+    if (accelerator != nullptr && n > 1024) {
+      std::vector<double> xd(normed.begin(),
+                             normed.begin() + static_cast<size_t>(n) * d);
+      square = PdistSquareGram(xd, n, d, /*fill_lower=*/false);
+    } else {
+      square = PdistSquare(normed, n, d);
+    }
+    const auto t1 = Clock::now();
+    std::vector<Merge> z;
+    const bool accelerated =
+        accelerator != nullptr && accelerator->CentroidLinkage(square, n, &z);
+    if (!accelerated) {
+      if (accelerator != nullptr && n > 1024) MirrorUpperTriangle(square, n);
+      z = CentroidLinkageSquare(square, n);
+    }
     flat = FclusterDistance(z, n, options.threshold);
+    if (times != nullptr) {
+      times->pdist_s = std::chrono::duration<double>(t1 - t0).count();
+      times->linkage_s =
+          std::chrono::duration<double>(Clock::now() - t1).count();
+      times->accelerated = accelerated;
+    }
   } else {
     flat = BlockwiseCentroidFcluster(normed, n, d, options.threshold,
                                      options.block_size);

@@ -83,8 +83,14 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
 SquareMatrix PdistSquare(std::span<const float> x, int n, int d);
 
 // Euclidean distances of float64 rows as a full symmetric matrix through the
-// Gram form (one DSYRK): ~1e-16 relative at unit scale.
-SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d);
+// Gram form (one DSYRK): ~1e-16 relative at unit scale. `fill_lower` false:
+// only the upper triangle (i < j) is written (MirrorUpperTriangle fills the
+// rest), for a LinkageAccelerator that mirrors the matrix itself.
+SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d,
+                             bool fill_lower = true);
+
+// Copies the upper triangle of an n × n matrix onto its lower one.
+void MirrorUpperTriangle(SquareMatrix& m, int n);
 
 // CentroidLinkage on a full symmetric matrix (overwritten).
 std::vector<Merge> CentroidLinkageSquare(
@@ -102,7 +108,32 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
 // largest merge height inside it is <= t.
 std::vector<int> FclusterDistance(const std::vector<Merge>& z, int n, double t);
 
+// Runs CentroidLinkageSquare somewhere else (engine/models/cuda_linkage.h:
+// on the GPU), with the same merges bit for bit. Thread-safe.
+class LinkageAccelerator {
+ public:
+  virtual ~LinkageAccelerator() = default;
+  // The largest n it takes.
+  virtual int max_n() const = 0;
+  // Fills `merges` with CentroidLinkageSquare's merges for the distances in
+  // the upper triangle of `upper` (n × n, row-major; the lower triangle is
+  // not read and `upper` is not changed) and returns true; false when it
+  // could not (busy with another call, or failed: it says why in its own
+  // diagnostics), and the caller runs the host's linkage instead.
+  virtual bool CentroidLinkage(const SquareMatrix& upper, int n,
+                               std::vector<Merge>* merges) = 0;
+};
+
+// Where AhcCluster's time went (seconds), when the caller asks.
+struct AhcTimes {
+  double pdist_s = 0.0;    // normalisation + distance matrix
+  double linkage_s = 0.0;  // the merges (host or accelerator) + fcluster
+  bool accelerated = false;
+};
+
 struct AhcOptions {
+  // Not owned; null: the host's linkage. Used for n <= its max_n().
+  LinkageAccelerator* accelerator = nullptr;
   double threshold = 0.6;
   // Largest input clustered with the exact O(n²)-memory algorithm.
   int exact_max_n = 4096;
@@ -114,7 +145,8 @@ struct AhcOptions {
 // np.unique(return_inverse). Returns labels 0..S-1 for the n rows of
 // `embeddings` (n × d float32, row-major). n >= 2.
 std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
-                            const AhcOptions& options = {});
+                            const AhcOptions& options = {},
+                            AhcTimes* times = nullptr);
 
 // Float32 row normalisation as numpy: x / np.linalg.norm(x, axis=1).
 std::vector<float> NormalizeRowsF32(std::span<const float> x, int n, int d);

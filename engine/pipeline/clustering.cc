@@ -76,7 +76,7 @@ absl::StatusOr<ClusteringResult> VbxClustering(
   AhcOptions ahc = options.ahc;
   ahc.threshold = options.threshold;
   t = Clock::now();
-  out.ahc_labels = AhcCluster(train, n, D, ahc);
+  out.ahc_labels = AhcCluster(train, n, D, ahc, &out.times.ahc);
   out.times.ahc_s = since(t);
 
   t = Clock::now();

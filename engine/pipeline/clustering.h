@@ -33,6 +33,8 @@ absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints);
 struct ClusteringTimes {
   double filter_s = 0.0;      // training set and inactive speakers
   double ahc_s = 0.0;         // normalisation, distances, linkage, fcluster
+  AhcTimes ahc;               // its split, and whether the linkage ran on
+                              // AhcOptions::accelerator
   double plda_s = 0.0;        // x-vector and PLDA transforms
   double vbx_s = 0.0;         // VBx and the weighted centroids
   double assignment_s = 0.0;  // (KMeans,) soft scores and the argmax

@@ -128,15 +128,13 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   return details;
 }
 
-absl::StatusOr<DiarizationOutput> Diarize(std::span<const float> segmentations,
-                                          std::span<const float> embeddings,
-                                          int num_windows,
-                                          const PldaModel& plda,
-                                          const PipelineConfig& config,
-                                          const SpeakerHints& hints) {
+absl::StatusOr<DiarizationOutput> Diarize(
+    std::span<const float> segmentations, std::span<const float> embeddings,
+    int num_windows, const PldaModel& plda, const PipelineConfig& config,
+    const SpeakerHints& hints, const AhcOptions& ahc) {
   ASSIGN_OR_RETURN(DiarizationDetails details,
                    DiarizeDetailed(segmentations, embeddings, num_windows, plda,
-                                   config, hints));
+                                   config, hints, "", ahc));
   return std::move(details.output);
 }
 

@@ -56,13 +56,12 @@ struct DiarizationDetails {
 
 // (§4, §6–§12) Everything after the networks. segmentations: (C × 589 × 3)
 // 0/1; embeddings: (C × 3 × 256). Errors: InvalidArgument for inconsistent
-// shapes or contradictory hints.
-absl::StatusOr<DiarizationOutput> Diarize(std::span<const float> segmentations,
-                                          std::span<const float> embeddings,
-                                          int num_windows,
-                                          const PldaModel& plda,
-                                          const PipelineConfig& config,
-                                          const SpeakerHints& hints);
+// shapes or contradictory hints. `ahc`: the linkage's options (its
+// accelerator, engine/models/cuda_linkage.h).
+absl::StatusOr<DiarizationOutput> Diarize(
+    std::span<const float> segmentations, std::span<const float> embeddings,
+    int num_windows, const PldaModel& plda, const PipelineConfig& config,
+    const SpeakerHints& hints, const AhcOptions& ahc = {});
 
 // Diarize with all intermediates; `uri` is written into the segments.
 absl::StatusOr<DiarizationDetails> DiarizeDetailed(

@@ -29,6 +29,7 @@ TARGETS=(
   //kernels:stem_conv_test
   //engine/models:cuda_models_test
   //engine/models:cuda_reference_test
+  //engine/models:cuda_linkage_test
   //bench/gpu:rtfx_main
 )
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then

@@ -1,0 +1,136 @@
+#include "engine/models/cuda_linkage.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/diagnostics.h"
+#include "engine/common/status_macros.h"
+#include "engine/models/cuda_status.h"
+#include "kernels/centroid_linkage.h"
+
+namespace diarization::models::cuda {
+
+absl::StatusOr<std::unique_ptr<CudaLinkage>> CudaLinkage::Create(
+    DeviceArena* arena, int max_n) {
+  if (max_n == 0) max_n = kernels::kCentroidLinkageMaxN;
+  if (max_n < 2 || max_n > kernels::kCentroidLinkageMaxN) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA linkage: max_n must be in [2, ",
+                     kernels::kCentroidLinkageMaxN, "], got ", max_n));
+  }
+  std::unique_ptr<CudaLinkage> l(new CudaLinkage());
+  l->arena_ = arena;
+  l->max_n_ = max_n;
+  RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena->device()), "cudaSetDevice"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaStreamCreateWithFlags(&l->stream_, cudaStreamNonBlocking),
+                 "cudaStreamCreate"));
+  const size_t n = static_cast<size_t>(max_n);
+  ASSIGN_OR_RETURN(l->matrix_, DeviceBuffer::Allocate(arena, n * n * 8,
+                                                      "clustering/linkage"));
+  ASSIGN_OR_RETURN(l->merges_, DeviceBuffer::Allocate(
+                                   arena, n * sizeof(kernels::LinkageMerge),
+                                   "clustering/linkage"));
+  ASSIGN_OR_RETURN(l->neighbor_,
+                   DeviceBuffer::Allocate(arena, n * 4, "clustering/linkage"));
+  ASSIGN_OR_RETURN(l->min_dist_,
+                   DeviceBuffer::Allocate(arena, n * 8, "clustering/linkage"));
+  ASSIGN_OR_RETURN(l->error_,
+                   DeviceBuffer::Allocate(arena, 4, "clustering/linkage"));
+  return l;
+}
+
+CudaLinkage::~CudaLinkage() {
+  if (stream_ != nullptr) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+CudaLinkage::Counts CudaLinkage::counts() const {
+  return {ran_.load(), busy_.load(), failed_.load()};
+}
+
+absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::Run(
+    const pipeline::SquareMatrix& upper, int n) {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    busy_.fetch_add(1);
+    return absl::UnavailableError("CUDA linkage busy with another call");
+  }
+  absl::StatusOr<std::vector<pipeline::Merge>> z = RunLocked(upper, n);
+  if (z.ok()) {
+    ran_.fetch_add(1);
+  } else {
+    failed_.fetch_add(1);
+  }
+  return z;
+}
+
+bool CudaLinkage::CentroidLinkage(const pipeline::SquareMatrix& upper, int n,
+                                  std::vector<pipeline::Merge>* merges) {
+  absl::StatusOr<std::vector<pipeline::Merge>> z = Run(upper, n);
+  if (z.ok()) {
+    *merges = *std::move(z);
+    return true;
+  }
+  if (!absl::IsUnavailable(z.status()) && !reported_.exchange(true)) {
+    ReportDiagnostic(
+        "clustering",
+        absl::StrCat("the GPU linkage failed (", z.status().ToString(),
+                     "); this and later failures run the host linkage"));
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::RunLocked(
+    const pipeline::SquareMatrix& upper, int n) {
+  if (n < 2 || n > max_n_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA linkage: n must be in [2, ", max_n_, "], got ", n));
+  }
+  const size_t count = static_cast<size_t>(n) * n;
+  if (upper.size() < count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA linkage: a ", n, " x ", n, " matrix needs ", count,
+                     " entries, got ", upper.size()));
+  }
+  RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena_->device()), "cudaSetDevice"));
+  RETURN_IF_ERROR(CudaStatus(
+      cudaMemcpyAsync(matrix_.data(), upper.data(), count * sizeof(double),
+                      cudaMemcpyHostToDevice, stream_),
+      "linkage matrix upload"));
+  RETURN_IF_ERROR(CudaStatus(cudaMemsetAsync(error_.data(), 0, 4, stream_),
+                             "cudaMemsetAsync"));
+  RETURN_IF_ERROR(kernels::LaunchCentroidLinkage(
+      {.matrix = matrix_.f64(),
+       .n = n,
+       .merges = static_cast<kernels::LinkageMerge*>(merges_.data()),
+       .scratch_neighbor = static_cast<int*>(neighbor_.data()),
+       .scratch_min = min_dist_.f64(),
+       .error = static_cast<int*>(error_.data())},
+      stream_));
+  std::vector<kernels::LinkageMerge> raw(n - 1);
+  int error = 0;
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemcpyAsync(raw.data(), merges_.data(),
+                                 raw.size() * sizeof(kernels::LinkageMerge),
+                                 cudaMemcpyDeviceToHost, stream_),
+                 "linkage merges download"));
+  RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(&error, error_.data(), 4,
+                                             cudaMemcpyDeviceToHost, stream_),
+                             "linkage error download"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaStreamSynchronize(stream_), "linkage synchronize"));
+  if (error != 0) {
+    return absl::InternalError(
+        "CUDA linkage: no pair left to merge (NaN or infinite distances)");
+  }
+  std::vector<pipeline::Merge> z(n - 1);
+  for (int k = 0; k < n - 1; ++k) {
+    z[k] = {raw[k].a, raw[k].b, raw[k].distance, raw[k].size};
+  }
+  return z;
+}
+
+}  // namespace diarization::models::cuda

@@ -1,0 +1,187 @@
+// The GPU linkage against the host's CentroidLinkageSquare (which matches
+// scipy merge for merge: engine/pipeline/ahc_scipy_parity_test), on fresh
+// random problems: every merge's clusters, size and height bit for bit.
+#include "engine/models/cuda_linkage.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "engine/models/device_arena_cuda.h"
+#include "engine/pipeline/ahc.h"
+#include "gtest/gtest.h"
+
+namespace diarization::models::cuda {
+namespace {
+
+namespace dp = diarization::pipeline;
+
+std::shared_ptr<DeviceArena> Arena() {
+  DeviceArenaOptions o;
+  o.budget_bytes = size_t{4} << 30;
+  auto a = CreateCudaDeviceArena(o);
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? std::shared_ptr<DeviceArena>(std::move(*a)) : nullptr;
+}
+
+enum class Kind { kGaussian, kClustered, kDuplicates, kGrid };
+
+// n × d float32 rows of the given kind, L2-normalised as AhcCluster does
+// (except the grid, whose exact ties are the point).
+std::vector<float> Problem(Kind kind, int n, int d, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n) * d);
+  if (kind == Kind::kGrid) {
+    std::uniform_int_distribution<int> cell(0, 6);
+    for (float& v : x) v = static_cast<float>(cell(rng));
+    return x;
+  }
+  if (kind == Kind::kClustered) {
+    const int k = 2 + static_cast<int>(rng() % 8);
+    std::vector<float> centers(static_cast<size_t>(k) * d);
+    for (float& v : centers) v = normal(rng);
+    for (int i = 0; i < n; ++i) {
+      const int c = static_cast<int>(rng() % k);
+      for (int t = 0; t < d; ++t) {
+        x[static_cast<size_t>(i) * d + t] =
+            centers[static_cast<size_t>(c) * d + t] + 0.6f * normal(rng);
+      }
+    }
+  } else {
+    for (float& v : x) v = normal(rng);
+  }
+  if (kind == Kind::kDuplicates) {
+    // A fifth of the rows are exact copies of earlier ones: zero distances
+    // and equal heights, where the order of ties decides the merges.
+    for (int i = 1; i < n; ++i) {
+      if (rng() % 5 == 0) {
+        const int j = static_cast<int>(rng() % i);
+        std::memcpy(&x[static_cast<size_t>(i) * d],
+                    &x[static_cast<size_t>(j) * d], sizeof(float) * d);
+      }
+    }
+  }
+  return dp::NormalizeRowsF32(x, n, d);
+}
+
+void ExpectSameMerges(const std::vector<dp::Merge>& gpu,
+                      const std::vector<dp::Merge>& host,
+                      const std::string& what) {
+  ASSERT_EQ(gpu.size(), host.size()) << what;
+  for (size_t k = 0; k < host.size(); ++k) {
+    ASSERT_EQ(gpu[k].a, host[k].a) << what << " merge " << k;
+    ASSERT_EQ(gpu[k].b, host[k].b) << what << " merge " << k;
+    ASSERT_EQ(gpu[k].size, host[k].size) << what << " merge " << k;
+    ASSERT_EQ(std::memcmp(&gpu[k].distance, &host[k].distance, 8), 0)
+        << what << " merge " << k << ": " << gpu[k].distance << " vs "
+        << host[k].distance;
+  }
+}
+
+TEST(CudaLinkage, MatchesHostLinkageBitForBit) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto linkage = CudaLinkage::Create(arena.get());
+  ASSERT_TRUE(linkage.ok()) << linkage.status();
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<int> sizes = {2, 3, 4, 31, 33, 257, 1024, 1025, 3200, 4096};
+  for (int i = 0; i < 6; ++i)
+    sizes.push_back(2 + static_cast<int>(rng() % 4095));
+  int problems = 0, total_merges = 0;
+  for (int n : sizes) {
+    for (Kind kind :
+         {Kind::kGaussian, Kind::kClustered, Kind::kDuplicates, Kind::kGrid}) {
+      const int d = kind == Kind::kGrid ? 2 : 256;
+      const std::vector<float> x = Problem(kind, n, d, rng);
+      dp::SquareMatrix full = dp::PdistSquare(x, n, d);
+      // What the GPU gets: the upper triangle, the lower one poisoned so a
+      // read of it would show.
+      dp::SquareMatrix upper = full;
+      for (int i = 1; i < n; ++i) {
+        for (int j = 0; j < i; ++j) {
+          upper[static_cast<size_t>(i) * n + j] =
+              std::numeric_limits<double>::quiet_NaN();
+        }
+      }
+      const std::vector<dp::Merge> host = dp::CentroidLinkageSquare(full, n);
+      absl::StatusOr<std::vector<dp::Merge>> gpu = (*linkage)->Run(upper, n);
+      const std::string what = "n " + std::to_string(n) + " kind " +
+                               std::to_string(static_cast<int>(kind));
+      ASSERT_TRUE(gpu.ok()) << what << ": " << gpu.status();
+      ExpectSameMerges(*gpu, host, what);
+      ++problems;
+      total_merges += n - 1;
+    }
+  }
+  const CudaLinkage::Counts c = (*linkage)->counts();
+  EXPECT_EQ(c.ran, problems);
+  EXPECT_EQ(c.failed, 0);
+  std::printf("%d problems, %d merges identical\n", problems, total_merges);
+}
+
+TEST(CudaLinkage, AhcClusterWithTheAcceleratorGivesTheHostLabels) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto linkage = CudaLinkage::Create(arena.get());
+  ASSERT_TRUE(linkage.ok()) << linkage.status();
+  std::mt19937_64 rng(std::random_device{}());
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int n = 3000, d = 256;
+  std::vector<float> x(static_cast<size_t>(n) * d);
+  // Not normalised: AhcCluster does that.
+  std::vector<float> centers(static_cast<size_t>(6) * d);
+  for (float& v : centers) v = normal(rng);
+  for (int i = 0; i < n; ++i) {
+    for (int t = 0; t < d; ++t) {
+      x[static_cast<size_t>(i) * d + t] =
+          3.0f *
+          (centers[static_cast<size_t>(i % 6) * d + t] + 0.7f * normal(rng));
+    }
+  }
+  const std::vector<int> host = dp::AhcCluster(x, n, d);
+  dp::AhcOptions o;
+  o.accelerator = linkage->get();
+  // Four clusterings at once: each is answered by the GPU or, when it is
+  // busy, by the host; all give the host's labels.
+  std::vector<std::vector<int>> labels(4);
+  std::vector<dp::AhcTimes> times(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back(
+        [&, i] { labels[i] = dp::AhcCluster(x, n, d, o, &times[i]); });
+  }
+  for (auto& t : threads) t.join();
+  int accelerated = 0;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(labels[i], host) << "call " << i;
+    accelerated += times[i].accelerated;
+  }
+  const CudaLinkage::Counts c = (*linkage)->counts();
+  EXPECT_EQ(c.ran, accelerated);
+  EXPECT_EQ(c.ran + c.busy, 4);
+  EXPECT_GE(c.ran, 1);
+  EXPECT_EQ(c.failed, 0);
+  std::printf("%d of 4 on the GPU, %lld turned away busy\n", accelerated,
+              static_cast<long long>(c.busy));
+}
+
+TEST(CudaLinkage, RefusesSizesOutsideItsRange) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto small = CudaLinkage::Create(arena.get(), 64);
+  ASSERT_TRUE(small.ok()) << small.status();
+  dp::SquareMatrix m(65 * 65, 1.0);
+  EXPECT_EQ((*small)->Run(m, 65).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*small)->Run(m, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(CudaLinkage::Create(arena.get(), 5000).ok());
+}
+
+}  // namespace
+}  // namespace diarization::models::cuda
