@@ -12,6 +12,9 @@ namespace {
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
+// Update-pass rounds of the block over the clusters.
+constexpr int kRounds = kCentroidLinkageMaxN / kThreads;
+static_assert(kRounds * kThreads == kCentroidLinkageMaxN);
 
 // scipy _hierarchy_distance_update.pxi `_centroid`, the host's
 // CentroidUpdate: the same operations in the same order, each rounded to
@@ -281,11 +284,23 @@ __global__ void __launch_bounds__(kThreads, 1)
     // improve (applied to the heap below, in ascending z), and y's own
     // nearest neighbour among the new values (the host's find_min(y)).
     ArgMin best{inf, -1};
-    for (int base = 0; base < n; base += kThreads) {
-      const int z = base + tid;
+    // Every round's two loads first (they are independent), then the
+    // arithmetic: one memory latency per merge instead of one per round.
+    double dx[kRounds], dy[kRounds];
+#pragma unroll
+    for (int r = 0; r < kRounds; ++r) {
+      const int z = r * kThreads + tid;
+      if (z < n && s.alive[z] && z != y) {
+        dx[r] = rx[z];
+        dy[r] = ry[z];
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRounds; ++r) {
+      const int z = r * kThreads + tid;
       bool improves = false;
       if (z < n && s.alive[z] && z != y) {
-        const double v = CentroidUpdate(rx[z], ry[z], dist, nx, ny);
+        const double v = CentroidUpdate(dx[r], dy[r], dist, nx, ny);
         ry[z] = v;
         m[static_cast<size_t>(z) * n + y] = v;
         if (z < x && s.neighbor[z] == x) s.neighbor[z] = y;
@@ -297,7 +312,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (z > y && v < best.value) best = {v, z};
       }
       const unsigned ballot = __ballot_sync(kFull, improves);
-      const int word = (base >> 5) + warp;
+      const int word = r * kWarps + warp;
       if (lane == 0 && word < words) s.flags[word] = ballot;
     }
     best = BlockArgMin(best, warp_best);  // also orders the flags' writes

@@ -63,6 +63,9 @@ ABSL_FLAG(std::string, lstm_kernel, "qualified",
           "segmentation BiLSTM recurrence on CUDA: qualified (the cluster "
           "kernel where kernels/qualification.json qualifies it), cluster or "
           "resident");
+ABSL_FLAG(bool, gpu_linkage, true,
+          "the clustering's centroid linkage on each GPU pipeline (128 MiB "
+          "of its arena; the host's merges bit for bit); false: on the host");
 ABSL_FLAG(bool, cooperative_token, true,
           "hold the GPU's cooperative launch token around cluster-LSTM "
           "batches (off only to measure its cost)");
@@ -388,6 +391,7 @@ absl::Status Run() {
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
   backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
+  backend.cuda_gpu_linkage = absl::GetFlag(FLAGS_gpu_linkage);
   ASSIGN_OR_RETURN(runtime::LoadedDevices loaded,
                    runtime::LoadDevices(models_dir, backend));
   for (const runtime::Device& d : loaded.devices) {

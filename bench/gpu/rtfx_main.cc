@@ -326,10 +326,11 @@ absl::Status Run() {
   }
   // Built as the service builds its devices (engine/runtime/devices.h),
   // with the benchmark's backend options.
-  ASSIGN_OR_RETURN(
-      runtime::CudaDeviceParts cuda,
-      runtime::MakeCudaDeviceParts(*dir, absl::GetFlag(FLAGS_device), {}, opt,
-                                   seg_override.get()));
+  ASSIGN_OR_RETURN(runtime::CudaDeviceParts cuda,
+                   runtime::MakeCudaDeviceParts(
+                       *dir, absl::GetFlag(FLAGS_device),
+                       {.gpu_linkage = absl::GetFlag(FLAGS_gpu_linkage)}, opt,
+                       seg_override.get()));
   runtime::Device& device = cuda.device;
   const double load_s = Since(t_load);
 
@@ -346,15 +347,10 @@ absl::Status Run() {
   size_t train_embeddings = 0;
   int ahc_clusters = 0;
   std::vector<Segment> last_segments;
-  // The linkage on this GPU, as the service runs it (engine/runtime/
-  // devices_cuda.h), its matrix from the pipeline's arena.
-  std::unique_ptr<models::cuda::CudaLinkage> linkage;
+  // The clustering's linkage on this GPU (Device::linkage), as the
+  // service's engine runs it.
   pipeline::AhcOptions ahc;
-  if (absl::GetFlag(FLAGS_gpu_linkage)) {
-    ASSIGN_OR_RETURN(
-        linkage, models::cuda::CudaLinkage::Create(cuda.backend->arena.get()));
-    ahc.accelerator = linkage.get();
-  }
+  ahc.accelerator = device.linkage.get();
   // One pass: the networks as the engine runs them (engine/runtime/
   // offline_networks.h: the worker's window copy, RunSpans and host step,
   // --overlap = the Device's concurrent stages), then the host pipeline.
@@ -481,8 +477,8 @@ absl::Status Run() {
   std::printf(
       "  of the AHC: distances %.3f s, linkage + fcluster %.3f s (linkage on "
       "the %s in %d of %d passes)\n",
-      avg(timed.ahc_pdist), avg(timed.ahc_linkage), linkage ? "GPU" : "host",
-      linkage ? timed.accelerated : 0, repeats);
+      avg(timed.ahc_pdist), avg(timed.ahc_linkage),
+      ahc.accelerator ? "GPU" : "host", timed.accelerated, repeats);
   std::printf(
       "  of the embeddings: fbank alone (eager, incl. host copies) %.3f s\n",
       fbank_s);

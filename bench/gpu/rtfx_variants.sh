@@ -57,6 +57,8 @@ for r in $(seq "${ROUNDS:-2}"); do
     rtfx[$n,$r]=$(rtfx_of "$log")
     echo "round $r $n: $(grep -o 'per pass (mean.*' "$log")"
     echo "    $(grep -o 'of the clustering.*' "$log")"
+    echo "    $(grep -o 'of the AHC.*' "$log")"
+    echo "    $(grep -o 'GPU linkage, every.*' "$log")"
     echo "    $(grep -o 'device busy.*' "$log")"
     echo "    $(grep -o 'LSTM recurrence[^;]*' "$log" | head -1); RTFx ${rtfx[$n,$r]:-none}"
     [[ -n "${rtfx[$n,$r]}" ]] || tail -3 "$log" | sed 's/^/    /'

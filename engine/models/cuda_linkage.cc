@@ -1,5 +1,6 @@
 #include "engine/models/cuda_linkage.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -37,6 +38,9 @@ absl::StatusOr<std::unique_ptr<CudaLinkage>> CudaLinkage::Create(
                    DeviceBuffer::Allocate(arena, n * 8, "clustering/linkage"));
   ASSIGN_OR_RETURN(l->error_,
                    DeviceBuffer::Allocate(arena, 4, "clustering/linkage"));
+  for (cudaEvent_t* e : {&l->start_, &l->uploaded_, &l->linked_}) {
+    RETURN_IF_ERROR(CudaStatus(cudaEventCreate(e), "cudaEventCreate"));
+  }
   return l;
 }
 
@@ -45,10 +49,14 @@ CudaLinkage::~CudaLinkage() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
+  for (cudaEvent_t e : {start_, uploaded_, linked_}) {
+    if (e != nullptr) cudaEventDestroy(e);
+  }
 }
 
 CudaLinkage::Counts CudaLinkage::counts() const {
-  return {ran_.load(), busy_.load(), failed_.load()};
+  std::lock_guard<std::mutex> lock(times_mu_);
+  return {ran_.load(), busy_.load(), failed_.load(), upload_s_, kernel_s_};
 }
 
 absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::Run(
@@ -96,10 +104,21 @@ absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::RunLocked(
                      " entries, got ", upper.size()));
   }
   RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena_->device()), "cudaSetDevice"));
-  RETURN_IF_ERROR(CudaStatus(
-      cudaMemcpyAsync(matrix_.data(), upper.data(), count * sizeof(double),
-                      cudaMemcpyHostToDevice, stream_),
-      "linkage matrix upload"));
+  RETURN_IF_ERROR(CudaStatus(cudaEventRecord(start_, stream_), "event"));
+  // The upper triangle only (the kernel mirrors it): row blocks from the
+  // diagonal on, about half the matrix's bytes.
+  constexpr int kRowBlock = 128;
+  for (int i0 = 0; i0 < n; i0 += kRowBlock) {
+    const int rows = std::min(kRowBlock, n - i0);
+    const size_t offset = static_cast<size_t>(i0) * n + i0;
+    RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpy2DAsync(matrix_.f64() + offset, n * sizeof(double),
+                                     upper.data() + offset, n * sizeof(double),
+                                     (n - i0) * sizeof(double), rows,
+                                     cudaMemcpyHostToDevice, stream_),
+                   "linkage matrix upload"));
+  }
+  RETURN_IF_ERROR(CudaStatus(cudaEventRecord(uploaded_, stream_), "event"));
   RETURN_IF_ERROR(CudaStatus(cudaMemsetAsync(error_.data(), 0, 4, stream_),
                              "cudaMemsetAsync"));
   RETURN_IF_ERROR(kernels::LaunchCentroidLinkage(
@@ -110,6 +129,7 @@ absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::RunLocked(
        .scratch_min = min_dist_.f64(),
        .error = static_cast<int*>(error_.data())},
       stream_));
+  RETURN_IF_ERROR(CudaStatus(cudaEventRecord(linked_, stream_), "event"));
   std::vector<kernels::LinkageMerge> raw(n - 1);
   int error = 0;
   RETURN_IF_ERROR(
@@ -122,6 +142,18 @@ absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::RunLocked(
                              "linkage error download"));
   RETURN_IF_ERROR(
       CudaStatus(cudaStreamSynchronize(stream_), "linkage synchronize"));
+  float upload_ms = 0, kernel_ms = 0;
+  RETURN_IF_ERROR(
+      CudaStatus(cudaEventElapsedTime(&upload_ms, start_, uploaded_),
+                 "cudaEventElapsedTime"));
+  RETURN_IF_ERROR(
+      CudaStatus(cudaEventElapsedTime(&kernel_ms, uploaded_, linked_),
+                 "cudaEventElapsedTime"));
+  {
+    std::lock_guard<std::mutex> lock(times_mu_);
+    upload_s_ += upload_ms * 1e-3;
+    kernel_s_ += kernel_ms * 1e-3;
+  }
   if (error != 0) {
     return absl::InternalError(
         "CUDA linkage: no pair left to merge (NaN or infinite distances)");

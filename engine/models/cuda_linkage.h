@@ -52,6 +52,10 @@ class CudaLinkage final : public pipeline::LinkageAccelerator {
     int64_t ran = 0;     // calls answered here
     int64_t busy = 0;    // turned away: another call was running
     int64_t failed = 0;  // CUDA errors or no pair to merge
+    // Device time of the calls that ran (CUDA events): the matrix's upload
+    // and the kernels.
+    double upload_s = 0.0;
+    double kernel_s = 0.0;
   };
   Counts counts() const;
 
@@ -67,6 +71,9 @@ class CudaLinkage final : public pipeline::LinkageAccelerator {
   std::mutex mu_;
   std::atomic<int64_t> ran_{0}, busy_{0}, failed_{0};
   std::atomic<bool> reported_{false};
+  cudaEvent_t start_ = nullptr, uploaded_ = nullptr, linked_ = nullptr;
+  mutable std::mutex times_mu_;
+  double upload_s_ = 0.0, kernel_s_ = 0.0;  // guarded by times_mu_
 };
 
 }  // namespace diarization::models::cuda

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "engine/models/model_interfaces.h"
+#include "engine/pipeline/ahc.h"
 
 namespace diarization::runtime {
 
@@ -70,6 +71,13 @@ struct Device {
   std::function<absl::Status()> on_worker_start;
   // Optional. Run on each worker thread when it stops.
   std::function<void()> on_worker_stop;
+
+  // Optional. The clustering's centroid linkage on this device
+  // (engine/models/cuda_linkage.h): thread-safe, the host linkage's merges
+  // bit for bit, calls turned away while it is busy. The engine's default
+  // clustering tries each device's in turn, then the host
+  // (engine/runtime/linkage_pool.h).
+  std::shared_ptr<pipeline::LinkageAccelerator> linkage;
 };
 
 }  // namespace diarization::runtime

@@ -63,6 +63,8 @@ struct DevicesOptions {
   // Hold the GPU's cooperative launch token around cluster-LSTM batches
   // (off only to measure its cost).
   bool cuda_cooperative_token = true;
+  // The clustering's linkage on each GPU pipeline (CudaDeviceOptions).
+  bool cuda_gpu_linkage = true;
 };
 
 // A parsed --device.
@@ -117,6 +119,9 @@ struct CudaDeviceOptions {
   int pipelines = 1;
   std::string lstm_kernel = "qualified";
   bool cooperative_token = true;
+  // Device::linkage: the clustering's centroid linkage on this GPU
+  // (engine/models/cuda_linkage.h; 128 MiB of the pipeline's arena).
+  bool gpu_linkage = true;
 };
 
 // One engine Device (one pipeline) on GPU `ordinal`: its own models, streams

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_backend.h"
+#include "engine/models/cuda_linkage.h"
 #include "engine/runtime/devices.h"
 
 namespace diarization::runtime {
@@ -82,6 +83,15 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
     }
     return absl::OkStatus();
   };
+  if (device_options.gpu_linkage) {
+    ASSIGN_OR_RETURN(std::unique_ptr<models::cuda::CudaLinkage> linkage,
+                     models::cuda::CudaLinkage::Create(backend->arena.get()));
+    // The linkage's buffers live in the backend's arena: it keeps the
+    // backend alive.
+    d.linkage = std::shared_ptr<pipeline::LinkageAccelerator>(
+        linkage.release(),
+        [backend](pipeline::LinkageAccelerator* l) { delete l; });
+  }
   // Each model has its own stream and handles: segmentation of new windows
   // overlaps embedding of earlier ones (H200: 384x -> 506x RTFx on one
   // 10-min file, identical RTTM; docs/benchmarks.md "Engine").

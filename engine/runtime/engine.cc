@@ -34,6 +34,7 @@
 #include "engine/runtime/device_worker.h"
 #include "engine/runtime/host_tasks.h"
 #include "engine/runtime/job_state.h"
+#include "engine/runtime/linkage_pool.h"
 #include "engine/runtime/thread_pool.h"
 
 namespace diarization::runtime {
@@ -121,24 +122,31 @@ class EngineImpl : public WorkerListener,
                      static_cast<double>(ledger_->total_bytes()));
                  metrics_->SetBacklogDrainRate(ledger_->drain_rate());
                },
-               kMetricsTick) {
-    if (!options_.cluster_function) {
-      options_.cluster_function =
-          [plda = plda_](std::span<const float> segmentations,
-                         std::span<const float> embeddings, int num_windows,
-                         const pipeline::PipelineConfig& config,
-                         const pipeline::SpeakerHints& hints) {
-            return pipeline::Diarize(segmentations, embeddings, num_windows,
-                                     *plda, config, hints);
-          };
-    }
-  }
+               kMetricsTick) {}
 
   ~EngineImpl() override { Drain(absl::Now()).IgnoreError(); }
 
   absl::Status Init(std::vector<Device> devices) {
     if (options_.clustering_blas_threads > 0) {
       SetClusteringBlasThreads(options_.clustering_blas_threads);
+    }
+    if (!options_.cluster_function) {
+      // The host pipeline, its linkage on the devices' GPUs where they have
+      // one (any of them: the merges are the host's either way).
+      std::vector<std::shared_ptr<pipeline::LinkageAccelerator>> linkages;
+      for (const Device& d : devices) linkages.push_back(d.linkage);
+      auto pool = std::make_shared<LinkagePool>(std::move(linkages));
+      options_.cluster_function =
+          [plda = plda_, pool = pool->empty() ? nullptr : pool](
+              std::span<const float> segmentations,
+              std::span<const float> embeddings, int num_windows,
+              const pipeline::PipelineConfig& config,
+              const pipeline::SpeakerHints& hints) {
+            pipeline::AhcOptions ahc;
+            ahc.accelerator = pool.get();
+            return pipeline::Diarize(segmentations, embeddings, num_windows,
+                                     *plda, config, hints, ahc);
+          };
     }
     callbacks_pool_ = std::make_unique<ThreadPool>(options_.callback_threads);
     host_ = std::make_unique<HostTasks>(
