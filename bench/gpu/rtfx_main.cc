@@ -41,7 +41,6 @@
 #include "engine/common/status_macros.h"
 #include "engine/io/plda_files.h"
 #include "engine/models/cuda_backend.h"
-#include "engine/models/cuda_linkage.h"
 #include "engine/models/cuda_segmentation_layout.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/random_model.h"
@@ -479,6 +478,10 @@ absl::Status Run() {
       "the %s in %d of %d passes)\n",
       avg(timed.ahc_pdist), avg(timed.ahc_linkage),
       ahc.accelerator ? "GPU" : "host", timed.accelerated, repeats);
+  if (device.linkage != nullptr) {
+    std::printf("  %s (every call of the run, warm-up included)\n",
+                device.linkage->Describe().c_str());
+  }
   std::printf(
       "  of the embeddings: fbank alone (eager, incl. host copies) %.3f s\n",
       fbank_s);

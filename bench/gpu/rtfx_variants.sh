@@ -58,7 +58,7 @@ for r in $(seq "${ROUNDS:-2}"); do
     echo "round $r $n: $(grep -o 'per pass (mean.*' "$log")"
     echo "    $(grep -o 'of the clustering.*' "$log")"
     echo "    $(grep -o 'of the AHC.*' "$log")"
-    echo "    $(grep -o 'GPU linkage, every.*' "$log")"
+    echo "    $(grep -o 'GPU linkage: .*' "$log")"
     echo "    $(grep -o 'device busy.*' "$log")"
     echo "    $(grep -o 'LSTM recurrence[^;]*' "$log" | head -1); RTFx ${rtfx[$n,$r]:-none}"
     [[ -n "${rtfx[$n,$r]}" ]] || tail -3 "$log" | sed 's/^/    /'

@@ -31,6 +31,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1 
 if has tests; then
   W=$(mktemp -d)
   tar -C "$W" -xJf .device/payload.tar.xz || { say "verify_round.sh: no payload"; exit 2; }
+  mkdir -p "$W/tmp"  # the tests write their random weights there
   for t in kernels_test cuda_models_test cuda_reference_test device_arena_test \
            device_arena_cuda_test window_gather_test stem_conv_test cuda_linkage_test; do
     [[ -x "$W/bin/$t" ]] || { say "$t: not in the payload"; continue; }

@@ -59,6 +59,14 @@ CudaLinkage::Counts CudaLinkage::counts() const {
   return {ran_.load(), busy_.load(), failed_.load(), upload_s_, kernel_s_};
 }
 
+std::string CudaLinkage::Describe() const {
+  const Counts c = counts();
+  const double calls = static_cast<double>(std::max<int64_t>(1, c.ran));
+  return absl::StrCat("GPU linkage: ", c.ran, " calls (upload ",
+                      c.upload_s / calls, " s, kernels ", c.kernel_s / calls,
+                      " s per call), ", c.busy, " busy, ", c.failed, " failed");
+}
+
 absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::Run(
     const pipeline::SquareMatrix& upper, int n) {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -58,6 +59,9 @@ class CudaLinkage final : public pipeline::LinkageAccelerator {
     double kernel_s = 0.0;
   };
   Counts counts() const;
+  // "GPU linkage: N calls (upload X s, kernels Y s per call), B busy, F
+  // failed".
+  std::string Describe() const override;
 
  private:
   CudaLinkage() = default;

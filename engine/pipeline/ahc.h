@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -122,6 +123,8 @@ class LinkageAccelerator {
   // diagnostics), and the caller runs the host's linkage instead.
   virtual bool CentroidLinkage(const SquareMatrix& upper, int n,
                                std::vector<Merge>* merges) = 0;
+  // One line on what it did so far (calls, time), for logs and benchmarks.
+  virtual std::string Describe() const { return {}; }
 };
 
 // Where AhcCluster's time went (seconds), when the caller asks.
