@@ -346,8 +346,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace
 
-size_t CentroidLinkageSharedBytes(int n) { return SharedBytes(n); }
-
 absl::Status LaunchCentroidLinkage(const CentroidLinkageParams& p,
                                    cudaStream_t stream) {
   if (p.n < 2 || p.n > kCentroidLinkageMaxN) {

@@ -62,9 +62,6 @@ struct CentroidLinkageParams {
   int* error = nullptr;
 };
 
-// Shared memory the merge kernel needs for n points.
-size_t CentroidLinkageSharedBytes(int n);
-
 // Mirror, initial neighbours and the merge loop, in order on `stream`.
 absl::Status LaunchCentroidLinkage(const CentroidLinkageParams& p,
                                    cudaStream_t stream);

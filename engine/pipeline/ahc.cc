@@ -199,10 +199,11 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   return out;
 }
 
-SquareMatrix PdistSquare(std::span<const float> x, int n, int d) {
+SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
+                         bool fill_lower) {
   if (n <= 1024) return SquareFromCondensed(PdistEuclidean(x, n, d), n);
   std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
-  return PdistSquareGram(xd, n, d);
+  return PdistSquareGram(xd, n, d, fill_lower);
 }
 
 SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d,
@@ -436,22 +437,16 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
         options.accelerator != nullptr && n <= options.accelerator->max_n()
             ? options.accelerator
             : nullptr;
-    // With an accelerator the Gram form's mirror is left to it (n > 1024;
-    // below, the condensed pdist fills both triangles anyway).
-    SquareMatrix square;
-    if (accelerator != nullptr && n > 1024) {
-      std::vector<double> xd(normed.begin(),
-                             normed.begin() + static_cast<size_t>(n) * d);
-      square = PdistSquareGram(xd, n, d, /*fill_lower=*/false);
-    } else {
-      square = PdistSquare(normed, n, d);
-    }
+    // With an accelerator the mirror is left to it (it reads the upper
+    // triangle only), and made here only if it turns the call away.
+    SquareMatrix square =
+        PdistSquare(normed, n, d, /*fill_lower=*/accelerator == nullptr);
     const auto t1 = Clock::now();
     std::vector<Merge> z;
     const bool accelerated =
         accelerator != nullptr && accelerator->CentroidLinkage(square, n, &z);
     if (!accelerated) {
-      if (accelerator != nullptr && n > 1024) MirrorUpperTriangle(square, n);
+      if (accelerator != nullptr) MirrorUpperTriangle(square, n);
       z = CentroidLinkageSquare(square, n);
     }
     flat = FclusterDistance(z, n, options.threshold);

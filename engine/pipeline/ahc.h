@@ -81,7 +81,10 @@ inline int64_t CondensedIndex(int64_t n, int64_t i, int64_t j) {
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
 
 // The same distances as a full symmetric n × n matrix (row-major).
-SquareMatrix PdistSquare(std::span<const float> x, int n, int d);
+// `fill_lower` false: the lower triangle may be left unwritten (the Gram
+// form above 1024 points skips its mirror; MirrorUpperTriangle fills it).
+SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
+                         bool fill_lower = true);
 
 // Euclidean distances of float64 rows as a full symmetric matrix through the
 // Gram form (one DSYRK): ~1e-16 relative at unit scale. `fill_lower` false:
