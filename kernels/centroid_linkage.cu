@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "engine/pipeline/indexed_min_heap.h"
 #include "kernels/centroid_linkage.h"
 #include "kernels/shared_memory_opt_in.h"
 
@@ -70,55 +71,6 @@ __device__ ArgMin BlockArgMin(ArgMin m, ArgMin* warp_best) {
   __syncthreads();  // warp_best is reused by the next call
   return r;
 }
-
-// The host's MinHeap (engine/pipeline/ahc.cc), run by one thread.
-struct Heap {
-  double* values;  // by key
-  int* heap;       // heap position -> key
-  int* pos;        // key -> heap position
-  int size;
-
-  __device__ void Swap(int i, int j) {
-    const int a = heap[i], b = heap[j];
-    heap[i] = b;
-    heap[j] = a;
-    pos[b] = i;
-    pos[a] = j;
-  }
-  __device__ void SiftUp(int i) {
-    while (i > 0) {
-      const int parent = (i - 1) >> 1;
-      if (values[heap[parent]] <= values[heap[i]]) break;
-      Swap(i, parent);
-      i = parent;
-    }
-  }
-  __device__ void SiftDown(int i) {
-    for (int child = 2 * i + 1; child < size; child = 2 * i + 1) {
-      if (child + 1 < size && values[heap[child + 1]] < values[heap[child]]) {
-        ++child;
-      }
-      if (values[heap[i]] <= values[heap[child]]) break;
-      Swap(i, child);
-      i = child;
-    }
-  }
-  __device__ void RemoveMin() {
-    Swap(0, size - 1);
-    --size;
-    SiftDown(0);
-  }
-  __device__ void ChangeValue(int key, double value) {
-    const int i = pos[key];
-    const double old = values[key];
-    values[key] = value;
-    if (value < old) {
-      SiftUp(i);
-    } else {
-      SiftDown(i);
-    }
-  }
-};
 
 // Fills the lower triangle from the upper one, in 32 × 32 tiles.
 __global__ void MirrorKernel(double* m, int n) {
@@ -214,10 +166,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     s.alive[i] = 1;
   }
   __syncthreads();
-  Heap heap{s.values, s.heap, s.pos, n - 1};
-  if (tid == 0) {
-    for (int i = heap.size / 2 - 1; i >= 0; --i) heap.SiftDown(i);
-  }
+  // The host's heap (run by thread 0 only, which alone touches it).
+  pipeline::IndexedMinHeap heap{s.values, s.heap, s.pos, n - 1};
+  if (tid == 0) heap.Heapify();
   __syncthreads();
 
   for (int k = 0; k < n - 1; ++k) {

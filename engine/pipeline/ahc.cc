@@ -13,70 +13,34 @@
 #include <numeric>
 
 #include "engine/pipeline/ahc_blockwise.h"
+#include "engine/pipeline/indexed_min_heap.h"
 
 namespace diarization::pipeline {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Indexed binary min-heap with decrease/increase-key, the structure scipy's
-// fast_linkage uses (same sift rules, so equal keys resolve the same way).
+// IndexedMinHeap over arrays of its own, initialised from `values`.
 class MinHeap {
  public:
   explicit MinHeap(const std::vector<double>& values)
       : values_(values), heap_(values.size()), pos_(values.size()) {
     std::iota(heap_.begin(), heap_.end(), 0);
     std::iota(pos_.begin(), pos_.end(), 0);
-    size_ = static_cast<int>(values.size());
-    for (int i = size_ / 2 - 1; i >= 0; --i) SiftDown(i);
+    h_ = {values_.data(), heap_.data(), pos_.data(),
+          static_cast<int>(values_.size())};
+    h_.Heapify();
   }
-  int top_key() const { return heap_[0]; }
-  double top_value() const { return values_[heap_[0]]; }
-  void RemoveMin() {
-    Swap(0, size_ - 1);
-    --size_;
-    SiftDown(0);
-  }
-  void ChangeValue(int key, double value) {
-    const int i = pos_[key];
-    const double old = values_[key];
-    values_[key] = value;
-    if (value < old) {
-      SiftUp(i);
-    } else {
-      SiftDown(i);
-    }
-  }
+  int top_key() const { return h_.top_key(); }
+  double top_value() const { return h_.top_value(); }
+  void RemoveMin() { h_.RemoveMin(); }
+  void ChangeValue(int key, double value) { h_.ChangeValue(key, value); }
 
  private:
-  void Swap(int i, int j) {
-    std::swap(heap_[i], heap_[j]);
-    pos_[heap_[i]] = i;
-    pos_[heap_[j]] = j;
-  }
-  void SiftUp(int i) {
-    while (i > 0) {
-      const int parent = (i - 1) >> 1;
-      if (values_[heap_[parent]] <= values_[heap_[i]]) break;
-      Swap(i, parent);
-      i = parent;
-    }
-  }
-  void SiftDown(int i) {
-    for (int child = 2 * i + 1; child < size_; child = 2 * i + 1) {
-      if (child + 1 < size_ &&
-          values_[heap_[child + 1]] < values_[heap_[child]])
-        ++child;
-      if (values_[heap_[i]] <= values_[heap_[child]]) break;
-      Swap(i, child);
-      i = child;
-    }
-  }
-
   std::vector<double> values_;
   std::vector<int> heap_;
   std::vector<int> pos_;
-  int size_ = 0;
+  IndexedMinHeap h_;
 };
 
 inline double CentroidUpdate(double d_xi, double d_yi, double d_xy, int nx,
