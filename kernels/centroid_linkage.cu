@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "engine/pipeline/indexed_min_heap.h"
+#include "engine/common/indexed_min_heap.h"
 #include "kernels/centroid_linkage.h"
 #include "kernels/shared_memory_opt_in.h"
 
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   // The host's heap (run by thread 0 only, which alone touches it).
-  pipeline::IndexedMinHeap heap{s.values, s.heap, s.pos, n - 1};
+  IndexedMinHeap heap{s.values, s.heap, s.pos, n - 1};
   if (tid == 0) heap.Heapify();
   __syncthreads();
 

@@ -12,8 +12,8 @@
 #include <new>
 #include <numeric>
 
+#include "engine/common/indexed_min_heap.h"
 #include "engine/pipeline/ahc_blockwise.h"
-#include "engine/pipeline/indexed_min_heap.h"
 
 namespace diarization::pipeline {
 namespace {
@@ -40,7 +40,7 @@ class MinHeap {
   std::vector<double> values_;
   std::vector<int> heap_;
   std::vector<int> pos_;
-  IndexedMinHeap h_;
+  diarization::IndexedMinHeap h_;
 };
 
 inline double CentroidUpdate(double d_xi, double d_yi, double d_xy, int nx,

@@ -4,8 +4,8 @@
 // centroid linkage (ahc.cc) and the GPU's (kernels/centroid_linkage.cu, one
 // thread of the block) both run this code, which their bit-for-bit equality
 // relies on. Plain C++; under nvcc its members are also device functions.
-#ifndef DIARIZATION_ENGINE_PIPELINE_INDEXED_MIN_HEAP_H_
-#define DIARIZATION_ENGINE_PIPELINE_INDEXED_MIN_HEAP_H_
+#ifndef DIARIZATION_ENGINE_COMMON_INDEXED_MIN_HEAP_H_
+#define DIARIZATION_ENGINE_COMMON_INDEXED_MIN_HEAP_H_
 
 #if defined(__CUDACC__)
 #define DIARIZATION_HOST_DEVICE __host__ __device__
@@ -13,7 +13,7 @@
 #define DIARIZATION_HOST_DEVICE
 #endif
 
-namespace diarization::pipeline {
+namespace diarization {
 
 struct IndexedMinHeap {
   double* values = nullptr;  // by key
@@ -71,8 +71,8 @@ struct IndexedMinHeap {
   }
 };
 
-}  // namespace diarization::pipeline
+}  // namespace diarization
 
 #undef DIARIZATION_HOST_DEVICE
 
-#endif  // DIARIZATION_ENGINE_PIPELINE_INDEXED_MIN_HEAP_H_
+#endif  // DIARIZATION_ENGINE_COMMON_INDEXED_MIN_HEAP_H_
