@@ -28,8 +28,8 @@ struct CpuModelOptions {
   // (0.37 GB) where batches of every size up to 32 held up to 528 windows'.
   // The CPU gains little from larger runs (cpu_networks_bench, 2 threads:
   // 12% more CPU per window at 4 than at 32, none at 8), and a window's
-  // outputs do not depend on its batch-mates (cpu_*_model_test), so the
-  // results are the same bit for bit.
+  // outputs do not depend on its batch-mates (ADR 0083, cpu_*_model_test),
+  // so the results are the same bit for bit.
   int max_windows_per_run = 4;
 };
 

@@ -87,12 +87,13 @@ void PoolNormLeaky(const float* in, int batch, int channels, int in_len,
 }
 
 // The LSTM recurrence of one bidirectional layer, given the input
-// projections (t, batch, [fwd i f g o | bwd i f g o]) with both biases
+// projections (batch, t, [fwd i f g o | bwd i f g o]) with both biases
 // added. Each direction runs on its own thread (no synchronisation per time
 // step). Per step and batch item, W_hh·h is an Eigen matrix-vector product
 // (W_hh stays in PyTorch's (512, 128) row-major layout, read from cache,
 // never repacked); the gates use libm's expf and tanhf.
-// Output (t, batch, [h_fwd | h_bwd]).
+// Output (batch, t, [h_fwd | h_bwd]). Each batch item's arithmetic is its
+// own (a column of h and c), so its result does not depend on the batch.
 void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
                 int batch, float* out) {
   // Two threads when the caller's OpenMP team allows it (threads = 1 runs
@@ -115,7 +116,7 @@ void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
       const int t = d == 0 ? s : steps - 1 - s;
       for (int b = 0; b < batch; ++b) {
         Eigen::Map<const Gates> pre(
-            gates + (static_cast<size_t>(t) * batch + b) * 2 * kG + d * kG);
+            gates + (static_cast<size_t>(b) * steps + t) * 2 * kG + d * kG);
         z.matrix().noalias() = w * h.col(b);
         z += pre;
         // Gates with libm's correctly rounded-ish expf/tanhf: Eigen's
@@ -133,7 +134,7 @@ void Recurrence(const std::vector<float> (&whh)[2], const float* gates,
           hb[k] = o * std::tanh(cb[k]);
         }
         Eigen::Map<Eigen::Matrix<float, kHidden, 1>>(
-            out + (static_cast<size_t>(t) * batch + b) * 2 * kHidden +
+            out + (static_cast<size_t>(b) * steps + t) * 2 * kHidden +
             d * kHidden) = h.col(b);
       }
     }
@@ -193,14 +194,26 @@ struct CpuSegmentationModel::Plan {
   std::vector<float> sinc_frames;  // (15975, 260) frames of one window
   std::vector<float> lin0_out, lin1_out, logits;
 
+  // A primitive built for one window's shapes and run once per window of
+  // the batch, its buffers moved on by `per_window` floats each time. oneDNN
+  // picks kernels and blockings (the K split of its sgemm, for one) from the
+  // problem's shape: on AVX2 machines the same rows gave other bits at 589
+  // and 2356 rows. At one window's shape a window's result is the same
+  // whatever its batch-mates (cpu_segmentation_model_test).
   struct Step {
     dnnl::primitive prim;
     std::unordered_map<int, memory> args;
+    struct Moving {
+      int arg;
+      float* base;
+      size_t per_window;
+    };
+    std::vector<Moving> moving;
   };
   std::vector<Step> sincnet_convs;  // conv0, conv1, conv2
-  std::vector<Step> lstms;          // 4 layers (oneDNN lstm_forward)
+  std::vector<Step> lstms;          // 4 layers (oneDNN lstm_forward, batched)
   std::vector<Step> lstm_proj;      // 4 layers (input projection matmul)
-  std::vector<float> gates;         // (t, batch, 2 × 512) projections
+  std::vector<float> gates;         // (batch, t, 2 × 512) projections
   std::vector<Step> linears;        // linear.0, linear.1, classifier
 };
 
@@ -379,8 +392,8 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
          w.conv_b[1].data(), false},
     };
     for (const ConvSpec& c : convs) {
-      memory::desc src_md({b, c.ic, c.src_len}, kF32, Tag::ncw);
-      memory::desc dst_md({b, c.oc, c.dst_len}, kF32, Tag::ncw);
+      memory::desc src_md({1, c.ic, c.src_len}, kF32, Tag::ncw);
+      memory::desc dst_md({1, c.oc, c.dst_len}, kF32, Tag::ncw);
       memory::desc w_user({c.oc, c.ic, c.k}, kF32, Tag::oiw);
       memory::desc w_any({c.oc, c.ic, c.k}, kF32, Tag::any);
       memory::desc bias_md({c.oc}, kF32, Tag::x);
@@ -407,20 +420,27 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
           ReorderedCopy(p.engine, p.stream, w_user, c.wts, pd.weights_desc());
       if (c.bias != nullptr)
         step.args[DNNL_ARG_BIAS] = Wrap(p.engine, bias_md, c.bias);
+      step.moving = {
+          {DNNL_ARG_SRC, const_cast<float*>(c.src),
+           static_cast<size_t>(c.ic) * c.src_len},
+          {DNNL_ARG_DST, c.dst, static_cast<size_t>(c.oc) * c.dst_len}};
       p.sincnet_convs.push_back(std::move(step));
     }
 
     // Bidirectional LSTM, one primitive per layer (layer 0 has 60 inputs,
-    // the others 256), time-major (t, batch, feature).
+    // the others 256), batch-major (batch, t, feature): one window's rows
+    // are contiguous, so the matmuls below run window by window.
     const int64_t t = kFramesPerWindow;
     for (int layer = 0; layer < kLayers; ++layer) {
       const int64_t in = layer == 0 ? kConvChannels : 2 * kHidden;
-      const float* src =
-          layer == 0 ? p.lstm_in.data()
-                     : (layer % 2 == 1 ? p.lstm_a.data() : p.lstm_b.data());
+      float* src = layer == 0 ? p.lstm_in.data()
+                              : (layer % 2 == 1 ? p.lstm_a.data()
+                                                : p.lstm_b.data());
       float* dst = layer % 2 == 0 ? p.lstm_a.data() : p.lstm_b.data();
-      memory::desc src_md({t, b, in}, kF32, Tag::tnc);
-      memory::desc dst_md({t, b, 2 * kHidden}, kF32, Tag::tnc);
+      // The lstm_forward option runs the whole batch in one primitive: it
+      // is kept as a reference path and is not batch-invariant.
+      memory::desc src_md({t, b, in}, kF32, Tag::ntc);
+      memory::desc dst_md({t, b, 2 * kHidden}, kF32, Tag::ntc);
       memory::desc wx_user({1, 2, in, kGates, kHidden}, kF32, Tag::ldigo);
       memory::desc wh_user({1, 2, kHidden, kGates, kHidden}, kF32, Tag::ldigo);
       memory::desc wx_any({1, 2, in, kGates, kHidden}, kF32, Tag::any);
@@ -447,12 +467,12 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
       p.lstms.push_back(std::move(step));
 
       // Projection path: gates_pre = x · [W_ih; W_ih_rev]ᵀ + (b_ih + b_hh)
-      // for all frames and both directions in one matmul.
-      memory::desc psrc_md({t * b, in}, kF32, Tag::ab);
+      // for a window's frames and both directions in one matmul.
+      memory::desc psrc_md({t, in}, kF32, Tag::ab);
       memory::desc pw_user({in, 2 * kGates * kHidden}, kF32, Tag::ba);
       memory::desc pw_any({in, 2 * kGates * kHidden}, kF32, Tag::any);
       memory::desc pbias_md({1, 2 * kGates * kHidden}, kF32, Tag::ab);
-      memory::desc pdst_md({t * b, 2 * kGates * kHidden}, kF32, Tag::ab);
+      memory::desc pdst_md({t, 2 * kGates * kHidden}, kF32, Tag::ab);
       dnnl::matmul::primitive_desc ppd(
           dnnl::matmul::desc(psrc_md, pw_any, pbias_md, pdst_md), p.engine);
       Plan::Step proj;
@@ -464,18 +484,21 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
                         w.lstm_wih_cat[layer].data(), ppd.weights_desc());
       proj.args[DNNL_ARG_BIAS] =
           Wrap(p.engine, pbias_md, w.lstm_b[layer].data());
+      proj.moving = {
+          {DNNL_ARG_SRC, src, static_cast<size_t>(t * in)},
+          {DNNL_ARG_DST, p.gates.data(),
+           static_cast<size_t>(t) * 2 * kGates * kHidden}};
       p.lstm_proj.push_back(std::move(proj));
     }
 
-    // Linears on (t·batch, features) rows; PyTorch's (out, in) weight is the
-    // (in, out) matrix in "ba" layout.
-    const float* lstm_out =
-        kLayers % 2 == 0 ? p.lstm_b.data() : p.lstm_a.data();
-    const float* lin_src[3] = {lstm_out, p.lin0_out.data(), p.lin1_out.data()};
+    // Linears on a window's (t, features) rows; PyTorch's (out, in) weight
+    // is the (in, out) matrix in "ba" layout.
+    float* lstm_out = kLayers % 2 == 0 ? p.lstm_b.data() : p.lstm_a.data();
+    float* lin_src[3] = {lstm_out, p.lin0_out.data(), p.lin1_out.data()};
     float* lin_dst[3] = {p.lin0_out.data(), p.lin1_out.data(), p.logits.data()};
     const int64_t lin_in[3] = {2 * kHidden, kLinear, kLinear};
     const int64_t lin_out[3] = {kLinear, kLinear, kPowersetClasses};
-    const int64_t rows = t * b;
+    const int64_t rows = t;
     for (int i = 0; i < 3; ++i) {
       memory::desc src_md({rows, lin_in[i]}, kF32, Tag::ab);
       memory::desc w_user({lin_in[i], lin_out[i]}, kF32, Tag::ba);
@@ -498,6 +521,9 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
       step.args[DNNL_ARG_WEIGHTS] = ReorderedCopy(
           p.engine, p.stream, w_user, w.lin_w[i].data(), pd.weights_desc());
       step.args[DNNL_ARG_BIAS] = Wrap(p.engine, bias_md, w.lin_b[i].data());
+      step.moving = {
+          {DNNL_ARG_SRC, lin_src[i], static_cast<size_t>(t * lin_in[i])},
+          {DNNL_ARG_DST, lin_dst[i], static_cast<size_t>(t * lin_out[i])}};
       p.linears.push_back(std::move(step));
     }
   } catch (const dnnl::error& e) {
@@ -559,6 +585,16 @@ absl::Status CpuSegmentationModel::RunChunk(std::span<const float> windows,
     timer.Mark("wav_norm");
     // 2–9. SincNet.
     auto run = [&](Plan::Step& s) { s.prim.execute(p->stream, s.args); };
+    // A window-shaped step over every window of the batch (Plan::Step).
+    auto run_per_window = [&](Plan::Step& s) {
+      for (size_t i = 0; i < b; ++i) {
+        for (const Plan::Step::Moving& m : s.moving) {
+          s.args[m.arg].set_data_handle(m.base + i * m.per_window);
+        }
+        s.prim.execute(p->stream, s.args);
+      }
+      p->stream.wait();
+    };
     {
       Plan::Step& sinc = p->sincnet_convs[0];
       for (int i = 0; i < batch; ++i) {
@@ -583,21 +619,19 @@ absl::Status CpuSegmentationModel::RunChunk(std::span<const float> windows,
     PoolNormLeakyTimeMajor(p->conv0_out.data(), batch, kSincFilters, kConv0Len,
                            w.norm_gamma[0], w.norm_beta[0], p->pool0.data());
     timer.Mark("pool_norm0");
-    run(p->sincnet_convs[1]);
-    p->stream.wait();
+    run_per_window(p->sincnet_convs[1]);
     PoolNormLeaky(p->conv1_out.data(), batch, kConvChannels, kConv1Len,
                   w.norm_gamma[1], w.norm_beta[1], p->pool1.data());
-    run(p->sincnet_convs[2]);
-    p->stream.wait();
+    run_per_window(p->sincnet_convs[2]);
     std::vector<float> pooled(b * kConvChannels * kPool2Len);
     PoolNormLeaky(p->conv2_out.data(), batch, kConvChannels, kConv2Len,
                   w.norm_gamma[2], w.norm_beta[2], pooled.data());
-    // 10. (batch, channel, frame) → (frame, batch, channel) for the LSTM.
+    // 10. (batch, channel, frame) → (batch, frame, channel) for the LSTM.
     for (size_t i = 0; i < b; ++i) {
       for (int c = 0; c < kConvChannels; ++c) {
         const float* src = pooled.data() + (i * kConvChannels + c) * kPool2Len;
         for (int t = 0; t < kPool2Len; ++t) {
-          p->lstm_in[(t * b + i) * kConvChannels + c] = src[t];
+          p->lstm_in[(i * kPool2Len + t) * kConvChannels + c] = src[t];
         }
       }
     }
@@ -607,8 +641,7 @@ absl::Status CpuSegmentationModel::RunChunk(std::span<const float> windows,
       for (auto& s : p->lstms) run(s);
     } else {
       for (int layer = 0; layer < kLayers; ++layer) {
-        run(p->lstm_proj[layer]);
-        p->stream.wait();
+        run_per_window(p->lstm_proj[layer]);
         timer.Mark("proj");
         float* dst = layer % 2 == 0 ? p->lstm_a.data() : p->lstm_b.data();
         Recurrence(w.lstm_whh[layer], p->gates.data(), batch, dst);
@@ -616,16 +649,16 @@ absl::Status CpuSegmentationModel::RunChunk(std::span<const float> windows,
       }
     }
     timer.Mark("lstm");
-    for (auto& s : p->linears) run(s);
-    p->stream.wait();
+    for (auto& s : p->linears) run_per_window(s);
     timer.Mark("linears");
   } catch (const dnnl::error& e) {
     return DnnlError(e, "running the segmentation network");
   }
-  // 15. Log-softmax, rows (frame, batch) → output (batch, frame, class).
+  // 15. Log-softmax, rows (batch, frame) → output (batch, frame, class).
   for (size_t i = 0; i < b; ++i) {
     for (int t = 0; t < kFramesPerWindow; ++t) {
-      const float* z = p->logits.data() + (t * b + i) * kPowersetClasses;
+      const float* z =
+          p->logits.data() + (i * kFramesPerWindow + t) * kPowersetClasses;
       float* out =
           log_probs.data() + (i * kFramesPerWindow + t) * kPowersetClasses;
       float mx = z[0];

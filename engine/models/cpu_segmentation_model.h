@@ -7,8 +7,11 @@
 // Convolutions, the LSTM (oneDNN's lstm_forward, bidirectional_concat) and the
 // linears (matmul with a leaky-ReLU post-op) are oneDNN primitives; pooling,
 // InstanceNorm and log-softmax are element-wise loops (statistics in double).
-// Primitives are built once per run size and cached; a batch runs in runs
-// of at most CpuModelOptions::max_windows_per_run windows (cpu_options.h).
+// Every oneDNN primitive except the optional lstm_forward is built for one
+// window's shapes and runs once per window (ADR 0083), so a window's
+// log-probs do not depend on its batch-mates, bit for bit, on any CPU.
+// Buffers are built once per run size and cached; a batch runs in runs of
+// at most CpuModelOptions::max_windows_per_run windows (cpu_options.h).
 #ifndef DIARIZATION_ENGINE_MODELS_CPU_SEGMENTATION_MODEL_H_
 #define DIARIZATION_ENGINE_MODELS_CPU_SEGMENTATION_MODEL_H_
 

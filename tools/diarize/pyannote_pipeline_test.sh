@@ -19,6 +19,12 @@
 # near-tied powerset frames (4 in clip 02), which VBx absorbs but KMeans'
 # seeding does not; //engine/pipeline:pipeline_hints_parity_test covers the
 # random references from pyannote's own network outputs instead.
+# Those near-ties also reach the RTTM on some CPUs: on AMD EPYC (AVX2, no
+# AVX-512) oneDNN's float32 rounding moved one boundary of clip 02's regular
+# view by one segmentation frame (11.337 vs 11.320). So mode "random" accepts
+# an RTTM that differs from pyannote's only by boundaries moved at most one
+# frame (16.875 ms, 0.017 s as written), on at most 2 lines, with the same
+# lines, speakers and order; anything else fails.
 set -euo pipefail
 mode="$1"
 bin_dir="${TEST_SRCDIR}/diarization/tools"
@@ -44,6 +50,24 @@ esac
 hint_suffix() { local k="${1%%=*}"; echo "${k:0:3}${1#*=}"; }
 
 strip_uri() { awk '{ $2 = "X"; print }' "$1"; }
+# Exit 0 when $1 and $2 (RTTMs) differ only by boundaries moved at most one
+# segmentation frame on at most 2 lines (mode "random", above).
+within_one_frame() {
+  paste -d' ' <(strip_uri "$1") <(strip_uri "$2") | awk -v n1="$(wc -l <"$1")" -v n2="$(wc -l <"$2")" '
+    function abs(x) { return x < 0 ? -x : x }
+    function fail(why) { if (++bad <= 10) print why }
+    BEGIN { if (n1 != n2) fail("line counts differ: " n1 " vs " n2) }
+    {
+      if (NF != 20) { fail("malformed line " NR); next }
+      for (i = 1; i <= 10; ++i) if (i != 4 && i != 5 && $i != $(i + 10)) {
+        fail("line " NR ": field " i " differs")
+      }
+      ds = abs($4 - $14); de = abs(($4 + $5) - ($14 + $15))
+      if (ds > 0.0175 || de > 0.0175) fail("line " NR ": a boundary moved more than one frame")
+      if (ds > 0 || de > 0) ++moved
+    }
+    END { if (moved > 2) fail(moved " lines moved"); exit bad > 0 }'
+}
 status=0
 for clip in "${clips[@]}"; do
   for view in regular exclusive; do
@@ -56,8 +80,11 @@ for clip in "${clips[@]}"; do
       --models "${models}" --out "${out}/${clip}.${ext}" "${flag[@]}" 2>"${out}/${clip}.${view}.log"
     if diff <(strip_uri "${out}/${clip}.${ext}") <(strip_uri "${refs}/${clip}.${ext}") >"${out}/${clip}.${view}.diff"; then
       echo "${mode} ${clip} ${view}: identical to pyannote ($(wc -l <"${refs}/${clip}.${ext}") lines)"
+    elif [[ "${mode}" == random ]] && within_one_frame "${out}/${clip}.${ext}" "${refs}/${clip}.${ext}" >"${out}/${clip}.${view}.why"; then
+      echo "${mode} ${clip} ${view}: pyannote's up to boundaries moved one frame (near-tied frames):"
+      cat "${out}/${clip}.${view}.diff"
     else
-      echo "${mode} ${clip} ${view}: DIFFERS from pyannote"; cat "${out}/${clip}.${view}.diff"; status=1
+      echo "${mode} ${clip} ${view}: DIFFERS from pyannote"; cat "${out}/${clip}.${view}.diff" "${out}/${clip}.${view}.why" 2>/dev/null; status=1
     fi
   done
   for hint in "${hints[@]}"; do
