@@ -433,9 +433,9 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
     const int64_t t = kFramesPerWindow;
     for (int layer = 0; layer < kLayers; ++layer) {
       const int64_t in = layer == 0 ? kConvChannels : 2 * kHidden;
-      float* src = layer == 0 ? p.lstm_in.data()
-                              : (layer % 2 == 1 ? p.lstm_a.data()
-                                                : p.lstm_b.data());
+      float* src = layer == 0
+                       ? p.lstm_in.data()
+                       : (layer % 2 == 1 ? p.lstm_a.data() : p.lstm_b.data());
       float* dst = layer % 2 == 0 ? p.lstm_a.data() : p.lstm_b.data();
       // The lstm_forward option runs the whole batch in one primitive: it
       // is kept as a reference path and is not batch-invariant.
@@ -484,10 +484,9 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
                         w.lstm_wih_cat[layer].data(), ppd.weights_desc());
       proj.args[DNNL_ARG_BIAS] =
           Wrap(p.engine, pbias_md, w.lstm_b[layer].data());
-      proj.moving = {
-          {DNNL_ARG_SRC, src, static_cast<size_t>(t * in)},
-          {DNNL_ARG_DST, p.gates.data(),
-           static_cast<size_t>(t) * 2 * kGates * kHidden}};
+      proj.moving = {{DNNL_ARG_SRC, src, static_cast<size_t>(t * in)},
+                     {DNNL_ARG_DST, p.gates.data(),
+                      static_cast<size_t>(t) * 2 * kGates * kHidden}};
       p.lstm_proj.push_back(std::move(proj));
     }
 
