@@ -12,7 +12,7 @@
 #
 # Output under $OUT/linkage_sanitizers: one log per tool, summary.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 LOGS=${OUT:-$(pwd)/gpu-logs}/linkage_sanitizers
 mkdir -p "$LOGS"
 W=$(mktemp -d)
