@@ -25,7 +25,7 @@ py --mode=unary "$TMP/talk.wav" >"$TMP/unary.rttm" || fail "the unary call faile
 grep -q '^SPEAKER talk 1 ' "$TMP/stream.rttm" || fail "bad RTTM: $(head -3 "$TMP/stream.rttm")"
 diff "$TMP/stream.rttm" "$TMP/unary.rttm" || fail "stream and unary RTTM differ"
 # The same as the C++ client's.
-"$CLIENT_BIN" --server="$S" --mode=unary "$TMP/talk.wav" >"$TMP/cpp.rttm"
+"$CLIENT_BIN" --server="$S" --mode=unary "$TMP/talk.wav" >"$TMP/cpp.rttm" || fail "the C++ client failed"
 diff "$TMP/cpp.rttm" "$TMP/unary.rttm" || fail "Python and C++ clients differ"
 
 # A contradictory hint: INVALID_ARGUMENT → exit 3.

@@ -346,7 +346,7 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
 
     // SincNet convolutions on plain (batch, channel, time) buffers.
     struct ConvSpec {
-      const float* src;
+      float* src;
       int ic;
       int src_len;
       float* dst;
@@ -421,8 +421,7 @@ absl::StatusOr<CpuSegmentationModel::Plan*> CpuSegmentationModel::GetPlan(
       if (c.bias != nullptr)
         step.args[DNNL_ARG_BIAS] = Wrap(p.engine, bias_md, c.bias);
       step.moving = {
-          {DNNL_ARG_SRC, const_cast<float*>(c.src),
-           static_cast<size_t>(c.ic) * c.src_len},
+          {DNNL_ARG_SRC, c.src, static_cast<size_t>(c.ic) * c.src_len},
           {DNNL_ARG_DST, c.dst, static_cast<size_t>(c.oc) * c.dst_len}};
       p.sincnet_convs.push_back(std::move(step));
     }
