@@ -171,11 +171,59 @@ if label.startswith("live") and lat:
 print(line)
 PY
 }
+# What the device worker threads did during one step: the change of
+# diarization_device_worker_seconds_total (busy / starved / filling / held,
+# per device and thread) and of the batch counters since the previous
+# scrape, so a shortfall in aggregate RTFx can be put on the GPU (busy) or
+# on what feeds it (starved, filling, held).
+prev_metrics="$WORK/metrics_start.txt"
+: >"$prev_metrics"
+worker_report() {  # $1 label
+  local now="$WORK/metrics_$1.txt"
+  python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$metrics_port/metrics').read().decode())" >"$now" 2>/dev/null || { echo "  worker states: /metrics unreadable"; return; }
+  python3 - "$prev_metrics" "$now" "$1" <<'PY'
+import re, sys
+def read(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'^(diarization_(?:device_worker_seconds_total|batch_size_(?:sum|count)))\{([^}]*)\} (\S+)$', line)
+        if m:
+            out[(m.group(1), m.group(2))] = float(m.group(3))
+    return out
+a, b = read(sys.argv[1]), read(sys.argv[2])
+d = {k: v - a.get(k, 0.0) for k, v in b.items()}
+def labels(s):
+    return dict(re.findall(r'(\w+)="([^"]*)"', s))
+threads = {}
+for (name, lab), v in d.items():
+    if name == "diarization_device_worker_seconds_total":
+        l = labels(lab)
+        threads.setdefault((l["device"], l["thread"]), {})[l["state"]] = v
+print(f"  worker states during {sys.argv[3]} (seconds, share of the thread's time):")
+for (dev, th), st in sorted(threads.items()):
+    tot = sum(st.values()) or 1.0
+    parts = "  ".join(f"{s} {st.get(s, 0.0):7.2f} ({st.get(s, 0.0) / tot:5.1%})" for s in ("busy", "starved", "filling", "held"))
+    print(f"    {dev:8s} {th:12s} {parts}")
+for model in ("segmentation", "embedding"):
+    n = sum(v for (name, lab), v in d.items() if name.endswith("_count") and labels(lab).get("model") == model)
+    w = sum(v for (name, lab), v in d.items() if name.endswith("_sum") and labels(lab).get("model") == model)
+    if n:
+        print(f"    {model} batches {n:.0f}, windows {w:.0f}, mean batch {w / n:.1f}")
+PY
+  prev_metrics=$now
+}
 if [[ "${SKIP_THROUGHPUT:-0}" != 1 ]]; then
+  worker_report start
   run_batch accurate stream "$WORK/long.wav"
+  worker_report accurate
   run_batch fast stream "$WORK/long.wav" --fast
+  worker_report fast
 fi
-[[ "${SKIP_LIVE:-0}" == 1 ]] || run_batch live realtime "$WORK/live.wav"
+if [[ "${SKIP_LIVE:-0}" != 1 ]]; then
+  worker_report before-live
+  run_batch live realtime "$WORK/live.wav"
+  worker_report live
+fi
 python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$metrics_port/metrics').read().decode())" >"$LOGS/metrics.txt" 2>&1
 grep -E '^diarization_(device_rtfx|device_memory_bytes\{[^}]*arena_(used|peak))' "$LOGS/metrics.txt" | head -20
 kill -TERM $pid; wait $pid; echo "server exit $?"

@@ -1,7 +1,9 @@
 #include "engine/runtime/device_worker.h"
 
 #include <algorithm>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +13,15 @@ namespace diarization::runtime::internal {
 namespace {
 
 constexpr absl::Duration kRtfxWindow = absl::Seconds(30);
+// A waiting worker wakes at least this often, so that its state counters
+// (diarization_device_worker_seconds_total) advance while it is idle and a
+// scrape sees an idle device as idle, not as nothing.
+constexpr absl::Duration kMaxUnaccountedWait = absl::Seconds(1);
+
+std::string_view ThreadLabel(std::optional<QueueKind> only) {
+  if (!only.has_value()) return "both";
+  return QueueName(*only);
+}
 
 std::string PrecisionOr(const std::string& given, const std::string& model) {
   return given.empty() ? model : given;
@@ -178,6 +189,16 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
   if (!start.ok()) return;
   const bool do_seg = !only.has_value() || *only == QueueKind::kSegmentation;
   const bool do_emb = !only.has_value() || *only == QueueKind::kEmbedding;
+  // Each instant of this thread goes to exactly one state: [mark, now) to
+  // the state that just ended. The time to take the lock and pick a batch
+  // goes to the wait that follows it or to the batch it picks.
+  const std::string_view thread_label = ThreadLabel(only);
+  absl::Time mark = absl::Now();
+  auto account = [&](WorkerState state, absl::Time now) {
+    metrics_->AddWorkerSeconds(device_.name, thread_label, state,
+                               absl::ToDoubleSeconds(now - mark));
+    mark = now;
+  };
 
   while (true) {
     std::vector<Task> batch;
@@ -218,14 +239,23 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
           if (!batch.empty()) break;
           continue;
         }
-        absl::Time wake = absl::InfiniteFuture();
+        absl::Time wake = now + kMaxUnaccountedWait;
         if (do_seg && !seg_held && !seg_queue_.empty()) {
           wake = std::min(wake, seg_queue_.oldest() + options_.max_batch_wait);
         }
         if (do_emb && !emb_queue_.empty()) {
           wake = std::min(wake, emb_queue_.oldest() + options_.max_batch_wait);
         }
+        // Why this thread waits: held back, windows short of a batch, or
+        // nothing at all in the queues it serves.
+        const bool any_queued =
+            (do_seg && !seg_queue_.empty()) || (do_emb && !emb_queue_.empty());
+        const bool held = seg_held && !seg_queue_.empty();
+        const WorkerState waiting = held         ? WorkerState::kHeld
+                                    : any_queued ? WorkerState::kFilling
+                                                 : WorkerState::kStarved;
         cv_.WaitWithDeadline(&mu_, wake);
+        account(waiting, absl::Now());
       }
       if (batch.empty()) break;  // stopping
     }
@@ -234,6 +264,7 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
     } else {
       RunEmbedding(std::move(batch));
     }
+    account(WorkerState::kBusy, absl::Now());
   }
   if (device_.on_worker_stop) device_.on_worker_stop();
 }

@@ -14,6 +14,9 @@
 // embedding queue; after an embedding batch the listener hears of each
 // finished window. The offline networks pass (offline_networks.h) is made of
 // the same pieces: BatchWindows, the models' RunSpans and WindowMasks.
+// Each thread counts its wall time by state (busy, starved, filling, held:
+// diarization_device_worker_seconds_total, metrics.h), waking at least once
+// a second while it waits so that an idle device shows as idle.
 #ifndef DIARIZATION_ENGINE_RUNTIME_DEVICE_WORKER_H_
 #define DIARIZATION_ENGINE_RUNTIME_DEVICE_WORKER_H_
 

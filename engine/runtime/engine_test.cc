@@ -697,6 +697,97 @@ TEST(EngineTest, ConcurrentStagesOverlapSegmentationWithEmbedding) {
   ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
 }
 
+// diarization_device_worker_seconds_total says what each worker thread did:
+// starved while nothing was queued, filling while fewer windows than a batch
+// waited for max_batch_wait, busy inside a batch, held (stages apart) while
+// the embedding stage was behind; and a thread's states add up to its life.
+TEST(EngineTest, WorkerStateCountersSayWhatTheThreadsDid) {
+  EngineOptions options;
+  options.segmentation_batch_size = 8;
+  options.embedding_batch_size = 4;
+  options.max_batch_wait = absl::Milliseconds(400);
+  const absl::Time born = absl::Now();
+  Rig rig = MakeRig(options);
+  const absl::Time started = absl::Now();
+  FakeControl& control = *rig.controls[0];
+  const std::vector<std::string> threads =
+      kConcurrentStages ? std::vector<std::string>{"segmentation", "embedding"}
+                        : std::vector<std::string>{"both"};
+  const std::string emb_thread = kConcurrentStages ? "embedding" : "both";
+  auto seconds = [&](const std::string& thread, const std::string& state) {
+    return MetricValue(
+        *rig.registry, "diarization_device_worker_seconds_total",
+        {{"device", "fake:0"}, {"thread", thread}, {"state", state}});
+  };
+
+  // Nothing queued: starved, and counted while it lasts (a waiting thread
+  // wakes at least once a second).
+  absl::SleepFor(absl::Milliseconds(1500));
+  for (const std::string& t : threads) {
+    EXPECT_GE(seconds(t, "starved"), 0.9) << t;
+    EXPECT_EQ(seconds(t, "filling"), 0.0) << t;
+    EXPECT_EQ(seconds(t, "busy"), 0.0) << t;
+  }
+
+  // One window, fewer than either batch: each stage waits max_batch_wait
+  // for more before it runs it.
+  Outcome one;
+  const std::vector<float> audio_one = RandomAudio(kWin);
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio_one), one.Callbacks())
+          .ok());
+  ASSERT_TRUE(one.Wait());
+  ExpectMatches(*one.result(), Compute(audio_one, 16000), "one window");
+  if (kConcurrentStages) {
+    EXPECT_GE(seconds("segmentation", "filling"), 0.35);
+    EXPECT_GE(seconds("embedding", "filling"), 0.35);
+  } else {
+    EXPECT_GE(seconds("both", "filling"), 0.7);
+  }
+
+  // 40 windows with the embedding model gated shut: the embedding thread
+  // sits inside its first batch; with the stages apart, segmentation is held
+  // once a segmentation batch and an embedding batch (12 windows) wait for
+  // embedding, with windows of its own still queued.
+  control.SetEmbeddingGate(false);
+  Outcome many;
+  const std::vector<float> audio_many = RandomAudio(kWin + 16000 * 39);
+  ASSERT_TRUE(rig.engine
+                  ->Submit(JobOptions{}, std::vector<float>(audio_many),
+                           many.Callbacks())
+                  .ok());
+  absl::SleepFor(absl::Milliseconds(800));
+  const double held_while_gated =
+      kConcurrentStages ? seconds("segmentation", "held") : 0.0;
+  control.SetEmbeddingGate(true);
+  ASSERT_TRUE(many.Wait());
+  ExpectMatches(*many.result(), Compute(audio_many, 16000), "40 windows");
+  EXPECT_GE(seconds(emb_thread, "busy"), 0.7);
+  if (kConcurrentStages) {
+    // Counted while held (the wake-ups every second at most), and in full
+    // once the gate opened.
+    EXPECT_GE(seconds("segmentation", "held"), 0.6);
+    EXPECT_LE(held_while_gated, seconds("segmentation", "held"));
+    EXPECT_EQ(seconds("embedding", "held"), 0.0);
+  } else {
+    EXPECT_EQ(seconds("both", "held"), 0.0);
+  }
+
+  // Every instant once: no more than the thread's life, and no less than it
+  // minus the wait in progress (at most a second).
+  absl::SleepFor(absl::Milliseconds(100));
+  for (const std::string& t : threads) {
+    double total = 0.0;
+    for (const char* state : {"busy", "starved", "filling", "held"}) {
+      total += seconds(t, state);
+    }
+    const absl::Time now = absl::Now();
+    EXPECT_LE(total, absl::ToDoubleSeconds(now - born)) << t;
+    EXPECT_GE(total, absl::ToDoubleSeconds(now - started) - 1.2) << t;
+  }
+}
+
 TEST(EngineTest, SixteenConcurrentStreamsLoseAndMixNothing) {
   EngineOptions options;
   options.host_threads = 3;

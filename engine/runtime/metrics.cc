@@ -58,6 +58,20 @@ std::string_view QueueName(QueueKind queue) {
   return queue == QueueKind::kSegmentation ? "segmentation" : "embedding";
 }
 
+std::string_view WorkerStateName(WorkerState state) {
+  switch (state) {
+    case WorkerState::kBusy:
+      return "busy";
+    case WorkerState::kStarved:
+      return "starved";
+    case WorkerState::kFilling:
+      return "filling";
+    case WorkerState::kHeld:
+      return "held";
+  }
+  return "unknown";
+}
+
 Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry)
     : registry_(std::move(registry)) {}
 
@@ -121,6 +135,14 @@ absl::StatusOr<std::shared_ptr<Metrics>> Metrics::Create(
                           .Name("diarization_batch_size")
                           .Help("Windows per network batch, by model.")
                           .Register(r);
+    m->worker_seconds_ =
+        &prometheus::BuildCounter()
+             .Name("diarization_device_worker_seconds_total")
+             .Help(
+                 "Wall seconds of each device worker thread by state: busy, "
+                 "starved (queues empty), filling (less than a batch), held "
+                 "(segmentation waiting for the embedding stage).")
+             .Register(r);
     m->active_jobs_ = &prometheus::BuildGauge()
                            .Name("diarization_active_jobs")
                            .Help("Jobs accepted on a device, not completed.")
@@ -226,6 +248,15 @@ void Metrics::ObserveBatchSize(std::string_view device, QueueKind model,
       ->Add({{"device", Name(device)}, {"model", Name(QueueName(model))}},
             BatchBuckets())
       .Observe(size);
+}
+
+void Metrics::AddWorkerSeconds(std::string_view device, std::string_view thread,
+                               WorkerState state, double seconds) {
+  worker_seconds_
+      ->Add({{"device", Name(device)},
+             {"thread", Name(thread)},
+             {"state", Name(WorkerStateName(state))}})
+      .Increment(seconds);
 }
 
 void Metrics::SetActiveJobs(std::string_view device, double jobs) {

@@ -73,6 +73,17 @@
 //       Always 1 per device: what each device is and the precision each
 //       network runs at ("fp32", "tf32", "fp64"). Engine, when the device's
 //       worker starts.
+//   diarization_device_worker_seconds_total   counter  {device, thread, state}
+//       Wall seconds of each device worker thread, by what it did. thread =
+//       "segmentation" | "embedding" (the stages on their own threads, as
+//       on CUDA) | "both" (one thread alternating them, as on the CPU).
+//       state = "busy" (in a network batch and its bookkeeping) | "starved"
+//       (its queues empty: nothing upstream to do) | "filling" (windows
+//       queued, fewer than a batch, the oldest younger than
+//       max_batch_wait) | "held" (segmentation waiting while the embedding
+//       queue holds a segmentation batch and an embedding batch). Every
+//       instant of a thread's life counts once, so the states of a thread
+//       add up to its uptime; advanced at least once a second. Engine.
 //   diarization_device_memory_bytes           gauge    {device, kind}
 //       kind = "arena_reserved" | "arena_mapped" | "arena_used" |
 //       "arena_peak" | "device_free" | "device_total", from
@@ -105,11 +116,16 @@ enum class Stage {
   kDecode,
 };
 enum class QueueKind { kSegmentation, kEmbedding };
+// What a device worker thread is doing
+// (diarization_device_worker_seconds_total).
+enum class WorkerState { kBusy, kStarved, kFilling, kHeld };
 
 // "segmentation", "embedding", "clustering", "partial_clustering", "decode".
 std::string_view StageName(Stage stage);
 // "segmentation", "embedding".
 std::string_view QueueName(QueueKind queue);
+// "busy", "starved", "filling", "held".
+std::string_view WorkerStateName(WorkerState state);
 
 struct BuildInfo {
   std::string version;
@@ -151,6 +167,9 @@ class Metrics {
   void ObserveQueueWait(std::string_view device, QueueKind queue,
                         double seconds);
   void ObserveBatchSize(std::string_view device, QueueKind model, int size);
+  // `thread`: "segmentation", "embedding" or "both".
+  void AddWorkerSeconds(std::string_view device, std::string_view thread,
+                        WorkerState state, double seconds);
   void SetActiveJobs(std::string_view device, double jobs);
   void SetActiveStreams(double streams);
   void SetBacklogAudioSeconds(double seconds);
@@ -176,6 +195,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* queue_depth_ = nullptr;
   prometheus::Family<prometheus::Histogram>* queue_wait_seconds_ = nullptr;
   prometheus::Family<prometheus::Histogram>* batch_size_ = nullptr;
+  prometheus::Family<prometheus::Counter>* worker_seconds_ = nullptr;
   prometheus::Family<prometheus::Gauge>* active_jobs_ = nullptr;
   prometheus::Family<prometheus::Gauge>* active_streams_ = nullptr;
   prometheus::Family<prometheus::Gauge>* backlog_audio_seconds_ = nullptr;
