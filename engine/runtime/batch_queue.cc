@@ -26,6 +26,11 @@ std::vector<WindowTask> BatchQueue::PopBatch(int max_batch) {
     if (task.job->terminal.load()) continue;
     batch.push_back(std::move(task));
   }
+  // Job by job (stable: a job's windows stay in their queue order).
+  std::stable_sort(batch.begin(), batch.end(),
+                   [](const WindowTask& a, const WindowTask& b) {
+                     return a.job->id < b.job->id;
+                   });
   return batch;
 }
 

@@ -5,6 +5,14 @@
 // last), so a long file whose hundreds of windows arrive at once cannot hold
 // back the windows of live streams queued behind it: every job with work
 // gets a share of every batch. Within a job, windows keep their order.
+//
+// The batch handed out lists each job's windows together, in window order
+// (the jobs by id): which windows a batch holds is the round-robin's
+// choice, their order within it is free, and together a job's overlapping
+// windows merge into one span of its audio (batch_windows.h). In round-robin
+// order no two neighbours shared a job, so under many streams every window
+// copied and uploaded its 10 s whole: 128 windows of 64 jobs took 82 MB
+// twice on the host per segmentation batch instead of 45 MB.
 #ifndef DIARIZATION_ENGINE_RUNTIME_BATCH_QUEUE_H_
 #define DIARIZATION_ENGINE_RUNTIME_BATCH_QUEUE_H_
 
@@ -31,8 +39,9 @@ struct WindowTask {
 class BatchQueue {
  public:
   void Push(WindowTask task);
-  // Up to `max_batch` windows, round-robin across jobs; windows of jobs
-  // that have completed (JobState::terminal) are discarded on the way.
+  // Up to `max_batch` windows, round-robin across jobs, listed job by job
+  // (ascending id) and in window order within a job; windows of jobs that
+  // have completed (JobState::terminal) are discarded on the way.
   std::vector<WindowTask> PopBatch(int max_batch);
   // Removes every window of the job.
   void DropJob(uint64_t job_id);
