@@ -131,6 +131,9 @@ ABSL_FLAG(bool, conv_engine_cache_reset, false,
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
           "instead of cuDNN (TF32, fused epilogue).");
+ABSL_FLAG(bool, layer1_kernel, true,
+          "The six 32-channel layer1 convolutions through kernels/conv3x3_c32 "
+          "(TF32 tensor cores) instead of cuDNN (TF32, fused, NHWC).");
 ABSL_FLAG(bool, gpu_linkage, true,
           "The clustering's centroid linkage on the GPU "
           "(engine/models/cuda_linkage.h); false: on the host.");
@@ -303,6 +306,7 @@ absl::Status Run() {
   opt.embedding.fused_conv_epilogue = absl::GetFlag(FLAGS_fused_epilogue);
   opt.embedding.conv_api = absl::GetFlag(FLAGS_conv_api);
   opt.embedding.direct_stem_conv = absl::GetFlag(FLAGS_direct_stem);
+  opt.embedding.layer1_conv_kernel = absl::GetFlag(FLAGS_layer1_kernel);
   opt.embedding.conv_graph_runtime_compilation =
       absl::GetFlag(FLAGS_graph_runtime_compilation);
   opt.embedding.conv_graph_max_candidates =
@@ -431,7 +435,7 @@ absl::Status Run() {
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
       "(segmentation %d, %s sinc, %s activations), embedding %s (%s, %s "
       "epilogue, conv api "
-      "%s%s%s), %s, "
+      "%s%s%s%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       device.description.c_str(), audio_s, audio_s / 3600, num_windows, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
@@ -445,6 +449,7 @@ absl::Status Run() {
           ? ", runtime-compiled engines"
           : "",
       opt.embedding.direct_stem_conv ? ", direct stem" : "",
+      opt.embedding.layer1_conv_kernel && graph_trunk ? ", layer1 kernel" : "",
       overlap ? "stages overlapped" : "stages in sequence",
       absl::GetFlag(FLAGS_graphs) ? "on" : "off",
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);

@@ -33,7 +33,8 @@ if has tests; then
   tar -C "$W" -xJf .device/payload.tar.xz || { say "verify_round.sh: no payload"; exit 2; }
   mkdir -p "$W/tmp"  # the tests write their random weights there
   for t in kernels_test cuda_models_test cuda_reference_test device_arena_test \
-           device_arena_cuda_test window_gather_test stem_conv_test cuda_linkage_test; do
+           device_arena_cuda_test window_gather_test stem_conv_test conv3x3_c32_test \
+           cuda_linkage_test; do
     [[ -x "$W/bin/$t" ]] || { say "$t: not in the payload"; continue; }
     filter=()
     if [[ $t == cuda_models_test && "${EVERY_CALL:-0}" != 1 ]]; then

@@ -27,6 +27,7 @@
 #include "engine/models/fbank.h"
 #include "engine/models/model_specs.h"
 #include "engine/models/weights.h"
+#include "kernels/conv3x3_c32.h"
 #include "kernels/fbank.h"
 #include "kernels/nn_ops.h"
 #include "kernels/precision_cast.h"
@@ -69,17 +70,39 @@ struct ConvBn {
   DeviceBuffer scale;  // unfused only
   DeviceBuffer shift;  // the bias when fused
   std::vector<float> host_shift;
+  // CudaModelOptions::layer1_conv_kernel: the folded weights packed for
+  // kernels/conv3x3_c32.h; empty for every other layer (and then `graph`
+  // or `conv` runs it). Such a layer gets no graph.
+  DeviceBuffer c32_weights;
 };
 
 // The fused trunk's two calls, through the graph path where the layer has
 // one.
 absl::Status ConvForward(ConvBn& c, const void* x, int n, int h, int w,
                          void* y) {
+  if (c.c32_weights.data() != nullptr) {
+    return absl::InternalError(
+        "a layer1 kernel layer was asked for a convolution without bias");
+  }
   if (c.graph) return c.graph->Forward(x, n, h, w, y);
   return c.conv->Forward(x, n, h, w, y);
 }
 absl::Status ConvBiasRelu(ConvBn& c, const void* x, int n, int h, int w,
-                          const void* bias, const void* z, void* y) {
+                          const void* bias, const void* z, void* y,
+                          cudaStream_t stream) {
+  if (c.c32_weights.data() != nullptr) {
+    return kernels::LaunchConv3x3C32Tf32(
+        {.x = static_cast<const float*>(x),
+         .packed_weights = c.c32_weights.f32(),
+         .bias = static_cast<const float*>(bias),
+         .residual = static_cast<const float*>(z),
+         .y = static_cast<float*>(y),
+         .n = n,
+         .h = h,
+         .w = w,
+         .relu = true},
+        stream);
+  }
   if (c.graph) return c.graph->ForwardBiasRelu(x, n, h, w, bias, z, y);
   return c.conv->ForwardBiasRelu(x, n, h, w, bias, z, y);
 }
@@ -95,7 +118,8 @@ struct Block {
 absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
                                   const std::string& conv_name,
                                   const std::string& bn, Conv2d::Shape shape,
-                                  bool channels_last, bool fold, bool half) {
+                                  bool channels_last, bool fold, bool half,
+                                  bool c32_kernel = false) {
   shape.channels_last = channels_last;
   shape.half = half;
   ASSIGN_OR_RETURN(std::vector<float> weight,
@@ -126,6 +150,12 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
   const std::string owner = ctx->owner() + "/weights";
   ConvBn out;
   ASSIGN_OR_RETURN(out.conv, Conv2d::Create(ctx, shape, weight, owner));
+  if (c32_kernel) {
+    ASSIGN_OR_RETURN(std::vector<float> packed,
+                     kernels::PackConv3x3C32Weights(weight));
+    ASSIGN_OR_RETURN(out.c32_weights,
+                     DeviceBuffer::FromHost(ctx->arena(), packed, owner));
+  }
   if (!fold) {
     ASSIGN_OR_RETURN(out.scale,
                      DeviceBuffer::FromHost(ctx->arena(), scale, owner));
@@ -169,6 +199,9 @@ struct CudaEmbeddingModel::Impl {
   bool graph_api = false;
   // CudaModelOptions::direct_stem_conv.
   bool direct_stem = false;
+  // CudaModelOptions::layer1_conv_kernel, where the trunk allows it (TF32,
+  // fused, channels-last).
+  bool layer1_kernel = false;
   // CudaModelOptions::conv_engine_cache, shared with the process's other
   // pipelines; null without one.
   std::shared_ptr<ConvEngineCache> engine_cache;
@@ -373,28 +406,32 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
         ctx->stream()));
   } else {
     RETURN_IF_ERROR(
-        ConvBiasRelu(stem, input, n, h, w, stem.shift.data(), nullptr, cur));
+        ConvBiasRelu(stem, input, n, h, w, stem.shift.data(), nullptr, cur,
+                     ctx->stream()));
   }
   // BasicBlock with three buffers: x (cur), t, and the output.
   for (Block& b : blocks) {
     const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
     void* t = free_a;
     RETURN_IF_ERROR(
-        ConvBiasRelu(b.conv1, cur, n, h, w, b.conv1.shift.data(), nullptr, t));
+        ConvBiasRelu(b.conv1, cur, n, h, w, b.conv1.shift.data(), nullptr, t,
+                     ctx->stream()));
     if (b.shortcut) {
       // s = conv_sc'(x) (its shift is in conv2's bias) into the third
       // buffer; x is dead after it, so the block's output goes there.
       void* sc = free_b;
       RETURN_IF_ERROR(ConvForward(*b.shortcut, cur, n, h, w, sc));
       RETURN_IF_ERROR(ConvBiasRelu(b.conv2, t, n, oh, ow,
-                                   b.conv2_bias_with_shortcut.data(), sc, cur));
+                                   b.conv2_bias_with_shortcut.data(), sc, cur,
+                                   ctx->stream()));
       free_a = t;
       free_b = sc;
     } else {
       // y = ReLU(conv2'(t) + shift2 + x) into the third buffer.
       void* y = free_b;
       RETURN_IF_ERROR(
-          ConvBiasRelu(b.conv2, t, n, oh, ow, b.conv2.shift.data(), cur, y));
+          ConvBiasRelu(b.conv2, t, n, oh, ow, b.conv2.shift.data(), cur, y,
+                       ctx->stream()));
       free_a = t;
       free_b = cur;
       cur = y;
@@ -503,6 +540,7 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   o.private_workspaces = options.conv_graph_private_workspaces;
   o.layer_fence = options.conv_graph_layer_fence;
   for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i]->c32_weights.data() != nullptr) continue;  // own kernel
     cuda::GraphConv2d::Options layer = o;
     const Conv2d::Shape& shape = layers[i]->conv->shape();
     if (shape.kernel_h == 1 && shape.kernel_w == 1 &&
@@ -535,11 +573,15 @@ absl::Status CudaEmbeddingModel::Impl::ChooseGraphEnginesAtLoad() {
 }
 
 void CudaEmbeddingModel::Impl::LogGraphConvs() {
-  int on_graph = 0, on_legacy = 0, cached = 0;
+  int on_graph = 0, on_legacy = 0, cached = 0, on_kernel = 0;
   std::string legacy_names;
   std::vector<std::string> names;
   const std::vector<ConvBn*> layers = Layers(&names);
   for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i]->graph == nullptr) {
+      ++on_kernel;
+      continue;
+    }
     on_graph += layers[i]->graph->graph_shapes();
     cached += layers[i]->graph->cached_shapes();
     const int l = layers[i]->graph->legacy_shapes();
@@ -553,6 +595,13 @@ void CudaEmbeddingModel::Impl::LogGraphConvs() {
           options.max_batch, ": ", on_graph,
           " layer shapes on cuDNN graph engines, ", on_legacy,
           " on the legacy call", on_legacy > 0 ? ":" : "", legacy_names,
+          on_kernel > 0
+              ? absl::StrCat(", ", on_kernel,
+                             " on the layer1 kernel (conv3x3_c32, ",
+                             kernels::Conv3x3C32TileName(
+                                 kernels::kConv3x3C32DefaultTile),
+                             ")")
+              : "",
           engine_cache != nullptr
               ? absl::StrCat("; ", cached, " choices from the engine cache")
               : "",
@@ -634,8 +683,17 @@ int CudaEmbeddingModel::graphs() const { return impl_->graphs->size(); }
 std::vector<std::string> CudaEmbeddingModel::conv_engines() const {
   std::vector<std::string> out;
   if (!impl_->graph_api) return out;
-  for (ConvBn* c : impl_->Layers(nullptr)) {
-    for (std::string& line : c->graph->Describe())
+  std::vector<std::string> names;
+  const std::vector<ConvBn*> layers = impl_->Layers(&names);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i]->graph == nullptr) {
+      out.push_back(absl::StrCat(names[i], ": layer1 kernel conv3x3_c32 (",
+                                 kernels::Conv3x3C32TileName(
+                                     kernels::kConv3x3C32DefaultTile),
+                                 ")"));
+      continue;
+    }
+    for (std::string& line : layers[i]->graph->Describe())
       out.push_back(std::move(line));
   }
   return out;
@@ -699,6 +757,9 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
         "fused_conv_epilogue and channels_last (precision is ",
         options.precision, ")"));
   }
+  impl->layer1_kernel = options.layer1_conv_kernel &&
+                        impl->precision == cuda::Precision::kTf32 &&
+                        impl->fused && impl->channels_last;
   const bool fold = impl->fused;
   const bool half = impl->half;
   impl->arena_owner = std::move(arena_owner);
@@ -740,6 +801,11 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       const int planes = kPlanes[layer];
       const int stride = (layer > 0 && b == 0) ? 2 : 1;
       const std::string p = absl::StrCat("resnet.layer", layer + 1, ".", b);
+      // Both convolutions of a 32-channel stride-1 block (layer1) fit the
+      // kernel's one shape.
+      const bool c32 = impl->layer1_kernel && stride == 1 &&
+                       in_planes == kernels::kConv3x3C32Channels &&
+                       planes == kernels::kConv3x3C32Channels;
       Block block;
       ASSIGN_OR_RETURN(block.conv1, LoadConvBn(ctx, w, p + ".conv1", p + ".bn1",
                                                {.out_channels = planes,
@@ -750,7 +816,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .stride_w = stride,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last, fold, half));
+                                               channels_last, fold, half, c32));
       ASSIGN_OR_RETURN(block.conv2, LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
                                                {.out_channels = planes,
                                                 .in_channels = planes,
@@ -758,7 +824,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .kernel_w = 3,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last, fold, half));
+                                               channels_last, fold, half, c32));
       if (stride != 1 || in_planes != planes) {
         ASSIGN_OR_RETURN(
             ConvBn sc, LoadConvBn(ctx, w, p + ".shortcut.0", p + ".shortcut.1",

@@ -89,6 +89,12 @@ struct CudaModelOptions {
   // (kernels/stem_conv.h, float32 FMAs) instead of cuDNN's generic kernel.
   // Opt-in until a GPU round measures it.
   bool direct_stem_conv = false;
+  // Embedding only, TF32 with fused_conv_epilogue and channels_last: the six
+  // 32-channel layer1 convolutions through the project's TF32 tensor-core
+  // kernel (kernels/conv3x3_c32.h) instead of cuDNN, whose engines ran them
+  // at 19-25 % of the H200's TF32 peak. Off: cuDNN (conv_api) for every
+  // layer.
+  bool layer1_conv_kernel = true;
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;

@@ -27,10 +27,12 @@ TARGETS=(
   //kernels:kernels_test
   //kernels:window_gather_test
   //kernels:stem_conv_test
+  //kernels:conv3x3_c32_test
   //engine/models:cuda_models_test
   //engine/models:cuda_reference_test
   //engine/models:cuda_linkage_test
   //bench/gpu:rtfx_main
+  //bench/gpu:conv3x3_c32_bench
 )
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   bash tools/third_party/get_cudnn_frontend.sh  # ADR 0072
