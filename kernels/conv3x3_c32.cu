@@ -1,7 +1,7 @@
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,19 +12,42 @@ namespace {
 
 constexpr int kC = kConv3x3C32Channels;
 constexpr int kTaps = 9;
-constexpr int kKSteps = kC / 8;  // mma k-steps per tap (8 channels each)
-// Packed filters: per (tap, k-step, pair of n-tiles) one float4 per lane.
-constexpr int kPackedFloat4 = kTaps * kKSteps * 2 * 32;
-static_assert(kPackedFloat4 * 4 == kConv3x3C32PackedFloats);
+constexpr int kKStepsPerTap = kC / 8;               // 8 channels per k-step
+constexpr int kKSteps = kTaps * kKStepsPerTap;      // 36
+constexpr int kKStepBytes = kC * 8 * 4;             // B of one k-step: 1 KiB
+constexpr int kWeightBytes = kKSteps * kKStepBytes;  // 36 KiB
+static_assert(kWeightBytes == kConv3x3C32PackedFloats * 4);
+constexpr int kSegment = 64;  // output pixels per warpgroup: one wgmma M
+constexpr int kInW = kSegment + 2;
+constexpr int kPixelBytes = kC * 4;
 
-// Output channel of the mma's logical column n (n-tile nt = n / 8, column
-// c = n % 8). Chosen so that lane (g, t)'s accumulators of the four n-tiles
-// (columns 2t, 2t + 1 of each) are channels 8t .. 8t + 7: the epilogue
-// stores each output pixel's 8 channels as two float4.
+// Output channel of the mma's logical column n (8-column chunk i = n / 8,
+// column c = n % 8). Chosen so that lane (g, t)'s accumulators of the four
+// chunks (columns 2t, 2t + 1 of each) are channels 8t .. 8t + 7: the
+// epilogue stores each output pixel's 8 channels as two float4.
 __host__ __device__ constexpr int PhysicalChannel(int n) {
-  const int nt = n / 8, c = n % 8;
-  return 8 * (c >> 1) + 2 * nt + (c & 1);
+  const int i = n / 8, c = n % 8;
+  return 8 * (c >> 1) + 2 * i + (c & 1);
 }
+
+// Input channel of logical k (0..7) in k-step s of a tap. Lane (g, t)'s
+// A registers a0 (k = t) and a2 (k = t + 4) of the two k-steps 2p and
+// 2p + 1 hold channels 16p + 4t .. 16p + 4t + 3: one 128-bit shared-memory
+// load per pixel row and pair of k-steps.
+constexpr int InputChannel(int s, int k) {
+  const int p = s / 2, j = s % 2;
+  return 16 * p + 4 * (k % 4) + 2 * j + (k / 4);
+}
+
+// Byte offset of B[k][n] (logical) in a k-step's 1 KiB: wgmma's K-major
+// layout without swizzle, core matrices of 8 rows (n) × 16 bytes (4 k),
+// the two core matrices along K 128 bytes apart (the descriptor's leading
+// byte offset), the four along N 256 bytes apart (its stride byte offset).
+constexpr int BOffset(int n, int k) {
+  return (n / 8) * 256 + (k / 4) * 128 + (n % 8) * 16 + (k % 4) * 4;
+}
+constexpr uint64_t kLeadingByteOffset = 128;
+constexpr uint64_t kStrideByteOffset = 256;
 
 __device__ __forceinline__ uint32_t ToTf32(float v) {
   uint32_t u;
@@ -32,129 +55,185 @@ __device__ __forceinline__ uint32_t ToTf32(float v) {
   return u;
 }
 
-__device__ __forceinline__ void MmaTf32(float (&c)[4], const uint32_t (&a)[4],
-                                        uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+__device__ __forceinline__ uint32_t SmemAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-template <int kWarps, int kCols, bool kSmemWeights>
+// Shared-memory matrix descriptor of one k-step's B (no swizzle).
+__device__ __forceinline__ uint64_t BDescriptor(uint32_t address) {
+  return uint64_t{(address & 0x3FFFF) >> 4} |
+         ((kLeadingByteOffset >> 4) << 16) | ((kStrideByteOffset >> 4) << 32);
+}
+
+// The compiler does not know that wgmma reads its register operands and
+// writes its accumulators after the instruction issues: these empty asm
+// statements keep each value in its register across the asynchronous window
+// (the same device CUTLASS uses, warpgroup_fence_operand).
+__device__ __forceinline__ void FenceOperand(uint32_t& r) {
+  asm volatile("" : "+r"(r)::"memory");
+}
+__device__ __forceinline__ void FenceOperand(float& r) {
+  asm volatile("" : "+f"(r)::"memory");
+}
+
+// D (64 × 32, FP32) += A (64 × 8 TF32, registers) · B (8 × 32 TF32, shared
+// memory through `desc`), one warpgroup.
+__device__ __forceinline__ void WgmmaTf32(float (&d)[16], const uint32_t (&a)[4],
+                                         uint64_t desc) {
+  // scale-d = true (D accumulates; the caller zeroes it first),
+  // imm-scale-a = imm-scale-b = 1.
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "{%16, %17, %18, %19}, %20, p, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
+        "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+        "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+        "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
+      : "memory");
+}
+
+__device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src,
+                                          bool valid) {
+  // src-size 0 fills the 16 bytes with zeros (the padding).
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+template <int kRows>
 struct TileShape {
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int kInH = kWarps + 2;  // one output row per warp + halo
-  static constexpr int kInW = kCols + 2;
-  static constexpr int kMTiles = kCols / 16;
-  static constexpr int kInputBytes = kInH * kInW * kC * 4;
-  static constexpr int kWeightBytes = kSmemWeights ? kPackedFloat4 * 16 : 0;
-  static constexpr int kSmemBytes = kWeightBytes + kInputBytes;
-  static_assert(kCols % 16 == 0);
+  static constexpr int kThreads = kRows * 128;  // one warpgroup per row
+  static constexpr int kInH = kRows + 2;
+  static constexpr int kInputBytes = kInH * kInW * kPixelBytes;
+  static constexpr int kSmemBytes = kWeightBytes + 2 * kInputBytes;
 };
 
-// One CTA: output rows [row0, row0 + kWarps) × columns [col0, col0 + kCols)
-// of one item, all 32 channels. Shared memory: the packed filters (when
-// kSmemWeights), then the input tile, pixel by pixel (32 floats each), its
-// four 8-channel chunks XOR-swizzled by the pixel's index (chunk c of pixel
-// q at slot c ^ (q & 3)), so that the A fragments of 4 consecutive pixels
-// (a half-warp's 64-bit loads) fall in distinct banks.
-template <int kWarps, int kCols, bool kSmemWeights>
-__global__ void __launch_bounds__(kWarps * 32)
+struct Tiling {
+  int tiles_w, tiles_h, total;
+};
+
+// Byte offset of pixel q's 16-byte chunk f (channels 4f .. 4f + 3) in a
+// staged tile: the pixel's two 16-channel halves at slots p ^ (q & 1), so
+// that a quarter-warp's 128-bit A loads (2 consecutive pixels × 4 lanes)
+// fall in distinct banks.
+__device__ __forceinline__ int ChunkOffset(int q, int f) {
+  return q * kPixelBytes + (((f >> 2) ^ (q & 1)) * 64) + (f & 3) * 16;
+}
+
+// The chunks each thread stages, the same for every tile: chunk f = tid % 8
+// of columns tid / 8, tid / 8 + kThreads / 8, ... of every input row, so
+// that a row step is one fixed stride in global and in shared memory (kInW
+// is even: a column's slot swizzle is the same in every row) and the index
+// arithmetic stays out of the per-chunk work (ncu had the integer pipe as
+// the busiest with a division per chunk).
+template <int kRows>
+struct ChunkWalk {
+  static constexpr int kColsPerPass = TileShape<kRows>::kThreads / 8;
+  static constexpr int kPasses = (kInW + kColsPerPass - 1) / kColsPerPass;
+  static_assert(kInW % 2 == 0);
+};
+
+// Stages tile `tile`'s input (its rows plus a one-pixel halo, all 32
+// channels, zeros outside the image) into `buf` with cp.async, at
+// ChunkOffset.
+template <int kRows>
+__device__ __forceinline__ void LoadTile(const float* __restrict__ x,
+                                         float* buf, int tile, const Tiling& tl,
+                                         int h, int w) {
+  using S = TileShape<kRows>;
+  using CW = ChunkWalk<kRows>;
+  const int tx = tile % tl.tiles_w;
+  const int rest = tile / tl.tiles_w;
+  const int ty = rest % tl.tiles_h;
+  const int64_t item = rest / tl.tiles_h;
+  const int row0 = ty * kRows, col0 = tx * kSegment;
+  const uint32_t base = SmemAddress(buf);
+  const int f = threadIdx.x & 7;
+  const int64_t row_stride = int64_t{w} * kC;
+  // Global row row0 - 1 of the item, at channel 4f.
+  const float* top = x + (item * h + row0 - 1) * row_stride + 4 * f;
+#pragma unroll
+  for (int pass = 0; pass < CW::kPasses; ++pass) {
+    const int cx = (threadIdx.x >> 3) + pass * CW::kColsPerPass;
+    if (cx >= kInW) break;
+    const int gx = col0 - 1 + cx;
+    const bool col_ok = gx >= 0 && gx < w;
+    const float* src = top + int64_t{gx} * kC;
+    uint32_t dst = base + ChunkOffset(cx, f);
+#pragma unroll
+    for (int ry = 0; ry < S::kInH; ++ry) {
+      const int gy = row0 - 1 + ry;
+      const bool valid = col_ok && gy >= 0 && gy < h;
+      CpAsync16(dst, valid ? src : x, valid);
+      src += row_stride;
+      dst += kInW * kPixelBytes;
+    }
+  }
+}
+
+// Rounds the chunks this thread staged (LoadTile's) to TF32 in place, once
+// per tile: each staged value feeds up to 9 taps' A fragments.
+template <int kRows>
+__device__ __forceinline__ void RoundTileToTf32(float* buf) {
+  using S = TileShape<kRows>;
+  using CW = ChunkWalk<kRows>;
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(buf);
+  const int f = threadIdx.x & 7;
+#pragma unroll
+  for (int pass = 0; pass < CW::kPasses; ++pass) {
+    const int cx = (threadIdx.x >> 3) + pass * CW::kColsPerPass;
+    if (cx >= kInW) break;
+    unsigned char* c = bytes + ChunkOffset(cx, f);
+#pragma unroll
+    for (int ry = 0; ry < S::kInH; ++ry) {
+      const float4 v = *reinterpret_cast<const float4*>(c);
+      *reinterpret_cast<uint4*>(c) =
+          make_uint4(ToTf32(v.x), ToTf32(v.y), ToTf32(v.z), ToTf32(v.w));
+      c += kInW * kPixelBytes;
+    }
+  }
+}
+
+// Persistent CTAs, one warpgroup per output row of a tile (kRows rows × 64
+// columns × 32 channels of one item). The filters sit in shared memory for
+// the kernel's life; the input tiles are double-buffered, the next one's
+// cp.async in flight while this one's 36 wgmmas run. Each warp loads its
+// A fragments (16 pixels × 8 channels per k-step) from the tile (rounded
+// to TF32 in place when it landed) and issues the warpgroup's m64n32k8
+// wgmma, four per tap: with kOverlap a tap's group stays in flight while
+// the next tap's fragments load and issue (wait depth 1), else each tap
+// waits for its own (depth 0).
+template <int kRows, bool kOverlap>
+__global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
     Conv3x3C32Kernel(const float* __restrict__ x,
                      const float4* __restrict__ wpacked,
                      const float* __restrict__ bias,
                      const float* __restrict__ residual, float* __restrict__ y,
-                     int h, int w, bool relu) {
-  using S = TileShape<kWarps, kCols, kSmemWeights>;
-  extern __shared__ float4 smem[];
-  float4* s_w = smem;
-  float* s_x = reinterpret_cast<float*>(smem + S::kWeightBytes / 16);
-  const int tid = threadIdx.x;
-  const int64_t item = blockIdx.z;
-  const int row0 = blockIdx.y * kWarps;
-  const int col0 = blockIdx.x * kCols;
+                     int h, int w, Tiling tl, bool relu) {
+  using S = TileShape<kRows>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  float4* s_w = reinterpret_cast<float4*>(smem);
+  float* s_in0 = reinterpret_cast<float*>(smem + kWeightBytes);
+  float* s_in1 = reinterpret_cast<float*>(smem + kWeightBytes + S::kInputBytes);
 
-  if constexpr (kSmemWeights) {
-    for (int i = tid; i < kPackedFloat4; i += S::kThreads) {
-      s_w[i] = __ldg(wpacked + i);
-    }
+  int tile = blockIdx.x;
+  if (tile < tl.total) LoadTile<kRows>(x, s_in0, tile, tl, h, w);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  for (int i = threadIdx.x; i < kWeightBytes / 16; i += S::kThreads) {
+    s_w[i] = __ldg(wpacked + i);
   }
-  const float* xi = x + item * h * w * kC;
-  for (int i = tid; i < S::kInH * S::kInW * (kC / 4); i += S::kThreads) {
-    const int q = i >> 3;  // tile pixel
-    const int f = i & 7;   // float4 within the pixel
-    const int ry = q / S::kInW;
-    const int cx = q - ry * S::kInW;
-    const int gy = row0 - 1 + ry, gx = col0 - 1 + cx;
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (gy >= 0 && gy < h && gx >= 0 && gx < w) {
-      v = __ldg(reinterpret_cast<const float4*>(
-                    xi + (int64_t{gy} * w + gx) * kC) +
-                f);
-    }
-    uint4 u;
-    u.x = ToTf32(v.x);
-    u.y = ToTf32(v.y);
-    u.z = ToTf32(v.z);
-    u.w = ToTf32(v.w);
-    const int slot = (f >> 1) ^ (q & 3);
-    reinterpret_cast<uint4*>(s_x + q * kC + slot * 8)[f & 1] = u;
-  }
-  __syncthreads();
+  // The filters are read by wgmma (the async proxy) after ordinary stores.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 
-  const int warp = tid >> 5, lane = tid & 31;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int wg = warp >> 2, wwarp = warp & 3;
   const int g = lane >> 2, t = lane & 3;
-  float acc[S::kMTiles][4][4];
-#pragma unroll
-  for (int mt = 0; mt < S::kMTiles; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
-
-#pragma unroll
-  for (int dy = 0; dy < 3; ++dy) {
-#pragma unroll
-    for (int dx = 0; dx < 3; ++dx) {
-      const int tap = dy * 3 + dx;
-      const int qrow = (warp + dy) * S::kInW + dx + g;
-#pragma unroll
-      for (int s = 0; s < kKSteps; ++s) {
-        uint32_t b[4][2];
-#pragma unroll
-        for (int np = 0; np < 2; ++np) {
-          const int idx = ((tap * kKSteps + s) * 2 + np) * 32 + lane;
-          const float4 bv = kSmemWeights ? s_w[idx] : __ldg(wpacked + idx);
-          b[2 * np][0] = __float_as_uint(bv.x);
-          b[2 * np][1] = __float_as_uint(bv.y);
-          b[2 * np + 1][0] = __float_as_uint(bv.z);
-          b[2 * np + 1][1] = __float_as_uint(bv.w);
-        }
-#pragma unroll
-        for (int mt = 0; mt < S::kMTiles; ++mt) {
-          const int q0 = qrow + mt * 16, q1 = q0 + 8;
-          const float2 lo = *reinterpret_cast<const float2*>(
-              s_x + q0 * kC + ((s ^ (q0 & 3)) * 8) + 2 * t);
-          const float2 hi = *reinterpret_cast<const float2*>(
-              s_x + q1 * kC + ((s ^ (q1 & 3)) * 8) + 2 * t);
-          // Logical k = t ↔ channel 8s + 2t, k = t + 4 ↔ 8s + 2t + 1 (the
-          // packed filters use the same order).
-          const uint32_t a[4] = {__float_as_uint(lo.x), __float_as_uint(hi.x),
-                                 __float_as_uint(lo.y), __float_as_uint(hi.y)};
-#pragma unroll
-          for (int nt = 0; nt < 4; ++nt) {
-            MmaTf32(acc[mt][nt], a, b[nt][0], b[nt][1]);
-          }
-        }
-      }
-    }
-  }
-
-  // Epilogue: lane (g, t) holds channels 8t .. 8t + 7 of pixels g and g + 8
-  // of each m-tile.
-  const int orow = row0 + warp;
-  if (orow >= h) return;
   float bv[8];
   {
     const float4 b0 = __ldg(reinterpret_cast<const float4*>(bias) + 2 * t);
@@ -162,76 +241,218 @@ __global__ void __launch_bounds__(kWarps * 32)
     bv[0] = b0.x, bv[1] = b0.y, bv[2] = b0.z, bv[3] = b0.w;
     bv[4] = b1.x, bv[5] = b1.y, bv[6] = b1.z, bv[7] = b1.w;
   }
-#pragma unroll
-  for (int mt = 0; mt < S::kMTiles; ++mt) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int ocol = col0 + mt * 16 + g + 8 * half;
-      if (ocol >= w) continue;
-      float o[8];
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        o[2 * nt] = acc[mt][nt][2 * half] + bv[2 * nt];
-        o[2 * nt + 1] = acc[mt][nt][2 * half + 1] + bv[2 * nt + 1];
+  const uint32_t w_base = SmemAddress(s_w);
+
+  for (int it = 0; tile < tl.total; ++it, tile += gridDim.x) {
+    float* buf = (it & 1) ? s_in1 : s_in0;
+    const int next = tile + gridDim.x;
+    if (next < tl.total) {
+      LoadTile<kRows>(x, (it & 1) ? s_in0 : s_in1, next, tl, h, w);
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    RoundTileToTf32<kRows>(buf);
+    __syncthreads();  // the tile's copies of every thread (and the filters)
+
+    const int tx = tile % tl.tiles_w;
+    const int rest = tile / tl.tiles_w;
+    const int ty = rest % tl.tiles_h;
+    const int64_t item = rest / tl.tiles_h;
+    const int orow = ty * kRows + wg;
+    const int col = tx * kSegment + 16 * wwarp + g;  // and col + 8
+    const bool row_ok = orow < h;
+    const int64_t out0 = ((item * h + orow) * w + col) * kC + 8 * t;
+    const int64_t out1 = out0 + 8 * kC;
+    // The residual of this lane's two pixels, loaded before the main loop
+    // so that its latency hides behind it.
+    float4 r[4] = {};
+    if (residual != nullptr && row_ok) {
+      if (col < w) {
+        r[0] = __ldg(reinterpret_cast<const float4*>(residual + out0));
+        r[1] = __ldg(reinterpret_cast<const float4*>(residual + out0) + 1);
       }
-      const int64_t off = ((item * h + orow) * w + ocol) * kC + 8 * t;
-      if (residual != nullptr) {
-        const float4 r0 = __ldg(reinterpret_cast<const float4*>(residual + off));
-        const float4 r1 =
-            __ldg(reinterpret_cast<const float4*>(residual + off) + 1);
+      if (col + 8 < w) {
+        r[2] = __ldg(reinterpret_cast<const float4*>(residual + out1));
+        r[3] = __ldg(reinterpret_cast<const float4*>(residual + out1) + 1);
+      }
+    }
+
+    float d[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) d[i] = 0.0f;
+    // A fragments of one tap (its four k-steps of 8 channels), double-
+    // buffered: the next tap's loads run while this tap's four wgmmas do.
+    uint32_t a[2][kKStepsPerTap][4];
+    const int q_base = wg * kInW + 16 * wwarp + g;
+    const unsigned char* tile_bytes = reinterpret_cast<const unsigned char*>(buf);
+    auto load_tap = [&](int tap, uint32_t(&dst)[kKStepsPerTap][4]) {
+      const int dy = tap / 3, dx = tap % 3;
+      const int q0 = q_base + dy * kInW + dx;  // the other row: q0 + 8
+#pragma unroll
+      for (int pair = 0; pair < kKStepsPerTap / 2; ++pair) {
+        // Chunk 4·pair + t: channels 16·pair + 4t .. + 3 (InputChannel).
+        const uint4 lo = *reinterpret_cast<const uint4*>(
+            tile_bytes + ChunkOffset(q0, 4 * pair + t));
+        const uint4 hi = *reinterpret_cast<const uint4*>(
+            tile_bytes + ChunkOffset(q0 + 8, 4 * pair + t));
+        dst[2 * pair][0] = lo.x;
+        dst[2 * pair][1] = hi.x;
+        dst[2 * pair][2] = lo.y;
+        dst[2 * pair][3] = hi.y;
+        dst[2 * pair + 1][0] = lo.z;
+        dst[2 * pair + 1][1] = hi.z;
+        dst[2 * pair + 1][2] = lo.w;
+        dst[2 * pair + 1][3] = hi.w;
+      }
+    };
+    load_tap(0, a[0]);
+#pragma unroll
+    for (int tap = 0; tap < kTaps; ++tap) {
+      uint32_t(&cur)[kKStepsPerTap][4] = a[tap & 1];
+      uint32_t(&other)[kKStepsPerTap][4] = a[(tap + 1) & 1];
+#pragma unroll
+      for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
+#pragma unroll
+      for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) FenceOperand(cur[s][i]);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int s = 0; s < kKStepsPerTap; ++s) {
+        WgmmaTf32(d, cur[s],
+                  BDescriptor(w_base +
+                              (tap * kKStepsPerTap + s) * kKStepBytes));
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      if constexpr (kOverlap) {
+        // This tap's group stays in flight; the previous tap's, which read
+        // `other`, must be done before `other` is refilled.
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+#pragma unroll
+        for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) FenceOperand(other[s][i]);
+        if (tap + 1 < kTaps) load_tap(tap + 1, other);
+      } else {
+        if (tap + 1 < kTaps) load_tap(tap + 1, other);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+        for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) FenceOperand(cur[s][i]);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
+      }
+    }
+    if constexpr (kOverlap) {
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+      for (int b = 0; b < 2; ++b)
+#pragma unroll
+        for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) FenceOperand(a[b][s][i]);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
+    }
+
+    // Epilogue: lane (g, t) holds channels 8t .. 8t + 7 of pixels col and
+    // col + 8 (rows g and g + 8 of the warp's 16).
+    if (row_ok) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        if (col + 8 * half >= w) continue;
+        float o[8];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          o[2 * i] = d[4 * i + 2 * half] + bv[2 * i];
+          o[2 * i + 1] = d[4 * i + 2 * half + 1] + bv[2 * i + 1];
+        }
+        const float4 r0 = r[2 * half], r1 = r[2 * half + 1];
         o[0] += r0.x, o[1] += r0.y, o[2] += r0.z, o[3] += r0.w;
         o[4] += r1.x, o[5] += r1.y, o[6] += r1.z, o[7] += r1.w;
-      }
-      if (relu) {
+        if (relu) {
 #pragma unroll
-        for (int k = 0; k < 8; ++k) o[k] = fmaxf(o[k], 0.0f);
+          for (int k = 0; k < 8; ++k) o[k] = fmaxf(o[k], 0.0f);
+        }
+        float4* out = reinterpret_cast<float4*>(y + (half ? out1 : out0));
+        out[0] = make_float4(o[0], o[1], o[2], o[3]);
+        out[1] = make_float4(o[4], o[5], o[6], o[7]);
       }
-      float4* out = reinterpret_cast<float4*>(y + off);
-      out[0] = make_float4(o[0], o[1], o[2], o[3]);
-      out[1] = make_float4(o[4], o[5], o[6], o[7]);
     }
+    __syncthreads();  // every warp is done with `buf` before it is refilled
   }
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
-// cudaFuncSetAttribute per (kernel, device), once: it applies to the
-// current device only (shared_memory_opt_in.h says why it matters), and
-// the variants share one function type, so each keeps its own record.
-template <int kWarps, int kCols, bool kSmemWeights>
-absl::Status Launch(const Conv3x3C32Params& p, cudaStream_t stream) {
-  using S = TileShape<kWarps, kCols, kSmemWeights>;
-  auto* kernel = &Conv3x3C32Kernel<kWarps, kCols, kSmemWeights>;
-  if (S::kSmemBytes > 48 * 1024) {
-    static std::mutex mu;
-    static std::set<int> done;
-    int device = 0;
-    cudaError_t err = cudaGetDevice(&device);
+// Per kernel variant and device: the shared-memory opt-in
+// (cudaFuncSetAttribute applies to the current device only,
+// shared_memory_opt_in.h) and the resident CTAs per SM for the persistent
+// grid, found once.
+template <int kRows, bool kOverlap>
+absl::StatusOr<int> GridFor(int device) {
+  using S = TileShape<kRows>;
+  static std::mutex mu;
+  static int ctas[64] = {};
+  if (device < 0 || device >= 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LaunchConv3x3C32Tf32: device ", device));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (ctas[device] == 0) {
+    auto* kernel = &Conv3x3C32Kernel<kRows, kOverlap>;
+    cudaError_t err = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes);
+    int per_sm = 0, sms = 0;
     if (err == cudaSuccess) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!done.count(device)) {
-        err = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-            S::kSmemBytes);
-        if (err == cudaSuccess) done.insert(device);
-      }
+      err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, kernel, S::kThreads, S::kSmemBytes);
+    }
+    if (err == cudaSuccess) {
+      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                   device);
     }
     if (err != cudaSuccess) {
-      return absl::InternalError(
-          absl::StrCat("Conv3x3C32Kernel: cudaFuncSetAttribute: ",
-                       cudaGetErrorString(err)));
+      return absl::InternalError(absl::StrCat(
+          "Conv3x3C32Kernel set-up: ", cudaGetErrorString(err)));
     }
+    if (per_sm < 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Conv3x3C32Kernel: no CTA of ", S::kSmemBytes,
+          " bytes of shared memory fits on an SM of device ", device));
+    }
+    ctas[device] = per_sm * sms;
   }
-  const dim3 grid((p.w + kCols - 1) / kCols, (p.h + kWarps - 1) / kWarps,
-                  p.n);
-  if (grid.y > 65535u || grid.z > 65535u) {
+  return ctas[device];
+}
+
+template <int kRows, bool kOverlap>
+absl::Status Launch(const Conv3x3C32Params& p, cudaStream_t stream) {
+  using S = TileShape<kRows>;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) {
+    return absl::InternalError(
+        absl::StrCat("LaunchConv3x3C32Tf32: ", cudaGetErrorString(err)));
+  }
+  const absl::StatusOr<int> resident = GridFor<kRows, kOverlap>(device);
+  if (!resident.ok()) return resident.status();
+  Tiling tl;
+  tl.tiles_w = (p.w + kSegment - 1) / kSegment;
+  tl.tiles_h = (p.h + kRows - 1) / kRows;
+  const int64_t total = int64_t{tl.tiles_w} * tl.tiles_h * p.n;
+  if (total > 0x7fffffff) {
     return absl::InvalidArgumentError(
-        absl::StrCat("LaunchConv3x3C32Tf32: grid ", grid.x, " x ", grid.y,
-                     " x ", grid.z, " is too large (n ", p.n, ", h ", p.h,
-                     ")"));
+        absl::StrCat("LaunchConv3x3C32Tf32: ", total, " tiles (n ", p.n,
+                     ", h ", p.h, ", w ", p.w, ") exceed one grid"));
   }
-  kernel<<<grid, S::kThreads, S::kSmemBytes, stream>>>(
+  tl.total = static_cast<int>(total);
+  const int grid = std::min(tl.total, *resident);
+  Conv3x3C32Kernel<kRows, kOverlap>
+      <<<grid, S::kThreads, S::kSmemBytes, stream>>>(
       p.x, reinterpret_cast<const float4*>(p.packed_weights), p.bias,
-      p.residual, p.y, p.h, p.w, p.relu);
-  const cudaError_t err = cudaGetLastError();
+      p.residual, p.y, p.h, p.w, tl, p.relu);
+  err = cudaGetLastError();
   if (err != cudaSuccess) {
     return absl::InternalError(
         absl::StrCat("Conv3x3C32Kernel launch: ", cudaGetErrorString(err)));
@@ -254,16 +475,12 @@ bool Overlap(const float* a, const float* b, size_t bytes) {
 
 std::string Conv3x3C32TileName(Conv3x3C32Tile tile) {
   switch (tile) {
-    case Conv3x3C32Tile::kRows8Cols32:
-      return "rows8_cols32";
-    case Conv3x3C32Tile::kRows4Cols64:
-      return "rows4_cols64";
-    case Conv3x3C32Tile::kRows4Cols32Global:
-      return "rows4_cols32_l1";
-    case Conv3x3C32Tile::kRows8Cols32Global:
-      return "rows8_cols32_l1";
-    case Conv3x3C32Tile::kRows2Cols64Global:
-      return "rows2_cols64_l1";
+    case Conv3x3C32Tile::kRows2:
+      return "wgmma_rows2";
+    case Conv3x3C32Tile::kRows4:
+      return "wgmma_rows4";
+    case Conv3x3C32Tile::kRows2Serial:
+      return "wgmma_rows2_serial";
   }
   return "unknown";
 }
@@ -290,18 +507,14 @@ absl::StatusOr<std::vector<float>> PackConv3x3C32Weights(
   }
   std::vector<float> out(kConv3x3C32PackedFloats);
   for (int tap = 0; tap < kTaps; ++tap) {
-    for (int s = 0; s < kKSteps; ++s) {
-      for (int np = 0; np < 2; ++np) {
-        for (int lane = 0; lane < 32; ++lane) {
-          const int g = lane >> 2, t = lane & 3;
-          float* dst = &out[(((tap * kKSteps + s) * 2 + np) * 32 + lane) * 4];
-          for (int j = 0; j < 2; ++j) {  // n-tile 2·np + j
-            const int co = PhysicalChannel(8 * (2 * np + j) + g);
-            for (int e = 0; e < 2; ++e) {  // b0: channel 8s+2t, b1: +1
-              const int ci = 8 * s + 2 * t + e;
-              dst[2 * j + e] = RoundToTf32(oihw[(co * kC + ci) * kTaps + tap]);
-            }
-          }
+    for (int s = 0; s < kKStepsPerTap; ++s) {
+      const int ks = tap * kKStepsPerTap + s;
+      for (int n = 0; n < kC; ++n) {
+        const int co = PhysicalChannel(n);
+        for (int k = 0; k < 8; ++k) {
+          const int ci = InputChannel(s, k);
+          out[(ks * kKStepBytes + BOffset(n, k)) / 4] =
+              RoundToTf32(oihw[(co * kC + ci) * kTaps + tap]);
         }
       }
     }
@@ -330,18 +543,34 @@ absl::Status LaunchConv3x3C32Tf32(const Conv3x3C32Params& p,
         "halos other CTAs would already have overwritten)");
   }
   switch (p.tile) {
-    case Conv3x3C32Tile::kRows8Cols32:
-      return Launch<8, 32, true>(p, stream);
-    case Conv3x3C32Tile::kRows4Cols64:
-      return Launch<4, 64, true>(p, stream);
-    case Conv3x3C32Tile::kRows4Cols32Global:
-      return Launch<4, 32, false>(p, stream);
-    case Conv3x3C32Tile::kRows8Cols32Global:
-      return Launch<8, 32, false>(p, stream);
-    case Conv3x3C32Tile::kRows2Cols64Global:
-      return Launch<2, 64, false>(p, stream);
+    case Conv3x3C32Tile::kRows2:
+      return Launch<2, true>(p, stream);
+    case Conv3x3C32Tile::kRows4:
+      return Launch<4, true>(p, stream);
+    case Conv3x3C32Tile::kRows2Serial:
+      return Launch<2, false>(p, stream);
   }
   return absl::InvalidArgumentError("LaunchConv3x3C32Tf32: unknown tile");
+}
+
+absl::Status Conv3x3C32Supported(int device) {
+  int major = 0, minor = 0;
+  cudaError_t err =
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                                 device);
+  }
+  if (err != cudaSuccess) {
+    return absl::InternalError(
+        absl::StrCat("Conv3x3C32Supported: ", cudaGetErrorString(err)));
+  }
+  if (major != 9 || minor != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the layer1 kernel (wgmma) is built for sm_90a only; device ", device,
+        " is sm_", major, minor));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace diarization::kernels

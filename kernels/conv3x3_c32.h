@@ -6,19 +6,23 @@
 // Why a kernel of our own: cuDNN's engines run these six layers at 19-25 %
 // of the H200's TF32 peak (docs/benchmarks.md, per-layer table) although
 // they are the trunk's largest tensors (327 MB per layer at 32 windows):
-// with only 32 output channels a GEMM tile of its engines is mostly empty,
-// and the layers are bound by moving their activations. Here a CTA stages
-// one input tile (its output rows plus a one-pixel halo, all 32 channels,
-// rounded to TF32 once on the way into shared memory) and the whole filter
-// bank, and each warp runs one output row segment as an implicit GEMM
-// (M = pixels, N = 32 channels, K = 9 taps × 32 channels) on
-// mma.sync.m16n8k8 TF32, accumulating in FP32.
+// with only 32 output channels its engines' tiles are mostly empty, and a
+// first kernel of ours on mma.sync (the pre-Hopper tensor-core instruction)
+// was no faster than cuDNN (0.38 / 0.43 ms against 0.39 / 0.51 ms per
+// layer at 32 windows, 2026-12-04): mma.sync reaches about half of Hopper's
+// TF32 rate. This one runs Hopper's wgmma (m64n32k8, TF32): persistent CTAs
+// keep the filter bank in shared memory (as wgmma's K-major B operand) and
+// double-buffer the input tiles (cp.async, the next tile in flight while
+// this one computes); each warpgroup computes 64 output pixels × 32
+// channels of one row, its A fragments (pixels × channels of one tap) read
+// from the staged tile into registers (128-bit loads; the tile is rounded
+// to TF32 in place once, as each staged value feeds up to 9 taps).
 //
 // Arithmetic: products of TF32-rounded inputs and weights (round to nearest,
 // ties away: cvt.rna, as the weights are rounded at packing), FP32
 // accumulation in tap order, then + bias (+ residual), then max(0, ·) when
 // `relu`. The same precision class as cuDNN's TF32 path (DESIGN.md: TF32
-// ≤ 1e-3 relative to FP32).
+// ≤ 1e-3 relative to FP32). Built for sm_90a only (Conv3x3C32Supported).
 #ifndef DIARIZATION_KERNELS_CONV3X3_C32_H_
 #define DIARIZATION_KERNELS_CONV3X3_C32_H_
 
@@ -37,24 +41,23 @@ inline constexpr int kConv3x3C32Channels = 32;
 // Floats of the packed filter bank (PackConv3x3C32Weights).
 inline constexpr int kConv3x3C32PackedFloats = 9 * 32 * 32;
 
-// Tile shapes: output rows per CTA (one warp per row) × output columns per
-// warp. kDefault is production's; the others exist for the benchmark
-// (bench/gpu/conv3x3_c32_bench) that chose it.
+// Output rows per CTA (one warpgroup each, 64 columns per row) and the
+// wgmma schedule. kDefault is production's; the others exist for the
+// benchmark (bench/gpu/conv3x3_c32_bench) that chose it.
 enum class Conv3x3C32Tile {
-  kRows8Cols32 = 0,        // 8 warps, filters in shared memory
-  kRows4Cols64 = 1,        // 4 warps, filters in shared memory
-  kRows4Cols32Global = 2,  // 4 warps, filters read through L1
-  kRows8Cols32Global = 3,  // 8 warps, filters read through L1
-  kRows2Cols64Global = 4,  // 2 warps, filters read through L1
+  kRows2 = 0,  // 2 warpgroups, 102 KiB of shared memory: 2 CTAs per SM
+  kRows4 = 1,  // 4 warpgroups, 135 KiB: 1 CTA per SM
+  // As kRows2, but each tap's wgmmas finish before the next tap's fragments
+  // load (the other two keep one tap in flight).
+  kRows2Serial = 2,
 };
-inline constexpr Conv3x3C32Tile kConv3x3C32DefaultTile =
-    Conv3x3C32Tile::kRows8Cols32;
+inline constexpr Conv3x3C32Tile kConv3x3C32DefaultTile = Conv3x3C32Tile::kRows2;
 std::string Conv3x3C32TileName(Conv3x3C32Tile tile);
 
 // The filter bank in the kernel's order: `oihw` is PyTorch's (32, 32, 3, 3)
 // weight (any BatchNorm folded in). Returns kConv3x3C32PackedFloats floats,
-// each rounded to TF32 (cvt.rna), laid out as the mma B fragments each lane
-// reads; InvalidArgument for another size.
+// each rounded to TF32 (cvt.rna), in the byte layout the kernel copies to
+// shared memory for wgmma's B operand; InvalidArgument for another size.
 absl::StatusOr<std::vector<float>> PackConv3x3C32Weights(
     std::span<const float> oihw);
 
@@ -75,6 +78,10 @@ struct Conv3x3C32Params {
 // large, 16-byte-misaligned tensors or y aliasing an input.
 absl::Status LaunchConv3x3C32Tf32(const Conv3x3C32Params& p,
                                   cudaStream_t stream);
+
+// OK where the kernel runs: a GPU of compute capability 9.0 (the binary
+// holds sm_90a code only); FailedPrecondition with the reason otherwise.
+absl::Status Conv3x3C32Supported(int device);
 
 // Host model of the kernel's rounding: the float `v` rounded to TF32 as
 // cvt.rna.tf32.f32 does (for the tests' TF32-exact reference).

@@ -29,10 +29,8 @@ using Dev = ::diarization::testing::DeviceFloats;
 
 constexpr int kC = kConv3x3C32Channels;
 
-const Conv3x3C32Tile kTiles[] = {
-    Conv3x3C32Tile::kRows8Cols32, Conv3x3C32Tile::kRows4Cols64,
-    Conv3x3C32Tile::kRows4Cols32Global, Conv3x3C32Tile::kRows8Cols32Global,
-    Conv3x3C32Tile::kRows2Cols64Global};
+const Conv3x3C32Tile kTiles[] = {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
+                               Conv3x3C32Tile::kRows2Serial};
 
 struct Reference {
   std::vector<double> exact;   // float64 of the float inputs

@@ -95,10 +95,8 @@ int main(int argc, char** argv) {
               prop.name, n, h, w, kC, repeats);
 
   const double flop = 2.0 * total * kC * 9;
-  const Conv3x3C32Tile tiles[] = {
-      Conv3x3C32Tile::kRows8Cols32, Conv3x3C32Tile::kRows4Cols64,
-      Conv3x3C32Tile::kRows4Cols32Global, Conv3x3C32Tile::kRows8Cols32Global,
-      Conv3x3C32Tile::kRows2Cols64Global};
+  const Conv3x3C32Tile tiles[] = {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
+                               Conv3x3C32Tile::kRows2Serial};
   std::printf("%-18s %-9s %9s %9s %9s %9s %9s\n", "tile", "layer", "median_ms",
               "min_ms", "max_ms", "TFLOP/s", "GB/s");
   for (const Conv3x3C32Tile tile : tiles) {

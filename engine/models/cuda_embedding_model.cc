@@ -760,6 +760,16 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   impl->layer1_kernel = options.layer1_conv_kernel &&
                         impl->precision == cuda::Precision::kTf32 &&
                         impl->fused && impl->channels_last;
+  if (impl->layer1_kernel) {
+    // Built for sm_90a only: other GPUs keep cuDNN for layer1, and say so.
+    const absl::Status supported =
+        kernels::Conv3x3C32Supported(arena->device());
+    if (!supported.ok()) {
+      ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " embedding"),
+                       absl::StrCat("layer1 on cuDNN: ", supported.message()));
+      impl->layer1_kernel = false;
+    }
+  }
   const bool fold = impl->fused;
   const bool half = impl->half;
   impl->arena_owner = std::move(arena_owner);
