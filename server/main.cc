@@ -84,6 +84,10 @@ ABSL_FLAG(std::string, cuda_embedding_conv_api, "auto",
           "), graph (cuDNN graphs, engines chosen when the model loads, "
           "10-25 s without --cuda_conv_engine_cache; TF32 or mixed) or "
           "fastest (graph, legacy per layer where that timed faster)");
+ABSL_FLAG(bool, cuda_layer1_kernel, true,
+          "The embedding trunk's six 32-channel layer1 convolutions on the "
+          "project's wgmma kernel (TF32 on sm_90, ADR 0084); false: cuDNN "
+          "for every layer");
 ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
           "With the graph API (--cuda_embedding_conv_api): a file that keeps "
           "the engine chosen per trunk layer shape, so a restart builds those "
@@ -376,6 +380,7 @@ absl::Status Run() {
   backend.cuda_embedding_conv_api =
       absl::GetFlag(FLAGS_cuda_embedding_conv_api);
   backend.cuda_conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
+  backend.cuda_layer1_kernel = absl::GetFlag(FLAGS_cuda_layer1_kernel);
   // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
   // kCpuSegmentationBatchSize, says why).
   int segmentation_batch_size = absl::GetFlag(FLAGS_segmentation_batch_size);

@@ -90,10 +90,10 @@ struct CudaModelOptions {
   // Opt-in until a GPU round measures it.
   bool direct_stem_conv = false;
   // Embedding only, TF32 with fused_conv_epilogue and channels_last: the six
-  // 32-channel layer1 convolutions through the project's TF32 tensor-core
-  // kernel (kernels/conv3x3_c32.h) instead of cuDNN, whose engines ran them
-  // at 19-25 % of the H200's TF32 peak. Off: cuDNN (conv_api) for every
-  // layer.
+  // 32-channel layer1 convolutions through the project's wgmma kernel
+  // (kernels/conv3x3_c32.h, sm_90 only; other GPUs keep cuDNN) instead of
+  // cuDNN, whose engines ran them at 19-25 % of the H200's TF32 peak (ADR
+  // 0084). Off: cuDNN (conv_api) for every layer.
   bool layer1_conv_kernel = true;
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.

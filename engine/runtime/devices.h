@@ -38,6 +38,9 @@ struct DevicesOptions {
   // CUDA embedding trunk convolutions: "auto", "legacy", "graph" or
   // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077-0079).
   std::string cuda_embedding_conv_api = "auto";
+  // The layer1 convolutions on the project's wgmma kernel (models::
+  // CudaModelOptions::layer1_conv_kernel, ADR 0084); false: cuDNN.
+  bool cuda_layer1_kernel = true;
   // With conv_api graph/fastest: the file that keeps the engine chosen per
   // layer shape across restarts (models::CudaModelOptions::
   // conv_engine_cache); empty = none.
@@ -109,6 +112,7 @@ struct CudaDeviceOptions {
   std::string embedding_precision = "tf32";
   std::string embedding_conv_api = "auto";  // ADR 0072, 0077, 0078
   std::string conv_engine_cache;            // ADR 0072, addendum
+  bool layer1_kernel = true;                // ADR 0084
   // Windows per launch each network's buffers are sized for.
   int segmentation_max_batch = 128;
   int embedding_max_batch = 32;

@@ -110,6 +110,7 @@ absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
   options.embedding.precision = device_options.embedding_precision;
   options.embedding.conv_api = device_options.embedding_conv_api;
   options.embedding.conv_engine_cache = device_options.conv_engine_cache;
+  options.embedding.layer1_conv_kernel = device_options.layer1_kernel;
   ASSIGN_OR_RETURN(CudaDeviceParts parts,
                    MakeCudaDeviceParts(dir, ordinal, device_options, options));
   return std::move(parts.device);
