@@ -12,9 +12,9 @@ namespace {
 
 constexpr int kC = kConv3x3C32Channels;
 constexpr int kTaps = 9;
-constexpr int kKStepsPerTap = kC / 8;               // 8 channels per k-step
-constexpr int kKSteps = kTaps * kKStepsPerTap;      // 36
-constexpr int kKStepBytes = kC * 8 * 4;             // B of one k-step: 1 KiB
+constexpr int kKStepsPerTap = kC / 8;                // 8 channels per k-step
+constexpr int kKSteps = kTaps * kKStepsPerTap;       // 36
+constexpr int kKStepBytes = kC * 8 * 4;              // B of one k-step: 1 KiB
 constexpr int kWeightBytes = kKSteps * kKStepBytes;  // 36 KiB
 static_assert(kWeightBytes == kConv3x3C32PackedFloats * 4);
 constexpr int kSegment = 64;  // output pixels per warpgroup: one wgmma M
@@ -78,8 +78,9 @@ __device__ __forceinline__ void FenceOperand(float& r) {
 
 // D (64 × 32, FP32) += A (64 × 8 TF32, registers) · B (8 × 32 TF32, shared
 // memory through `desc`), one warpgroup.
-__device__ __forceinline__ void WgmmaTf32(float (&d)[16], const uint32_t (&a)[4],
-                                         uint64_t desc) {
+__device__ __forceinline__ void WgmmaTf32(float (&d)[16],
+                                          const uint32_t (&a)[4],
+                                          uint64_t desc) {
   // scale-d = true (D accumulates; the caller zeroes it first),
   // imm-scale-a = imm-scale-b = 1.
   asm volatile(
@@ -90,10 +91,9 @@ __device__ __forceinline__ void WgmmaTf32(float (&d)[16], const uint32_t (&a)[4]
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
       "{%16, %17, %18, %19}, %20, p, 1, 1;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]),
-        "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
-        "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
-        "+f"(d[15])
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
+        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc)
       : "memory");
 }
@@ -284,7 +284,8 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
     // buffered: the next tap's loads run while this tap's four wgmmas do.
     uint32_t a[2][kKStepsPerTap][4];
     const int q_base = wg * kInW + 16 * wwarp + g;
-    const unsigned char* tile_bytes = reinterpret_cast<const unsigned char*>(buf);
+    const unsigned char* tile_bytes =
+        reinterpret_cast<const unsigned char*>(buf);
     auto load_tap = [&](int tap, uint32_t(&dst)[kKStepsPerTap][4]) {
       const int dy = tap / 3, dx = tap % 3;
       const int q0 = q_base + dy * kInW + dx;  // the other row: q0 + 8
@@ -319,9 +320,9 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
       for (int s = 0; s < kKStepsPerTap; ++s) {
-        WgmmaTf32(d, cur[s],
-                  BDescriptor(w_base +
-                              (tap * kKStepsPerTap + s) * kKStepBytes));
+        WgmmaTf32(
+            d, cur[s],
+            BDescriptor(w_base + (tap * kKStepsPerTap + s) * kKStepBytes));
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       if constexpr (kOverlap) {
@@ -409,12 +410,12 @@ absl::StatusOr<int> GridFor(int device) {
           &per_sm, kernel, S::kThreads, S::kSmemBytes);
     }
     if (err == cudaSuccess) {
-      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                   device);
+      err =
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     }
     if (err != cudaSuccess) {
-      return absl::InternalError(absl::StrCat(
-          "Conv3x3C32Kernel set-up: ", cudaGetErrorString(err)));
+      return absl::InternalError(
+          absl::StrCat("Conv3x3C32Kernel set-up: ", cudaGetErrorString(err)));
     }
     if (per_sm < 1) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -443,15 +444,15 @@ absl::Status Launch(const Conv3x3C32Params& p, cudaStream_t stream) {
   const int64_t total = int64_t{tl.tiles_w} * tl.tiles_h * p.n;
   if (total > 0x7fffffff) {
     return absl::InvalidArgumentError(
-        absl::StrCat("LaunchConv3x3C32Tf32: ", total, " tiles (n ", p.n,
-                     ", h ", p.h, ", w ", p.w, ") exceed one grid"));
+        absl::StrCat("LaunchConv3x3C32Tf32: ", total, " tiles (n ", p.n, ", h ",
+                     p.h, ", w ", p.w, ") exceed one grid"));
   }
   tl.total = static_cast<int>(total);
   const int grid = std::min(tl.total, *resident);
   Conv3x3C32Kernel<kRows, kOverlap>
       <<<grid, S::kThreads, S::kSmemBytes, stream>>>(
-      p.x, reinterpret_cast<const float4*>(p.packed_weights), p.bias,
-      p.residual, p.y, p.h, p.w, tl, p.relu);
+          p.x, reinterpret_cast<const float4*>(p.packed_weights), p.bias,
+          p.residual, p.y, p.h, p.w, tl, p.relu);
   err = cudaGetLastError();
   if (err != cudaSuccess) {
     return absl::InternalError(

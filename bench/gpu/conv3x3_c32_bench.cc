@@ -47,7 +47,8 @@ int Flag(int argc, char** argv, const char* name, int def) {
 
 float* Upload(const std::vector<float>& h) {
   float* d = nullptr;
-  CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&d), h.size() * sizeof(float)));
+  CHECK_CUDA(
+      cudaMalloc(reinterpret_cast<void**>(&d), h.size() * sizeof(float)));
   CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(float),
                         cudaMemcpyHostToDevice));
   return d;
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
     x[s] = Upload(host);
     for (float& v : host) v = std::max(0.0f, gauss(rng));
     r[s] = Upload(host);
-    CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&y[s]), total * sizeof(float)));
+    CHECK_CUDA(
+        cudaMalloc(reinterpret_cast<void**>(&y[s]), total * sizeof(float)));
   }
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -91,12 +93,13 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaEventCreate(&stop));
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device %s, n %d, %d x %d x %d channels, %d repeats\n",
-              prop.name, n, h, w, kC, repeats);
+  std::printf("device %s, n %d, %d x %d x %d channels, %d repeats\n", prop.name,
+              n, h, w, kC, repeats);
 
   const double flop = 2.0 * total * kC * 9;
-  const Conv3x3C32Tile tiles[] = {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
-                               Conv3x3C32Tile::kRows2Serial};
+  const Conv3x3C32Tile tiles[] = {Conv3x3C32Tile::kRows2,
+                                  Conv3x3C32Tile::kRows4,
+                                  Conv3x3C32Tile::kRows2Serial};
   std::printf("%-18s %-9s %9s %9s %9s %9s %9s\n", "tile", "layer", "median_ms",
               "min_ms", "max_ms", "TFLOP/s", "GB/s");
   for (const Conv3x3C32Tile tile : tiles) {
@@ -131,9 +134,8 @@ int main(int argc, char** argv) {
       const double bytes = sizeof(float) * total * (with_residual ? 3.0 : 2.0);
       std::printf("%-18s %-9s %9.4f %9.4f %9.4f %9.1f %9.0f\n",
                   diarization::kernels::Conv3x3C32TileName(tile).c_str(),
-                  with_residual ? "conv2" : "conv1", med, ms.front(),
-                  ms.back(), flop / (med * 1e-3) / 1e12,
-                  bytes / (med * 1e-3) / 1e9);
+                  with_residual ? "conv2" : "conv1", med, ms.front(), ms.back(),
+                  flop / (med * 1e-3) / 1e12, bytes / (med * 1e-3) / 1e9);
     }
   }
   return 0;

@@ -405,17 +405,15 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
          .w = w},
         ctx->stream()));
   } else {
-    RETURN_IF_ERROR(
-        ConvBiasRelu(stem, input, n, h, w, stem.shift.data(), nullptr, cur,
-                     ctx->stream()));
+    RETURN_IF_ERROR(ConvBiasRelu(stem, input, n, h, w, stem.shift.data(),
+                                 nullptr, cur, ctx->stream()));
   }
   // BasicBlock with three buffers: x (cur), t, and the output.
   for (Block& b : blocks) {
     const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
     void* t = free_a;
-    RETURN_IF_ERROR(
-        ConvBiasRelu(b.conv1, cur, n, h, w, b.conv1.shift.data(), nullptr, t,
-                     ctx->stream()));
+    RETURN_IF_ERROR(ConvBiasRelu(b.conv1, cur, n, h, w, b.conv1.shift.data(),
+                                 nullptr, t, ctx->stream()));
     if (b.shortcut) {
       // s = conv_sc'(x) (its shift is in conv2's bias) into the third
       // buffer; x is dead after it, so the block's output goes there.
@@ -429,9 +427,8 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
     } else {
       // y = ReLU(conv2'(t) + shift2 + x) into the third buffer.
       void* y = free_b;
-      RETURN_IF_ERROR(
-          ConvBiasRelu(b.conv2, t, n, oh, ow, b.conv2.shift.data(), cur, y,
-                       ctx->stream()));
+      RETURN_IF_ERROR(ConvBiasRelu(b.conv2, t, n, oh, ow, b.conv2.shift.data(),
+                                   cur, y, ctx->stream()));
       free_a = t;
       free_b = cur;
       cur = y;
@@ -595,13 +592,12 @@ void CudaEmbeddingModel::Impl::LogGraphConvs() {
           options.max_batch, ": ", on_graph,
           " layer shapes on cuDNN graph engines, ", on_legacy,
           " on the legacy call", on_legacy > 0 ? ":" : "", legacy_names,
-          on_kernel > 0
-              ? absl::StrCat(", ", on_kernel,
-                             " on the layer1 kernel (conv3x3_c32, ",
-                             kernels::Conv3x3C32TileName(
-                                 kernels::kConv3x3C32DefaultTile),
-                             ")")
-              : "",
+          on_kernel > 0 ? absl::StrCat(", ", on_kernel,
+                                       " on the layer1 kernel (conv3x3_c32, ",
+                                       kernels::Conv3x3C32TileName(
+                                           kernels::kConv3x3C32DefaultTile),
+                                       ")")
+                        : "",
           engine_cache != nullptr
               ? absl::StrCat("; ", cached, " choices from the engine cache")
               : "",
@@ -687,10 +683,9 @@ std::vector<std::string> CudaEmbeddingModel::conv_engines() const {
   const std::vector<ConvBn*> layers = impl_->Layers(&names);
   for (size_t i = 0; i < layers.size(); ++i) {
     if (layers[i]->graph == nullptr) {
-      out.push_back(absl::StrCat(names[i], ": layer1 kernel conv3x3_c32 (",
-                                 kernels::Conv3x3C32TileName(
-                                     kernels::kConv3x3C32DefaultTile),
-                                 ")"));
+      out.push_back(absl::StrCat(
+          names[i], ": layer1 kernel conv3x3_c32 (",
+          kernels::Conv3x3C32TileName(kernels::kConv3x3C32DefaultTile), ")"));
       continue;
     }
     for (std::string& line : layers[i]->graph->Describe())
