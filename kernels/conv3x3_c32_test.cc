@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/conv3x3_reference.h"
 #include "testing/cuda_test_buffers.h"
 
 namespace diarization::kernels {
@@ -30,12 +31,12 @@ using Dev = ::diarization::testing::DeviceFloats;
 constexpr int kC = kConv3x3C32Channels;
 
 const Conv3x3C32Tile kTiles[] = {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
-                               Conv3x3C32Tile::kRows2Serial};
+                                 Conv3x3C32Tile::kRows2Serial};
 
 struct Reference {
-  std::vector<double> exact;   // float64 of the float inputs
-  std::vector<double> tf32;    // float64 of the TF32-rounded x and weights
-  std::vector<double> scale;   // Σ|w·x| + |bias| + |residual| per output
+  std::vector<double> exact;  // float64 of the float inputs
+  std::vector<double> tf32;   // float64 of the TF32-rounded x and weights
+  std::vector<double> scale;  // Σ|w·x| + |bias| + |residual| per output
 };
 
 // x, residual NHWC; oihw PyTorch's weight layout.
@@ -44,51 +45,13 @@ Reference Convolve(const std::vector<float>& x, const std::vector<float>& oihw,
                    const std::vector<float>* residual, bool relu, int n, int h,
                    int w) {
   Reference r;
-  const size_t total = size_t(n) * h * w * kC;
-  r.exact.resize(total);
-  r.tf32.resize(total);
-  r.scale.resize(total);
+  r.exact = ::diarization::testing::Conv3x3Nhwc(x, oihw, bias, residual, relu,
+                                                n, h, w, kC, &r.scale);
   std::vector<float> xr(x.size()), wr(oihw.size());
   for (size_t i = 0; i < x.size(); ++i) xr[i] = RoundToTf32(x[i]);
   for (size_t i = 0; i < oihw.size(); ++i) wr[i] = RoundToTf32(oihw[i]);
-  std::vector<double> acc(kC), acc_r(kC), mag(kC);
-  for (int b = 0; b < n; ++b)
-    for (int i = 0; i < h; ++i)
-      for (int j = 0; j < w; ++j) {
-        for (int k = 0; k < kC; ++k) {
-          acc[k] = acc_r[k] = bias[k];
-          mag[k] = std::abs(bias[k]);
-        }
-        for (int dy = 0; dy < 3; ++dy)
-          for (int dx = 0; dx < 3; ++dx) {
-            const int ii = i + dy - 1, jj = j + dx - 1;
-            if (ii < 0 || ii >= h || jj < 0 || jj >= w) continue;
-            const size_t xo = ((size_t(b) * h + ii) * w + jj) * kC;
-            for (int k = 0; k < kC; ++k) {
-              double s = 0, sr = 0, m = 0;
-              for (int c = 0; c < kC; ++c) {
-                const size_t wo = (size_t(k) * kC + c) * 9 + dy * 3 + dx;
-                s += double(oihw[wo]) * x[xo + c];
-                sr += double(wr[wo]) * xr[xo + c];
-                m += std::abs(double(oihw[wo]) * x[xo + c]);
-              }
-              acc[k] += s;
-              acc_r[k] += sr;
-              mag[k] += m;
-            }
-          }
-        const size_t o = ((size_t(b) * h + i) * w + j) * kC;
-        for (int k = 0; k < kC; ++k) {
-          if (residual != nullptr) {
-            acc[k] += (*residual)[o + k];
-            acc_r[k] += (*residual)[o + k];
-            mag[k] += std::abs((*residual)[o + k]);
-          }
-          r.exact[o + k] = relu ? std::max(acc[k], 0.0) : acc[k];
-          r.tf32[o + k] = relu ? std::max(acc_r[k], 0.0) : acc_r[k];
-          r.scale[o + k] = mag[k];
-        }
-      }
+  r.tf32 = ::diarization::testing::Conv3x3Nhwc(xr, wr, bias, residual, relu, n,
+                                               h, w, kC);
   return r;
 }
 

@@ -103,8 +103,8 @@ if want sanitizer 120 && [[ -n "$SAN" ]]; then
   SAN_END=$(( $(elapsed) + ${SAN_BUDGET_S:-420} ))
   for tool in memcheck racecheck initcheck synccheck; do
     # Our kernels alone (no cuDNN); then the fbank stage (through the
-    # embedding model, so cuBLAS runs too).
-    for set in "lstm,sinc,epilogues" "fbank"; do
+    # embedding model, so cuBLAS runs too); the layer1 kernel alone.
+    for set in "lstm,sinc,epilogues" "fbank" "conv32"; do
       if (( $(elapsed) > SAN_END )); then
         note "SKIPPED sanitizer $tool [$set] (budget)"
         for g in ${set//,/ }; do echo "$g $tool SKIPPED" >>"$SAN_RESULTS"; done
@@ -135,8 +135,8 @@ if want qualify 150; then
     --sanitizer_results "$SAN_RESULTS" --driver "$DRIVER" \
     --git_commit "$(cat "$WORK/commit")" >"$LOGS/qualify.log" 2>&1
   rc=$?
-  grep -vE "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident) " "$LOGS/qualify.log" | head -120
-  grep -E "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident) " "$LOGS/qualify.log" | grep -v "QUALIFIED" | head -40
+  grep -vE "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident|conv3x3_c32) " "$LOGS/qualify.log" | head -120
+  grep -E "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident|conv3x3_c32) " "$LOGS/qualify.log" | grep -v "QUALIFIED" | head -40
   note "qualify_main rc=$rc: $(grep "QUALIFY SUMMARY" "$LOGS/qualify.log")"
   [[ -s "$OUTDIR/qualification.json" ]] && note "wrote qualification.json ($(wc -c <"$OUTDIR/qualification.json") bytes)"
   [[ -s "$SAN_RESULTS" ]] || note "WARNING: no sanitizer results in this round (PARTS without sanitizer): no tuple qualified; do not commit this qualification.json"

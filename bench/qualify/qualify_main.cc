@@ -44,11 +44,13 @@
 #include "engine/models/cuda_embedding_model.h"
 #include "engine/models/cuda_precision.h"
 #include "engine/models/cuda_segmentation_model.h"
+#include "engine/models/cudnn_graph_conv.h"
 #include "engine/models/device_arena_cuda.h"
 #include "engine/models/fbank.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
+#include "kernels/conv3x3_c32.h"
 #include "kernels/lstm.h"
 #include "kernels/lstm_cluster.h"
 #include "kernels/lstm_reference.h"
@@ -58,12 +60,14 @@
 #include "kernels/stats_pool.h"
 #include "kernels/window_gather.h"
 #include "nlohmann/json.hpp"
+#include "testing/conv3x3_reference.h"
 #include "testing/sinc_conv_reference.h"
 #include "testing/stats_pool_reference.h"
 
 ABSL_FLAG(std::string, out, "", "coverage file to write (JSON)");
-ABSL_FLAG(std::string, groups, "lstm,sinc,epilogues,fbank,segmentation",
+ABSL_FLAG(std::string, groups, "lstm,sinc,epilogues,fbank,conv32,segmentation",
           "what to run: lstm, sinc, epilogues (stats pool, nn_ops), fbank, "
+          "conv32 (the trunk's layer1 convolutions, kernels/conv3x3_c32), "
           "segmentation (the whole network, cluster vs resident LSTM)");
 ABSL_FLAG(bool, small, false,
           "small sizes and no timing (for compute-sanitizer)");
@@ -687,6 +691,157 @@ void RunSinc(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
   }
 }
 
+// --- the trunk's layer1 convolutions (kernels/conv3x3_c32.h)
+
+// Per output, |y − ref| / (|bias| + Σ|w·x| + |residual|) over items 0 and
+// n − 1 (the float64 reference of a whole batch of 32 would take minutes):
+// TF32 rounds each operand by at most 2^−11 relative, so a correct kernel
+// stays under ~1e-3 of that magnitude whatever the inputs.
+double Conv32Error(const std::vector<float>& got, const std::vector<float>& x,
+                   const std::vector<float>& oihw,
+                   const std::vector<float>& bias,
+                   const std::vector<float>* residual, int n, int h, int w) {
+  if (got.empty()) return INFINITY;
+  constexpr int kC = kernels::kConv3x3C32Channels;
+  const size_t per = size_t(h) * w * kC;
+  double worst = 0;
+  for (const int item : std::set<int>{0, n - 1}) {
+    const std::vector<float> xi(x.begin() + item * per,
+                                x.begin() + (item + 1) * per);
+    std::vector<float> ri;
+    if (residual != nullptr) {
+      ri.assign(residual->begin() + item * per,
+                residual->begin() + (item + 1) * per);
+    }
+    std::vector<double> scale;
+    const std::vector<double> ref = ::diarization::testing::Conv3x3Nhwc(
+        xi, oihw, bias, residual ? &ri : nullptr, /*relu=*/true, 1, h, w, kC,
+        &scale);
+    for (size_t i = 0; i < per; ++i) {
+      const float v = got[item * per + i];
+      if (!std::isfinite(v)) return INFINITY;
+      worst = std::max(worst, std::abs(v - ref[i]) / (scale[i] + 1e-30));
+    }
+  }
+  return worst;
+}
+
+// The six layer1 convolutions have two forms: conv1 (bias + ReLU) and conv2
+// (bias + residual + ReLU). Baseline: what production runs without the
+// kernel, the same layer through a cuDNN graph (engines timed for the
+// shape, behind the layer fence), on the same stream.
+void RunConv32(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
+  const bool small = absl::GetFlag(FLAGS_small);
+  const bool library = absl::GetFlag(FLAGS_library);
+  constexpr int kC = kernels::kConv3x3C32Channels;
+  const int hh = small ? 6 : 80, ww = small ? 70 : 998;
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<float> oihw(kC * kC * 9), bias(kC);
+  for (float& v : oihw) v = 0.08f * gauss(Rng());
+  for (float& v : bias) v = 0.3f * gauss(Rng());
+  auto packed = kernels::PackConv3x3C32Weights(oihw);
+  if (!packed.ok()) {
+    std::printf("PackConv3x3C32Weights: %s\n",
+                packed.status().ToString().c_str());
+    ++h.failures;
+    return;
+  }
+  cudaStream_t stream = stream0;
+  std::unique_ptr<models::cuda::CudaContext> ctx;
+  std::unique_ptr<models::cuda::Conv2d> conv;
+  std::unique_ptr<models::cuda::GraphConv2d> graph;
+  if (library) {
+    auto c = models::cuda::CudaContext::Create(
+        arena, "qualify", models::cuda::Precision::kTf32, size_t{256} << 20);
+    if (c.ok()) {
+      ctx = std::move(*c);
+      stream = ctx->stream();
+      auto cv = models::cuda::Conv2d::Create(ctx.get(),
+                                             {.out_channels = kC,
+                                              .in_channels = kC,
+                                              .kernel_h = 3,
+                                              .kernel_w = 3,
+                                              .pad_h = 1,
+                                              .pad_w = 1,
+                                              .channels_last = true},
+                                             oihw, "qualify");
+      if (cv.ok()) {
+        conv = std::move(*cv);
+        auto g = models::cuda::GraphConv2d::Create(
+            ctx.get(), conv.get(), "layer1",
+            models::cuda::GraphConv2d::Options{});
+        if (g.ok()) {
+          graph = std::move(*g);
+        } else {
+          std::printf("GraphConv2d: %s\n", g.status().ToString().c_str());
+        }
+      } else {
+        std::printf("Conv2d: %s\n", cv.status().ToString().c_str());
+      }
+    } else {
+      std::printf("CudaContext: %s\n", c.status().ToString().c_str());
+    }
+  }
+  Dev dw(*packed), db(bias);
+  for (const int batch :
+       small ? std::vector<int>{2} : std::vector<int>{4, 32}) {
+    const size_t total = size_t(batch) * hh * ww * kC;
+    std::vector<float> x(total), r(total);
+    for (float& v : x) v = std::max(0.0f, gauss(Rng()));
+    for (float& v : r) v = std::max(0.0f, gauss(Rng()));
+    Dev dx(x), dr(r), dy(total);
+    for (const bool conv2 : {false, true}) {
+      Launch kernel = [&]() {
+        return kernels::LaunchConv3x3C32Tf32(
+            {.x = dx.p,
+             .packed_weights = dw.p,
+             .bias = db.p,
+             .residual = conv2 ? dr.p : nullptr,
+             .y = dy.p,
+             .n = batch,
+             .h = hh,
+             .w = ww},
+            stream);
+      };
+      auto [got, det] = ThreeRuns(dy, kernel);
+      const double err =
+          Conv32Error(got, x, oihw, bias, conv2 ? &r : nullptr, batch, hh, ww);
+      json extra = {{"h", hh},
+                    {"w", ww},
+                    {"tile", kernels::Conv3x3C32TileName(
+                                 kernels::kConv3x3C32DefaultTile)},
+                    {"error", "max |y - ref| / (|bias| + sum |w x| + |z|)"}};
+      std::optional<bool> speed;
+      if (graph) {
+        Dev ly(total);
+        Launch lib = [&]() {
+          return graph->ForwardBiasRelu(dx.p, batch, hh, ww, db.p,
+                                        conv2 ? dr.p : nullptr, ly.p);
+        };
+        ly.Poison();
+        if (absl::Status st = lib(); st.ok()) {
+          extra["baseline"] = "cudnn_graph";
+          extra["max_abs_diff_vs_cudnn"] = MaxAbsDiff(got, ly.Host());
+          if (!small) {
+            const AbTiming t = TimeAB(kernel, lib, stream, 5);
+            extra["timing"] = t.ToJson();
+            speed = SpeedOk(t);
+            std::printf(
+                "layer1 %s batch %d: kernel %.1f us, cuDNN graph %.1f us "
+                "(%.2fx)\n",
+                conv2 ? "conv2" : "conv1", batch, t.a_median, t.b_median,
+                t.b_median / t.a_median);
+          }
+        } else {
+          std::printf("cuDNN graph layer1: %s\n", st.ToString().c_str());
+        }
+      }
+      h.Add("conv3x3_c32", conv2 ? "layer1.conv2" : "layer1.conv1", batch,
+            "tf32", "conv32", err, 1e-3, det, extra, speed);
+    }
+  }
+}
+
 // --- epilogues: stats pooling and nn_ops
 
 double Err(const std::vector<float>& got, const std::vector<double>& ref) {
@@ -1131,8 +1286,8 @@ int Main() {
   // alone run without it, e.g. under the sanitizers).
   const bool library = absl::GetFlag(FLAGS_library);
   std::shared_ptr<models::DeviceArena> arena;
-  if ((groups.count("sinc") && library) || groups.count("fbank") ||
-      groups.count("segmentation")) {
+  if (((groups.count("sinc") || groups.count("conv32")) && library) ||
+      groups.count("fbank") || groups.count("segmentation")) {
     models::DeviceArenaOptions ao;
     ao.budget_bytes = size_t{24} << 30;
     auto arena_or = models::CreateCudaDeviceArena(ao);
@@ -1196,6 +1351,8 @@ int Main() {
   }
   write_record(false);
   if (groups.count("fbank")) RunFbank(h, arena, tmp);
+  write_record(false);
+  if (groups.count("conv32")) RunConv32(h, arena.get(), stream);
   write_record(false);
   if (groups.count("segmentation")) RunSegmentation(h, arena, tmp);
   const bool ok = Check(cudaDeviceSynchronize(), "final sync");
