@@ -30,11 +30,29 @@ __host__ __device__ constexpr int PhysicalChannel(int n) {
   return 8 * (c >> 1) + 2 * i + (c & 1);
 }
 
-// Input channel of logical k (0..7) in k-step s of a tap. Lane (g, t)'s
-// A registers a0 (k = t) and a2 (k = t + 4) of the two k-steps 2p and
-// 2p + 1 hold channels 16p + 4t .. 16p + 4t + 3: one 128-bit shared-memory
-// load per pixel row and pair of k-steps.
-constexpr int InputChannel(int s, int k) {
+// Where wgmma's A operand (pixels × channels of one tap) comes from.
+enum AMode : int {
+  // Registers: each warp loads its fragments from the staged tile.
+  kARegisters = 0,
+  // Shared memory through a descriptor: the tile staged in wgmma's 128-byte
+  // swizzled K-major layout (a pixel's 128 bytes are one row), each tap's
+  // 64 rows starting at any pixel, the descriptor's base offset set to the
+  // start's phase in the swizzle pattern ((address >> 7) & 7).
+  kASharedBaseOffset = 1,
+  // The same with base offset 0: for the case where the hardware takes the
+  // pattern's phase from the absolute address bits. The PTX text admits
+  // both readings; the GPU test says which is right (not yet run).
+  kASharedNoBaseOffset = 2,
+};
+
+// Input channel of logical k (0..7) in k-step s of a tap.
+// kARegisters: lane (g, t)'s A registers a0 (k = t) and a2 (k = t + 4) of
+// the two k-steps 2p and 2p + 1 hold channels 16p + 4t .. 16p + 4t + 3: one
+// 128-bit shared-memory load per pixel row and pair of k-steps. From shared
+// memory: k-step s reads channels 8s .. 8s + 7 in order (bytes 32s .. 32s +
+// 31 of the pixel's row).
+constexpr int InputChannel(int s, int k, bool registers) {
+  if (!registers) return 8 * s + k;
   const int p = s / 2, j = s % 2;
   return 16 * p + 4 * (k % 4) + 2 * j + (k / 4);
 }
@@ -63,6 +81,16 @@ __device__ __forceinline__ uint32_t SmemAddress(const void* p) {
 __device__ __forceinline__ uint64_t BDescriptor(uint32_t address) {
   return uint64_t{(address & 0x3FFFF) >> 4} |
          ((kLeadingByteOffset >> 4) << 16) | ((kStrideByteOffset >> 4) << 32);
+}
+
+// Shared-memory descriptor of A for kASharedBaseOffset / kASharedNoBaseOffset
+// (128-byte swizzle, K-major: rows 128 bytes apart, 8-row groups 1024 bytes
+// apart; the leading byte offset is unused for K-major swizzled layouts).
+template <int kAMode>
+__device__ __forceinline__ uint64_t ADescriptor(uint32_t address) {
+  const uint64_t phase = kAMode == kASharedBaseOffset ? (address >> 7) & 7 : 0;
+  return uint64_t{(address & 0x3FFFF) >> 4} | (uint64_t{1} << 16) |
+         (uint64_t{1024 >> 4} << 32) | (phase << 49) | (uint64_t{1} << 62);
 }
 
 // The compiler does not know that wgmma reads its register operands and
@@ -98,6 +126,25 @@ __device__ __forceinline__ void WgmmaTf32(float (&d)[16],
       : "memory");
 }
 
+// D (64 × 32, FP32) += A (64 × 8 TF32, shared memory through `adesc`) ·
+// B (8 × 32 TF32, shared memory through `bdesc`), one warpgroup.
+__device__ __forceinline__ void WgmmaTf32Smem(float (&d)[16], uint64_t adesc,
+                                              uint64_t bdesc) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "%16, %17, p, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),
+        "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(adesc), "l"(bdesc)
+      : "memory");
+}
+
 __device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src,
                                           bool valid) {
   // src-size 0 fills the 16 bytes with zeros (the padding).
@@ -119,11 +166,25 @@ struct Tiling {
 };
 
 // Byte offset of pixel q's 16-byte chunk f (channels 4f .. 4f + 3) in a
-// staged tile: the pixel's two 16-channel halves at slots p ^ (q & 1), so
-// that a quarter-warp's 128-bit A loads (2 consecutive pixels × 4 lanes)
-// fall in distinct banks.
+// staged tile (kARegisters): the pixel's two 16-channel halves at slots
+// p ^ (q & 1), so that a quarter-warp's 128-bit A loads (2 consecutive
+// pixels × 4 lanes) fall in distinct banks.
 __device__ __forceinline__ int ChunkOffset(int q, int f) {
   return q * kPixelBytes + (((f >> 2) ^ (q & 1)) * 64) + (f & 3) * 16;
+}
+
+// Shared-memory address of pixel q's chunk f in the tile at `base`. From
+// shared memory, wgmma's 128-byte swizzle: chunk f of the 128-byte row at
+// address a sits at a + 16 · (f ^ ((a >> 7) & 7)), a function of the
+// absolute address, so any 128-byte-aligned row may start a tap's A.
+template <int kAMode>
+__device__ __forceinline__ uint32_t ChunkPosition(uint32_t base, int q, int f) {
+  if constexpr (kAMode == kARegisters) {
+    return base + ChunkOffset(q, f);
+  } else {
+    const uint32_t row = base + q * kPixelBytes;
+    return row + ((f ^ ((row >> 7) & 7)) << 4);
+  }
 }
 
 // The chunks each thread stages, the same for every tile: chunk f = tid % 8
@@ -142,7 +203,7 @@ struct ChunkWalk {
 // Stages tile `tile`'s input (its rows plus a one-pixel halo, all 32
 // channels, zeros outside the image) into `buf` with cp.async, at
 // ChunkOffset.
-template <int kRows>
+template <int kRows, int kAMode>
 __device__ __forceinline__ void LoadTile(const float* __restrict__ x,
                                          float* buf, int tile, const Tiling& tl,
                                          int h, int w) {
@@ -165,38 +226,124 @@ __device__ __forceinline__ void LoadTile(const float* __restrict__ x,
     const int gx = col0 - 1 + cx;
     const bool col_ok = gx >= 0 && gx < w;
     const float* src = top + int64_t{gx} * kC;
-    uint32_t dst = base + ChunkOffset(cx, f);
 #pragma unroll
     for (int ry = 0; ry < S::kInH; ++ry) {
       const int gy = row0 - 1 + ry;
       const bool valid = col_ok && gy >= 0 && gy < h;
-      CpAsync16(dst, valid ? src : x, valid);
+      CpAsync16(ChunkPosition<kAMode>(base, ry * kInW + cx, f), valid ? src : x,
+                valid);
       src += row_stride;
-      dst += kInW * kPixelBytes;
     }
   }
 }
 
 // Rounds the chunks this thread staged (LoadTile's) to TF32 in place, once
 // per tile: each staged value feeds up to 9 taps' A fragments.
-template <int kRows>
+template <int kRows, int kAMode>
 __device__ __forceinline__ void RoundTileToTf32(float* buf) {
   using S = TileShape<kRows>;
   using CW = ChunkWalk<kRows>;
   unsigned char* bytes = reinterpret_cast<unsigned char*>(buf);
+  const uint32_t base = SmemAddress(buf);
   const int f = threadIdx.x & 7;
 #pragma unroll
   for (int pass = 0; pass < CW::kPasses; ++pass) {
     const int cx = (threadIdx.x >> 3) + pass * CW::kColsPerPass;
     if (cx >= kInW) break;
-    unsigned char* c = bytes + ChunkOffset(cx, f);
 #pragma unroll
     for (int ry = 0; ry < S::kInH; ++ry) {
+      unsigned char* c =
+          bytes + (ChunkPosition<kAMode>(base, ry * kInW + cx, f) - base);
       const float4 v = *reinterpret_cast<const float4*>(c);
       *reinterpret_cast<uint4*>(c) =
           make_uint4(ToTf32(v.x), ToTf32(v.y), ToTf32(v.z), ToTf32(v.w));
-      c += kInW * kPixelBytes;
     }
+  }
+  if constexpr (kAMode != kARegisters) {
+    // wgmma (the async proxy) reads these bytes next.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+}
+
+// The kARegisters main loop of one warpgroup over one tile: A fragments of
+// one tap (its four k-steps of 8 channels) double-buffered in registers, the
+// next tap's loads running while this tap's four wgmmas do.
+template <bool kOverlap>
+__device__ __forceinline__ void MainLoopRegisters(float (&d)[16],
+                                                  const float* buf,
+                                                  uint32_t w_base, int wg,
+                                                  int wwarp, int g, int t) {
+  uint32_t a[2][kKStepsPerTap][4];
+  const int q_base = wg * kInW + 16 * wwarp + g;
+  const unsigned char* tile_bytes = reinterpret_cast<const unsigned char*>(buf);
+  auto load_tap = [&](int tap, uint32_t(&dst)[kKStepsPerTap][4]) {
+    const int dy = tap / 3, dx = tap % 3;
+    const int q0 = q_base + dy * kInW + dx;  // the other row: q0 + 8
+#pragma unroll
+    for (int pair = 0; pair < kKStepsPerTap / 2; ++pair) {
+      // Chunk 4·pair + t: channels 16·pair + 4t .. + 3 (InputChannel).
+      const uint4 lo = *reinterpret_cast<const uint4*>(
+          tile_bytes + ChunkOffset(q0, 4 * pair + t));
+      const uint4 hi = *reinterpret_cast<const uint4*>(
+          tile_bytes + ChunkOffset(q0 + 8, 4 * pair + t));
+      dst[2 * pair][0] = lo.x;
+      dst[2 * pair][1] = hi.x;
+      dst[2 * pair][2] = lo.y;
+      dst[2 * pair][3] = hi.y;
+      dst[2 * pair + 1][0] = lo.z;
+      dst[2 * pair + 1][1] = hi.z;
+      dst[2 * pair + 1][2] = lo.w;
+      dst[2 * pair + 1][3] = hi.w;
+    }
+  };
+  load_tap(0, a[0]);
+#pragma unroll
+  for (int tap = 0; tap < kTaps; ++tap) {
+    uint32_t(&cur)[kKStepsPerTap][4] = a[tap & 1];
+    uint32_t(&other)[kKStepsPerTap][4] = a[(tap + 1) & 1];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
+#pragma unroll
+    for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) FenceOperand(cur[s][i]);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < kKStepsPerTap; ++s) {
+      WgmmaTf32(d, cur[s],
+                BDescriptor(w_base + (tap * kKStepsPerTap + s) * kKStepBytes));
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    if constexpr (kOverlap) {
+      // This tap's group stays in flight; the previous tap's, which read
+      // `other`, must be done before `other` is refilled.
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+#pragma unroll
+      for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) FenceOperand(other[s][i]);
+      if (tap + 1 < kTaps) load_tap(tap + 1, other);
+    } else {
+      if (tap + 1 < kTaps) load_tap(tap + 1, other);
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+      for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) FenceOperand(cur[s][i]);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
+    }
+  }
+  if constexpr (kOverlap) {
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+    for (int b = 0; b < 2; ++b)
+#pragma unroll
+      for (int s = 0; s < kKStepsPerTap; ++s)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) FenceOperand(a[b][s][i]);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
   }
 }
 
@@ -208,8 +355,10 @@ __device__ __forceinline__ void RoundTileToTf32(float* buf) {
 // to TF32 in place when it landed) and issues the warpgroup's m64n32k8
 // wgmma, four per tap: with kOverlap a tap's group stays in flight while
 // the next tap's fragments load and issue (wait depth 1), else each tap
-// waits for its own (depth 0).
-template <int kRows, bool kOverlap>
+// waits for its own (depth 0). With A from shared memory (kAMode other than
+// kARegisters) the warpgroup issues all 36 wgmmas on descriptors and waits
+// once per tile.
+template <int kRows, bool kOverlap, int kAMode>
 __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
     Conv3x3C32Kernel(const float* __restrict__ x,
                      const float4* __restrict__ wpacked,
@@ -223,7 +372,7 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
   float* s_in1 = reinterpret_cast<float*>(smem + kWeightBytes + S::kInputBytes);
 
   int tile = blockIdx.x;
-  if (tile < tl.total) LoadTile<kRows>(x, s_in0, tile, tl, h, w);
+  if (tile < tl.total) LoadTile<kRows, kAMode>(x, s_in0, tile, tl, h, w);
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   for (int i = threadIdx.x; i < kWeightBytes / 16; i += S::kThreads) {
     s_w[i] = __ldg(wpacked + i);
@@ -247,11 +396,11 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
     float* buf = (it & 1) ? s_in1 : s_in0;
     const int next = tile + gridDim.x;
     if (next < tl.total) {
-      LoadTile<kRows>(x, (it & 1) ? s_in0 : s_in1, next, tl, h, w);
+      LoadTile<kRows, kAMode>(x, (it & 1) ? s_in0 : s_in1, next, tl, h, w);
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
     asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-    RoundTileToTf32<kRows>(buf);
+    RoundTileToTf32<kRows, kAMode>(buf);
     __syncthreads();  // the tile's copies of every thread (and the filters)
 
     const int tx = tile % tl.tiles_w;
@@ -280,79 +429,28 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
     float d[16];
 #pragma unroll
     for (int i = 0; i < 16; ++i) d[i] = 0.0f;
-    // A fragments of one tap (its four k-steps of 8 channels), double-
-    // buffered: the next tap's loads run while this tap's four wgmmas do.
-    uint32_t a[2][kKStepsPerTap][4];
-    const int q_base = wg * kInW + 16 * wwarp + g;
-    const unsigned char* tile_bytes =
-        reinterpret_cast<const unsigned char*>(buf);
-    auto load_tap = [&](int tap, uint32_t(&dst)[kKStepsPerTap][4]) {
-      const int dy = tap / 3, dx = tap % 3;
-      const int q0 = q_base + dy * kInW + dx;  // the other row: q0 + 8
-#pragma unroll
-      for (int pair = 0; pair < kKStepsPerTap / 2; ++pair) {
-        // Chunk 4·pair + t: channels 16·pair + 4t .. + 3 (InputChannel).
-        const uint4 lo = *reinterpret_cast<const uint4*>(
-            tile_bytes + ChunkOffset(q0, 4 * pair + t));
-        const uint4 hi = *reinterpret_cast<const uint4*>(
-            tile_bytes + ChunkOffset(q0 + 8, 4 * pair + t));
-        dst[2 * pair][0] = lo.x;
-        dst[2 * pair][1] = hi.x;
-        dst[2 * pair][2] = lo.y;
-        dst[2 * pair][3] = hi.y;
-        dst[2 * pair + 1][0] = lo.z;
-        dst[2 * pair + 1][1] = hi.z;
-        dst[2 * pair + 1][2] = lo.w;
-        dst[2 * pair + 1][3] = hi.w;
-      }
-    };
-    load_tap(0, a[0]);
-#pragma unroll
-    for (int tap = 0; tap < kTaps; ++tap) {
-      uint32_t(&cur)[kKStepsPerTap][4] = a[tap & 1];
-      uint32_t(&other)[kKStepsPerTap][4] = a[(tap + 1) & 1];
+    if constexpr (kAMode == kARegisters) {
+      MainLoopRegisters<kOverlap>(d, buf, w_base, wg, wwarp, g, t);
+    } else {
+      // All 36 k-steps from shared memory: the warpgroup's 64 rows of tap
+      // (dy, dx) start at pixel (wg + dy) · kInW + dx of the tile.
+      const uint32_t a_base = SmemAddress(buf);
 #pragma unroll
       for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
-#pragma unroll
-      for (int s = 0; s < kKStepsPerTap; ++s)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) FenceOperand(cur[s][i]);
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-      for (int s = 0; s < kKStepsPerTap; ++s) {
-        WgmmaTf32(
-            d, cur[s],
-            BDescriptor(w_base + (tap * kKStepsPerTap + s) * kKStepBytes));
+      for (int tap = 0; tap < kTaps; ++tap) {
+        const int dy = tap / 3, dx = tap % 3;
+        const uint32_t row = a_base + ((wg + dy) * kInW + dx) * kPixelBytes;
+#pragma unroll
+        for (int s = 0; s < kKStepsPerTap; ++s) {
+          WgmmaTf32Smem(
+              d, ADescriptor<kAMode>(row + 32 * s),
+              BDescriptor(w_base + (tap * kKStepsPerTap + s) * kKStepBytes));
+        }
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      if constexpr (kOverlap) {
-        // This tap's group stays in flight; the previous tap's, which read
-        // `other`, must be done before `other` is refilled.
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-#pragma unroll
-        for (int s = 0; s < kKStepsPerTap; ++s)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) FenceOperand(other[s][i]);
-        if (tap + 1 < kTaps) load_tap(tap + 1, other);
-      } else {
-        if (tap + 1 < kTaps) load_tap(tap + 1, other);
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#pragma unroll
-        for (int s = 0; s < kKStepsPerTap; ++s)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) FenceOperand(cur[s][i]);
-#pragma unroll
-        for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
-      }
-    }
-    if constexpr (kOverlap) {
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#pragma unroll
-      for (int b = 0; b < 2; ++b)
-#pragma unroll
-        for (int s = 0; s < kKStepsPerTap; ++s)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) FenceOperand(a[b][s][i]);
 #pragma unroll
       for (int i = 0; i < 16; ++i) FenceOperand(d[i]);
     }
@@ -390,7 +488,7 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
 // (cudaFuncSetAttribute applies to the current device only,
 // shared_memory_opt_in.h) and the resident CTAs per SM for the persistent
 // grid, found once.
-template <int kRows, bool kOverlap>
+template <int kRows, bool kOverlap, int kAMode>
 absl::StatusOr<int> GridFor(int device) {
   using S = TileShape<kRows>;
   static std::mutex mu;
@@ -401,7 +499,7 @@ absl::StatusOr<int> GridFor(int device) {
   }
   std::lock_guard<std::mutex> lock(mu);
   if (ctas[device] == 0) {
-    auto* kernel = &Conv3x3C32Kernel<kRows, kOverlap>;
+    auto* kernel = &Conv3x3C32Kernel<kRows, kOverlap, kAMode>;
     cudaError_t err = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes);
     int per_sm = 0, sms = 0;
@@ -427,7 +525,7 @@ absl::StatusOr<int> GridFor(int device) {
   return ctas[device];
 }
 
-template <int kRows, bool kOverlap>
+template <int kRows, bool kOverlap, int kAMode>
 absl::Status Launch(const Conv3x3C32Params& p, cudaStream_t stream) {
   using S = TileShape<kRows>;
   int device = 0;
@@ -436,7 +534,7 @@ absl::Status Launch(const Conv3x3C32Params& p, cudaStream_t stream) {
     return absl::InternalError(
         absl::StrCat("LaunchConv3x3C32Tf32: ", cudaGetErrorString(err)));
   }
-  const absl::StatusOr<int> resident = GridFor<kRows, kOverlap>(device);
+  const absl::StatusOr<int> resident = GridFor<kRows, kOverlap, kAMode>(device);
   if (!resident.ok()) return resident.status();
   Tiling tl;
   tl.tiles_w = (p.w + kSegment - 1) / kSegment;
@@ -449,7 +547,7 @@ absl::Status Launch(const Conv3x3C32Params& p, cudaStream_t stream) {
   }
   tl.total = static_cast<int>(total);
   const int grid = std::min(tl.total, *resident);
-  Conv3x3C32Kernel<kRows, kOverlap>
+  Conv3x3C32Kernel<kRows, kOverlap, kAMode>
       <<<grid, S::kThreads, S::kSmemBytes, stream>>>(
           p.x, reinterpret_cast<const float4*>(p.packed_weights), p.bias,
           p.residual, p.y, p.h, p.w, tl, p.relu);
@@ -482,6 +580,10 @@ std::string Conv3x3C32TileName(Conv3x3C32Tile tile) {
       return "wgmma_rows4";
     case Conv3x3C32Tile::kRows2Serial:
       return "wgmma_rows2_serial";
+    case Conv3x3C32Tile::kRows2SharedA:
+      return "wgmma_rows2_smem_a";
+    case Conv3x3C32Tile::kRows2SharedANoBaseOffset:
+      return "wgmma_rows2_smem_a_no_base_offset";
   }
   return "unknown";
 }
@@ -499,8 +601,13 @@ float RoundToTf32(float v) {
   return v;
 }
 
+bool Conv3x3C32ReadsASharedMemory(Conv3x3C32Tile tile) {
+  return tile == Conv3x3C32Tile::kRows2SharedA ||
+         tile == Conv3x3C32Tile::kRows2SharedANoBaseOffset;
+}
+
 absl::StatusOr<std::vector<float>> PackConv3x3C32Weights(
-    std::span<const float> oihw) {
+    std::span<const float> oihw, Conv3x3C32Tile tile) {
   if (oihw.size() != static_cast<size_t>(kC * kC * kTaps)) {
     return absl::InvalidArgumentError(
         absl::StrCat("PackConv3x3C32Weights: ", oihw.size(),
@@ -513,7 +620,8 @@ absl::StatusOr<std::vector<float>> PackConv3x3C32Weights(
       for (int n = 0; n < kC; ++n) {
         const int co = PhysicalChannel(n);
         for (int k = 0; k < 8; ++k) {
-          const int ci = InputChannel(s, k);
+          const int ci =
+              InputChannel(s, k, !Conv3x3C32ReadsASharedMemory(tile));
           out[(ks * kKStepBytes + BOffset(n, k)) / 4] =
               RoundToTf32(oihw[(co * kC + ci) * kTaps + tap]);
         }
@@ -545,11 +653,15 @@ absl::Status LaunchConv3x3C32Tf32(const Conv3x3C32Params& p,
   }
   switch (p.tile) {
     case Conv3x3C32Tile::kRows2:
-      return Launch<2, true>(p, stream);
+      return Launch<2, true, kARegisters>(p, stream);
     case Conv3x3C32Tile::kRows4:
-      return Launch<4, true>(p, stream);
+      return Launch<4, true, kARegisters>(p, stream);
     case Conv3x3C32Tile::kRows2Serial:
-      return Launch<2, false>(p, stream);
+      return Launch<2, false, kARegisters>(p, stream);
+    case Conv3x3C32Tile::kRows2SharedA:
+      return Launch<2, true, kASharedBaseOffset>(p, stream);
+    case Conv3x3C32Tile::kRows2SharedANoBaseOffset:
+      return Launch<2, true, kASharedNoBaseOffset>(p, stream);
   }
   return absl::InvalidArgumentError("LaunchConv3x3C32Tf32: unknown tile");
 }

@@ -50,22 +50,36 @@ enum class Conv3x3C32Tile {
   // As kRows2, but each tap's wgmmas finish before the next tap's fragments
   // load (the other two keep one tap in flight).
   kRows2Serial = 2,
+  // Not yet run on a GPU: as kRows2, but wgmma reads A from shared memory
+  // too (the tile staged in its 128-byte swizzled layout, a descriptor per
+  // k-step, no fragment loads: the form above was bound by instruction
+  // issue, ADR 0084). The two differ only in the descriptor's base offset
+  // (the swizzle phase of a tap's first row, or 0); the PTX text leaves
+  // open which the hardware wants, and conv3x3_c32_test says.
+  kRows2SharedA = 3,
+  kRows2SharedANoBaseOffset = 4,
 };
 inline constexpr Conv3x3C32Tile kConv3x3C32DefaultTile = Conv3x3C32Tile::kRows2;
 std::string Conv3x3C32TileName(Conv3x3C32Tile tile);
 
-// The filter bank in the kernel's order: `oihw` is PyTorch's (32, 32, 3, 3)
-// weight (any BatchNorm folded in). Returns kConv3x3C32PackedFloats floats,
-// each rounded to TF32 (cvt.rna), in the byte layout the kernel copies to
-// shared memory for wgmma's B operand; InvalidArgument for another size.
+// Whether `tile` reads wgmma's A operand from shared memory (its filters
+// are packed in another channel order).
+bool Conv3x3C32ReadsASharedMemory(Conv3x3C32Tile tile);
+
+// The filter bank in the kernel's order for `tile`: `oihw` is PyTorch's
+// (32, 32, 3, 3) weight (any BatchNorm folded in). Returns
+// kConv3x3C32PackedFloats floats, each rounded to TF32 (cvt.rna), in the
+// byte layout the kernel copies to shared memory for wgmma's B operand;
+// InvalidArgument for another size. Launch with the same tile.
 absl::StatusOr<std::vector<float>> PackConv3x3C32Weights(
-    std::span<const float> oihw);
+    std::span<const float> oihw, Conv3x3C32Tile tile = kConv3x3C32DefaultTile);
 
 struct Conv3x3C32Params {
-  const float* x = nullptr;               // (n, h, w, 32)
-  const float* packed_weights = nullptr;  // PackConv3x3C32Weights, on device
-  const float* bias = nullptr;            // (32)
-  const float* residual = nullptr;        // (n, h, w, 32) or null
+  const float* x = nullptr;  // (n, h, w, 32)
+  // PackConv3x3C32Weights(·, tile), on the device.
+  const float* packed_weights = nullptr;
+  const float* bias = nullptr;      // (32)
+  const float* residual = nullptr;  // (n, h, w, 32) or null
   float* y = nullptr;  // (n, h, w, 32); must not alias x or residual
   int n = 0, h = 0, w = 0;
   bool relu = true;

@@ -30,8 +30,13 @@ using Dev = ::diarization::testing::DeviceFloats;
 
 constexpr int kC = kConv3x3C32Channels;
 
+// Every tile form; the two that read A from shared memory had not yet run
+// on a GPU when they were added (one of the two descriptor readings is
+// expected to fail, and then goes).
 const Conv3x3C32Tile kTiles[] = {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
-                                 Conv3x3C32Tile::kRows2Serial};
+                                 Conv3x3C32Tile::kRows2Serial,
+                                 Conv3x3C32Tile::kRows2SharedA,
+                                 Conv3x3C32Tile::kRows2SharedANoBaseOffset};
 
 struct Reference {
   std::vector<double> exact;  // float64 of the float inputs
@@ -114,12 +119,13 @@ TEST(Conv3x3C32Test, EveryTileMatchesFloat64ReferencesOnRandomInputs) {
     }
     const Reference ref = Convolve(x, wts, bias, s.residual ? &res : nullptr,
                                    s.relu, s.n, s.h, s.w);
-    auto packed = PackConv3x3C32Weights(wts);
-    ASSERT_TRUE(packed.ok()) << packed.status();
-    Dev d_x(x), d_w(*packed), d_b(bias), d_y(total);
+    Dev d_x(x), d_b(bias), d_y(total);
     std::vector<float> res_host = s.residual ? res : std::vector<float>{0.0f};
     Dev d_r(res_host);
     for (Conv3x3C32Tile tile : kTiles) {
+      auto packed = PackConv3x3C32Weights(wts, tile);
+      ASSERT_TRUE(packed.ok()) << packed.status();
+      Dev d_w(*packed);
       d_y.Poison();
       const absl::Status st =
           LaunchConv3x3C32Tf32({.x = d_x.p,

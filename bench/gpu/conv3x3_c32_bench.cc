@@ -70,12 +70,6 @@ int main(int argc, char** argv) {
   std::vector<float> host(total), wts(kC * kC * 9), bias(kC);
   for (float& v : wts) v = 0.08f * gauss(rng);
   for (float& v : bias) v = 0.3f * gauss(rng);
-  auto packed = diarization::kernels::PackConv3x3C32Weights(wts);
-  if (!packed.ok()) {
-    std::fprintf(stderr, "%s\n", packed.status().ToString().c_str());
-    return 1;
-  }
-  float* d_w = Upload(*packed);
   float* d_b = Upload(bias);
   float *x[kSets], *r[kSets], *y[kSets];
   for (int s = 0; s < kSets; ++s) {
@@ -97,12 +91,20 @@ int main(int argc, char** argv) {
               n, h, w, kC, repeats);
 
   const double flop = 2.0 * total * kC * 9;
-  const Conv3x3C32Tile tiles[] = {Conv3x3C32Tile::kRows2,
-                                  Conv3x3C32Tile::kRows4,
-                                  Conv3x3C32Tile::kRows2Serial};
-  std::printf("%-18s %-9s %9s %9s %9s %9s %9s\n", "tile", "layer", "median_ms",
+  const Conv3x3C32Tile tiles[] = {
+      Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
+      Conv3x3C32Tile::kRows2Serial, Conv3x3C32Tile::kRows2SharedA,
+      Conv3x3C32Tile::kRows2SharedANoBaseOffset};
+  std::printf("%-34s %-9s %9s %9s %9s %9s %9s\n", "tile", "layer", "median_ms",
               "min_ms", "max_ms", "TFLOP/s", "GB/s");
   for (const Conv3x3C32Tile tile : tiles) {
+    // Each tile form has its own filter order.
+    auto packed = diarization::kernels::PackConv3x3C32Weights(wts, tile);
+    if (!packed.ok()) {
+      std::fprintf(stderr, "%s\n", packed.status().ToString().c_str());
+      return 1;
+    }
+    float* d_w = Upload(*packed);
     for (const bool with_residual : {false, true}) {
       std::vector<float> ms;
       for (int i = -3; i < repeats; ++i) {
@@ -132,11 +134,12 @@ int main(int argc, char** argv) {
       std::sort(ms.begin(), ms.end());
       const double med = ms[ms.size() / 2];
       const double bytes = sizeof(float) * total * (with_residual ? 3.0 : 2.0);
-      std::printf("%-18s %-9s %9.4f %9.4f %9.4f %9.1f %9.0f\n",
+      std::printf("%-34s %-9s %9.4f %9.4f %9.4f %9.1f %9.0f\n",
                   diarization::kernels::Conv3x3C32TileName(tile).c_str(),
                   with_residual ? "conv2" : "conv1", med, ms.front(), ms.back(),
                   flop / (med * 1e-3) / 1e12, bytes / (med * 1e-3) / 1e9);
     }
+    CHECK_CUDA(cudaFree(d_w));
   }
   return 0;
 }
