@@ -449,7 +449,7 @@ absl::Status Run() {
           ? ", runtime-compiled engines"
           : "",
       opt.embedding.direct_stem_conv ? ", direct stem" : "",
-      opt.embedding.layer1_conv_kernel && graph_trunk ? ", layer1 kernel" : "",
+      cuda.embedding->layer1_kernel() ? ", layer1 kernel" : "",
       overlap ? "stages overlapped" : "stages in sequence",
       absl::GetFlag(FLAGS_graphs) ? "on" : "off",
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);

@@ -671,6 +671,7 @@ CudaEmbeddingModel::~CudaEmbeddingModel() = default;
 std::string CudaEmbeddingModel::precision() const {
   return impl_->options.precision;
 }
+bool CudaEmbeddingModel::layer1_kernel() const { return impl_->layer1_kernel; }
 double CudaEmbeddingModel::device_seconds() const {
   return impl_->busy.seconds();
 }

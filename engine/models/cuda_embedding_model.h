@@ -55,6 +55,9 @@ class CudaEmbeddingModel : public EmbeddingModel {
   // shape seen so far, naming the cuDNN graph engine it runs (and its timed
   // milliseconds) or why it stayed on the legacy call. Empty on "legacy".
   std::vector<std::string> conv_engines() const;
+  // Whether layer1 runs on kernels/conv3x3_c32 (CudaModelOptions::
+  // layer1_conv_kernel on a trunk and GPU that allow it), on either API.
+  bool layer1_kernel() const;
   // Device time of all batches so far (CUDA events around each batch:
   // uploads, kernels, download), for the benchmark's busy/wall ratio.
   double device_seconds() const;
