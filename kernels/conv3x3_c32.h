@@ -30,6 +30,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -50,17 +51,18 @@ enum class Conv3x3C32Tile {
   // As kRows2, but each tap's wgmmas finish before the next tap's fragments
   // load (the other two keep one tap in flight).
   kRows2Serial = 2,
-  // Not yet run on a GPU: as kRows2, but wgmma reads A from shared memory
-  // too (the tile staged in its 128-byte swizzled layout, a descriptor per
-  // k-step, no fragment loads: the form above was bound by instruction
-  // issue, ADR 0084). The two differ only in the descriptor's base offset
-  // (the swizzle phase of a tap's first row, or 0); the PTX text leaves
-  // open which the hardware wants, and conv3x3_c32_test says.
+  // As kRows2, but wgmma reads A from shared memory too (the tile staged in
+  // its 128-byte swizzled layout, a descriptor per k-step, no fragment
+  // loads). Made to test whether instruction issue bounds kRows2 (ADR
+  // 0084): it was no faster (0.365 / 0.377 ms against 0.351 / 0.378 ms,
+  // 2026-12-04), so issue is not the bound.
   kRows2SharedA = 3,
-  kRows2SharedANoBaseOffset = 4,
 };
 inline constexpr Conv3x3C32Tile kConv3x3C32DefaultTile = Conv3x3C32Tile::kRows2;
 std::string Conv3x3C32TileName(Conv3x3C32Tile tile);
+// The tile named `name` (Conv3x3C32TileName); InvalidArgument listing the
+// names otherwise.
+absl::StatusOr<Conv3x3C32Tile> Conv3x3C32TileFromName(std::string_view name);
 
 // Whether `tile` reads wgmma's A operand from shared memory (its filters
 // are packed in another channel order).

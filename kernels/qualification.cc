@@ -79,23 +79,33 @@ KernelSelection SelectQualified(
         "kernel ", kernel, " changed since its qualification (sources ",
         built.substr(0, 12), ", qualified ", it->second.substr(0, 12), ")"));
   }
+  // Every tuple of the kernel at this batch and precision must qualify: a
+  // kernel recorded per layer (conv3x3_c32: conv1 and conv2 forms) runs
+  // only where all its layers did.
+  const QualificationTuple* chosen = nullptr;
   for (const QualificationTuple& t : record->tuples) {
     if (t.kernel != kernel || t.batch != batch || t.precision != precision)
       continue;
     if (!t.qualified) {
       return fallback(absl::StrCat(kernel, " batch ", batch, " ", precision,
+                                   t.layer.empty() || t.layer == "all"
+                                       ? ""
+                                       : absl::StrCat(" (", t.layer, ")"),
                                    " not qualified: ", t.reason));
     }
-    return KernelSelection{
-        .use_custom = true,
-        .reason = absl::StrCat(
-            kernel, " qualified for batch ", batch, " ", precision,
-            t.group > 0 ? absl::StrCat(" with group ", t.group) : "", " on ",
-            device_name),
-        .group = t.group};
+    if (chosen == nullptr) chosen = &t;
   }
-  return fallback(absl::StrCat("no qualification of ", kernel, " for batch ",
-                               batch, " ", precision));
+  if (chosen == nullptr) {
+    return fallback(absl::StrCat("no qualification of ", kernel, " for batch ",
+                                 batch, " ", precision));
+  }
+  return KernelSelection{
+      .use_custom = true,
+      .reason = absl::StrCat(
+          kernel, " qualified for batch ", batch, " ", precision,
+          chosen->group > 0 ? absl::StrCat(" with group ", chosen->group) : "",
+          " on ", device_name),
+      .group = chosen->group};
 }
 
 KernelSelection SelectEmbeddedQualified(const std::string& kernel, int batch,

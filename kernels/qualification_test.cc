@@ -66,7 +66,7 @@ TEST(QualificationTest, CommittedRecordMatchesTheKernels) {
 
 TEST(QualificationTest, HashesCoverEveryKernelAndLookLikeSha256) {
   const auto& h = KernelSourceHashes();
-  ASSERT_EQ(h.size(), 7u);  // kernels/BUILD KERNEL_SOURCES
+  ASSERT_EQ(h.size(), 8u);  // kernels/BUILD KERNEL_SOURCES
   for (const auto& [name, hash] : h) {
     EXPECT_EQ(hash.size(), 64u) << name;
     EXPECT_EQ(hash.find_first_not_of("0123456789abcdef"), std::string::npos)
@@ -132,6 +132,39 @@ TEST(QualificationTest, SelectionRule) {
   EXPECT_FALSE(SelectQualified(&*r, same, "lstm_cluster", 1, "tf32",
                                "NVIDIA H200", "9.0")
                    .use_custom);
+}
+
+// A kernel recorded per layer runs at a batch only where every layer's
+// tuple qualified; the reason names the layer that did not.
+TEST(QualificationTest, EveryLayerOfABatchMustQualify) {
+  absl::StatusOr<QualificationRecord> r = ParseQualificationRecord(R"({
+    "device": {"name": "NVIDIA H200", "compute_capability": "9.0"},
+    "sources": {"conv3x3_c32": "dddd"},
+    "tuples": [
+      {"kernel": "conv3x3_c32", "layer": "layer1.conv1", "batch": 4,
+       "precision": "tf32", "qualified": true},
+      {"kernel": "conv3x3_c32", "layer": "layer1.conv2", "batch": 4,
+       "precision": "tf32", "qualified": false, "reason": "slower: 1.05x"},
+      {"kernel": "conv3x3_c32", "layer": "layer1.conv1", "batch": 32,
+       "precision": "tf32", "qualified": true},
+      {"kernel": "conv3x3_c32", "layer": "layer1.conv2", "batch": 32,
+       "precision": "tf32", "qualified": true}
+    ]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::vector<std::pair<std::string, std::string>> hashes = {
+      {"conv3x3_c32", "dddd"}};
+  auto sel = [&](int batch, const std::string& precision) {
+    return SelectQualified(&*r, hashes, "conv3x3_c32", batch, precision,
+                           "NVIDIA H200", "9.0");
+  };
+  EXPECT_TRUE(sel(32, "tf32").use_custom) << sel(32, "tf32").reason;
+  const KernelSelection four = sel(4, "tf32");
+  EXPECT_FALSE(four.use_custom);
+  EXPECT_NE(four.reason.find("layer1.conv2"), std::string::npos) << four.reason;
+  EXPECT_NE(four.reason.find("slower: 1.05x"), std::string::npos)
+      << four.reason;
+  EXPECT_FALSE(sel(16, "tf32").use_custom);
+  EXPECT_FALSE(sel(32, "fp32").use_custom);
 }
 
 TEST(QualificationTest, RejectsMalformedRecords) {

@@ -6,7 +6,8 @@
 // written once). cuDNN's time for the same layers is in the same call's
 // rtfx_main log ("graph conv" lines, timed at load).
 //
-//   conv3x3_c32_bench [--n=32] [--h=80] [--w=998] [--repeats=30]
+//   [CONV3X3_C32_TILES=name,...] conv3x3_c32_bench [--n=32] [--h=80]
+//     [--w=998] [--repeats=30]
 //
 // Three input sets rotate, each larger than the L2, so that no launch reads
 // the previous one's data from the cache.
@@ -93,11 +94,19 @@ int main(int argc, char** argv) {
   const double flop = 2.0 * total * kC * 9;
   const Conv3x3C32Tile tiles[] = {
       Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
-      Conv3x3C32Tile::kRows2Serial, Conv3x3C32Tile::kRows2SharedA,
-      Conv3x3C32Tile::kRows2SharedANoBaseOffset};
+      Conv3x3C32Tile::kRows2Serial, Conv3x3C32Tile::kRows2SharedA};
   std::printf("%-34s %-9s %9s %9s %9s %9s %9s\n", "tile", "layer", "median_ms",
               "min_ms", "max_ms", "TFLOP/s", "GB/s");
+  // CONV3X3_C32_TILES (comma-separated names) limits the run to those
+  // forms (one process per form: a faulting form cannot stop the others).
+  const char* only = std::getenv("CONV3X3_C32_TILES");
   for (const Conv3x3C32Tile tile : tiles) {
+    const std::string name = diarization::kernels::Conv3x3C32TileName(tile);
+    if (only != nullptr &&
+        (std::string(",") + only + ",").find("," + name + ",") ==
+            std::string::npos) {
+      continue;
+    }
     // Each tile form has its own filter order.
     auto packed = diarization::kernels::PackConv3x3C32Weights(wts, tile);
     if (!packed.ok()) {

@@ -134,6 +134,13 @@ ABSL_FLAG(bool, direct_stem, false,
 ABSL_FLAG(bool, layer1_kernel, true,
           "The six 32-channel layer1 convolutions through kernels/conv3x3_c32 "
           "(TF32 tensor cores) instead of cuDNN (TF32, fused, NHWC).");
+ABSL_FLAG(bool, layer1_needs_record, true,
+          "With --layer1_kernel: run it only where kernels/qualification.json "
+          "qualifies it (production's rule); false: wherever the GPU "
+          "supports it.");
+ABSL_FLAG(std::string, layer1_tile, "",
+          "With --layer1_kernel: the kernel's tile form by name "
+          "(kernels/conv3x3_c32.h Conv3x3C32TileName); empty: its default.");
 ABSL_FLAG(bool, gpu_linkage, true,
           "The clustering's centroid linkage on the GPU "
           "(engine/models/cuda_linkage.h); false: on the host.");
@@ -307,6 +314,9 @@ absl::Status Run() {
   opt.embedding.conv_api = absl::GetFlag(FLAGS_conv_api);
   opt.embedding.direct_stem_conv = absl::GetFlag(FLAGS_direct_stem);
   opt.embedding.layer1_conv_kernel = absl::GetFlag(FLAGS_layer1_kernel);
+  opt.embedding.layer1_conv_tile = absl::GetFlag(FLAGS_layer1_tile);
+  opt.embedding.layer1_conv_kernel_needs_record =
+      absl::GetFlag(FLAGS_layer1_needs_record);
   opt.embedding.conv_graph_runtime_compilation =
       absl::GetFlag(FLAGS_graph_runtime_compilation);
   opt.embedding.conv_graph_max_candidates =

@@ -784,7 +784,7 @@ void RunConv32(Harness& h, models::DeviceArena* arena, cudaStream_t stream0) {
   }
   Dev dw(*packed), db(bias);
   for (const int batch :
-       small ? std::vector<int>{2} : std::vector<int>{4, 32}) {
+       small ? std::vector<int>{2} : std::vector<int>{4, 32, 64}) {
     const size_t total = size_t(batch) * hh * ww * kC;
     std::vector<float> x(total), r(total);
     for (float& v : x) v = std::max(0.0f, gauss(Rng()));

@@ -31,6 +31,7 @@
 #include "kernels/fbank.h"
 #include "kernels/nn_ops.h"
 #include "kernels/precision_cast.h"
+#include "kernels/qualification.h"
 #include "kernels/stats_pool.h"
 #include "kernels/stem_conv.h"
 
@@ -74,6 +75,7 @@ struct ConvBn {
   // kernels/conv3x3_c32.h; empty for every other layer (and then `graph`
   // or `conv` runs it). Such a layer gets no graph.
   DeviceBuffer c32_weights;
+  kernels::Conv3x3C32Tile c32_tile = kernels::kConv3x3C32DefaultTile;
 };
 
 // The fused trunk's two calls, through the graph path where the layer has
@@ -100,7 +102,8 @@ absl::Status ConvBiasRelu(ConvBn& c, const void* x, int n, int h, int w,
          .n = n,
          .h = h,
          .w = w,
-         .relu = true},
+         .relu = true,
+         .tile = c.c32_tile},
         stream);
   }
   if (c.graph) return c.graph->ForwardBiasRelu(x, n, h, w, bias, z, y);
@@ -115,11 +118,11 @@ struct Block {
   DeviceBuffer conv2_bias_with_shortcut;
 };
 
-absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
-                                  const std::string& conv_name,
-                                  const std::string& bn, Conv2d::Shape shape,
-                                  bool channels_last, bool fold, bool half,
-                                  bool c32_kernel = false) {
+absl::StatusOr<ConvBn> LoadConvBn(
+    CudaContext* ctx, const SafetensorsFile& w, const std::string& conv_name,
+    const std::string& bn, Conv2d::Shape shape, bool channels_last, bool fold,
+    bool half, bool c32_kernel = false,
+    kernels::Conv3x3C32Tile c32_tile = kernels::kConv3x3C32DefaultTile) {
   shape.channels_last = channels_last;
   shape.half = half;
   ASSIGN_OR_RETURN(std::vector<float> weight,
@@ -152,7 +155,8 @@ absl::StatusOr<ConvBn> LoadConvBn(CudaContext* ctx, const SafetensorsFile& w,
   ASSIGN_OR_RETURN(out.conv, Conv2d::Create(ctx, shape, weight, owner));
   if (c32_kernel) {
     ASSIGN_OR_RETURN(std::vector<float> packed,
-                     kernels::PackConv3x3C32Weights(weight));
+                     kernels::PackConv3x3C32Weights(weight, c32_tile));
+    out.c32_tile = c32_tile;
     ASSIGN_OR_RETURN(out.c32_weights,
                      DeviceBuffer::FromHost(ctx->arena(), packed, owner));
   }
@@ -202,6 +206,7 @@ struct CudaEmbeddingModel::Impl {
   // CudaModelOptions::layer1_conv_kernel, where the trunk allows it (TF32,
   // fused, channels-last).
   bool layer1_kernel = false;
+  kernels::Conv3x3C32Tile layer1_tile = kernels::kConv3x3C32DefaultTile;
   // CudaModelOptions::conv_engine_cache, shared with the process's other
   // pipelines; null without one.
   std::shared_ptr<ConvEngineCache> engine_cache;
@@ -592,12 +597,11 @@ void CudaEmbeddingModel::Impl::LogGraphConvs() {
           options.max_batch, ": ", on_graph,
           " layer shapes on cuDNN graph engines, ", on_legacy,
           " on the legacy call", on_legacy > 0 ? ":" : "", legacy_names,
-          on_kernel > 0 ? absl::StrCat(", ", on_kernel,
-                                       " on the layer1 kernel (conv3x3_c32, ",
-                                       kernels::Conv3x3C32TileName(
-                                           kernels::kConv3x3C32DefaultTile),
-                                       ")")
-                        : "",
+          on_kernel > 0
+              ? absl::StrCat(", ", on_kernel,
+                             " on the layer1 kernel (conv3x3_c32, ",
+                             kernels::Conv3x3C32TileName(layer1_tile), ")")
+              : "",
           engine_cache != nullptr
               ? absl::StrCat("; ", cached, " choices from the engine cache")
               : "",
@@ -684,9 +688,9 @@ std::vector<std::string> CudaEmbeddingModel::conv_engines() const {
   const std::vector<ConvBn*> layers = impl_->Layers(&names);
   for (size_t i = 0; i < layers.size(); ++i) {
     if (layers[i]->graph == nullptr) {
-      out.push_back(absl::StrCat(
-          names[i], ": layer1 kernel conv3x3_c32 (",
-          kernels::Conv3x3C32TileName(kernels::kConv3x3C32DefaultTile), ")"));
+      out.push_back(
+          absl::StrCat(names[i], ": layer1 kernel conv3x3_c32 (",
+                       kernels::Conv3x3C32TileName(impl_->layer1_tile), ")"));
       continue;
     }
     for (std::string& line : layers[i]->graph->Describe())
@@ -756,6 +760,10 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   impl->layer1_kernel = options.layer1_conv_kernel &&
                         impl->precision == cuda::Precision::kTf32 &&
                         impl->fused && impl->channels_last;
+  if (impl->layer1_kernel && !options.layer1_conv_tile.empty()) {
+    ASSIGN_OR_RETURN(impl->layer1_tile,
+                     kernels::Conv3x3C32TileFromName(options.layer1_conv_tile));
+  }
   if (impl->layer1_kernel) {
     // Built for sm_90a only: other GPUs keep cuDNN for layer1, and say so.
     const absl::Status supported =
@@ -763,6 +771,22 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
     if (!supported.ok()) {
       ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " embedding"),
                        absl::StrCat("layer1 on cuDNN: ", supported.message()));
+      impl->layer1_kernel = false;
+    }
+  }
+  if (impl->layer1_kernel && options.layer1_conv_kernel_needs_record) {
+    // Production runs the kernel only where the committed record qualified
+    // it for this device and batch (both layer forms, the sources as
+    // compiled here): bench/qualify, kernels/qualification.h.
+    cudaDeviceProp prop{};
+    RETURN_IF_ERROR(CudaStatus(cudaGetDeviceProperties(&prop, arena->device()),
+                               "cudaGetDeviceProperties"));
+    const kernels::KernelSelection s = kernels::SelectEmbeddedQualified(
+        "conv3x3_c32", options.max_batch, "tf32", prop.name,
+        absl::StrCat(prop.major, ".", prop.minor));
+    if (!s.use_custom) {
+      ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " embedding"),
+                       absl::StrCat("layer1 on cuDNN: ", s.reason));
       impl->layer1_kernel = false;
     }
   }
@@ -822,7 +846,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .stride_w = stride,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last, fold, half, c32));
+                                               channels_last, fold, half, c32,
+                                               impl->layer1_tile));
       ASSIGN_OR_RETURN(block.conv2, LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
                                                {.out_channels = planes,
                                                 .in_channels = planes,
@@ -830,7 +855,8 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                                 .kernel_w = 3,
                                                 .pad_h = 1,
                                                 .pad_w = 1},
-                                               channels_last, fold, half, c32));
+                                               channels_last, fold, half, c32,
+                                               impl->layer1_tile));
       if (stride != 1 || in_planes != planes) {
         ASSIGN_OR_RETURN(
             ConvBn sc, LoadConvBn(ctx, w, p + ".shortcut.0", p + ".shortcut.1",

@@ -41,6 +41,7 @@
 #include "engine/models/random_model.h"
 #include "engine/models/safetensors.h"
 #include "gtest/gtest.h"
+#include "kernels/qualification.h"
 #include "testing/comparisons.h"
 #include "testing/wav.h"
 
@@ -600,6 +601,8 @@ TEST_F(CudaModelsTest, EmbeddingLayer1KernelMatchesCuDnnAndCpu) {
       o.conv_api = api;
       o.conv_graph_runtime_compilation = false;
       o.layer1_conv_kernel = kernel;
+      // The kernel itself, whatever the committed record says of it.
+      o.layer1_conv_kernel_needs_record = false;
       o.max_batch = kB;
       o.max_masks_per_window = kMasks;
       auto m = CudaEmbeddingModel::Create(*w, arena, o);
@@ -629,6 +632,23 @@ TEST_F(CudaModelsTest, EmbeddingLayer1KernelMatchesCuDnnAndCpu) {
                 api.c_str(), rel);
     EXPECT_LT(rel, 1e-3);
   }
+  // Production's options: the kernel runs exactly where the committed
+  // record qualifies it for this GPU at this batch.
+  CudaModelOptions o;
+  o.precision = "tf32";
+  o.conv_graph_runtime_compilation = false;
+  o.max_batch = kB;
+  o.max_masks_per_window = kMasks;
+  auto m = CudaEmbeddingModel::Create(*w, arena, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  const kernels::KernelSelection s = kernels::SelectEmbeddedQualified(
+      "conv3x3_c32", kB, "tf32", prop.name,
+      absl::StrCat(prop.major, ".", prop.minor));
+  std::printf("layer1 kernel by the record at batch %d: %s (%s)\n", kB,
+              (*m)->layer1_kernel() ? "kernel" : "cuDNN", s.reason.c_str());
+  EXPECT_EQ((*m)->layer1_kernel(), s.use_custom) << s.reason;
 }
 
 TEST_F(CudaModelsTest, EmbeddingMixedGraphConvMatchesCpuWithinTheGate) {

@@ -95,6 +95,17 @@ struct CudaModelOptions {
   // cuDNN, whose engines ran them at 19-25 % of the H200's TF32 peak (ADR
   // 0084). Off: cuDNN (conv_api) for every layer.
   bool layer1_conv_kernel = true;
+  // With layer1_conv_kernel: whether the kernel qualification record
+  // (kernels/qualification.json, kernels/qualification.h) must qualify the
+  // kernel on this device at max_batch, for both layer forms (production;
+  // otherwise cuDNN, with the reason logged). False runs it wherever the GPU
+  // supports it: the kernel's own tests and benchmarks, and a kernel edited
+  // since its record.
+  bool layer1_conv_kernel_needs_record = true;
+  // With layer1_conv_kernel: the kernel's tile form, by
+  // kernels::Conv3x3C32TileName (empty: the kernel's default). For the
+  // benchmarks that compare forms end to end; production keeps the default.
+  std::string layer1_conv_tile;
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;
