@@ -10,7 +10,10 @@
 // batch; fallback the resident kernel), and launches it with the tuple's
 // recorded group size (windows per cluster: the fastest that qualified on
 // the GPU; absent in a record older than schema 2, where the harness timed
-// only the kernel's default group and recorded that one). The other kernels
+// only the kernel's default group and recorded that one), and for the
+// layer1 convolution kernel ("conv3x3_c32", at the embedding model's
+// max_batch; fallback cuDNN), which runs only where both its layer forms'
+// tuples qualified. The other kernels
 // have no alternative path in production; their records exist so that the CI
 // check (qualification_test) catches an edit that was not re-qualified.
 #ifndef DIARIZATION_KERNELS_QUALIFICATION_H_
