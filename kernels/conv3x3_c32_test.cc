@@ -16,12 +16,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "testing/conv3x3_reference.h"
 #include "testing/cuda_test_buffers.h"
@@ -41,17 +42,20 @@ const Conv3x3C32Tile kTiles[] = {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
 
 // The forms to run: every one, or those named in CONV3X3_C32_TILES
 // (comma-separated Conv3x3C32TileName names), so that a form that faults
-// the CUDA context can run in a process of its own.
+// the CUDA context can run in a process of its own. An unknown name fails
+// the test rather than running nothing.
 std::vector<Conv3x3C32Tile> TilesToRun() {
   const char* env = std::getenv("CONV3X3_C32_TILES");
+  if (env == nullptr) return {std::begin(kTiles), std::end(kTiles)};
   std::vector<Conv3x3C32Tile> out;
-  for (const Conv3x3C32Tile t : kTiles) {
-    const std::string name = Conv3x3C32TileName(t);
-    if (env == nullptr || absl::StrContains(absl::StrCat(",", env, ","),
-                                            absl::StrCat(",", name, ","))) {
-      out.push_back(t);
-    }
+  for (const absl::string_view name :
+       absl::StrSplit(env, ',', absl::SkipEmpty())) {
+    const absl::StatusOr<Conv3x3C32Tile> t =
+        Conv3x3C32TileFromName(std::string(name));
+    EXPECT_TRUE(t.ok()) << "CONV3X3_C32_TILES: " << t.status();
+    if (t.ok()) out.push_back(*t);
   }
+  EXPECT_FALSE(out.empty()) << "CONV3X3_C32_TILES names no tile form";
   return out;
 }
 

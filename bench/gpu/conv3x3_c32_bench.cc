@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "kernels/conv3x3_c32.h"
 
 namespace {
@@ -92,21 +94,28 @@ int main(int argc, char** argv) {
               n, h, w, kC, repeats);
 
   const double flop = 2.0 * total * kC * 9;
-  const Conv3x3C32Tile tiles[] = {
+  // Every form, or those named in CONV3X3_C32_TILES (comma-separated; one
+  // process per form: a faulting form cannot stop the others).
+  std::vector<Conv3x3C32Tile> tiles = {
       Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
       Conv3x3C32Tile::kRows2Serial, Conv3x3C32Tile::kRows2SharedA};
+  if (const char* only = std::getenv("CONV3X3_C32_TILES")) {
+    tiles.clear();
+    for (const absl::string_view name :
+         absl::StrSplit(only, ',', absl::SkipEmpty())) {
+      const absl::StatusOr<Conv3x3C32Tile> t =
+          diarization::kernels::Conv3x3C32TileFromName(std::string(name));
+      if (!t.ok()) {
+        std::fprintf(stderr, "CONV3X3_C32_TILES: %s\n",
+                     t.status().ToString().c_str());
+        return 1;
+      }
+      tiles.push_back(*t);
+    }
+  }
   std::printf("%-34s %-9s %9s %9s %9s %9s %9s\n", "tile", "layer", "median_ms",
               "min_ms", "max_ms", "TFLOP/s", "GB/s");
-  // CONV3X3_C32_TILES (comma-separated names) limits the run to those
-  // forms (one process per form: a faulting form cannot stop the others).
-  const char* only = std::getenv("CONV3X3_C32_TILES");
   for (const Conv3x3C32Tile tile : tiles) {
-    const std::string name = diarization::kernels::Conv3x3C32TileName(tile);
-    if (only != nullptr &&
-        (std::string(",") + only + ",").find("," + name + ",") ==
-            std::string::npos) {
-      continue;
-    }
     // Each tile form has its own filter order.
     auto packed = diarization::kernels::PackConv3x3C32Weights(wts, tile);
     if (!packed.ok()) {
