@@ -453,11 +453,18 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
     }
 
     // Epilogue: lane (g, t) holds channels 8t .. 8t + 7 of pixels col and
-    // col + 8 (rows g and g + 8 of the warp's 16).
+    // col + 8 (rows g and g + 8 of the warp's 16), i.e. one 32-byte sector
+    // of each pixel's output. Stored as they are, each 128-bit store would
+    // fill half of a sector per lane (ncu, 2026-12-04: global stores at 16
+    // of 32 bytes per sector, a quarter of the kernel's sectors excess), so
+    // lanes t and t ^ 1 swap half their channels first: then each store
+    // instruction writes whole sectors (lane 2u the lower 16 bytes, lane
+    // 2u + 1 the upper 16 of the same sector: channels 16u .. 16u + 7 in the
+    // first store, 16u + 8 .. 16u + 15 in the second).
     if (row_ok) {
+      const bool odd = (t & 1) != 0;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        if (col + 8 * half >= w) continue;
         float o[8];
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -471,9 +478,29 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
 #pragma unroll
           for (int k = 0; k < 8; ++k) o[k] = fmaxf(o[k], 0.0f);
         }
-        float4* out = reinterpret_cast<float4*>(y + (half ? out1 : out0));
-        out[0] = make_float4(o[0], o[1], o[2], o[3]);
-        out[1] = make_float4(o[4], o[5], o[6], o[7]);
+        // Even lanes keep channels 8t .. 8t + 3 and send 8t + 4 .. 8t + 7;
+        // odd lanes keep 8t + 4 .. 8t + 7 and send 8t .. 8t + 3. The pair
+        // shares g, so both lanes are here or neither (warp-uniform
+        // row_ok; the column test comes after the shuffles).
+        float keep[4], got[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          keep[i] = odd ? o[4 + i] : o[i];
+          got[i] = __shfl_xor_sync(0xffffffffu, odd ? o[i] : o[4 + i], 1);
+        }
+        if (col + 8 * half >= w) continue;
+        // Even lane: its own 8t .. 8t + 3, then the partner's 8t + 8 ..
+        // 8t + 11; odd lane: the partner's 8t - 4 .. 8t - 1, then its own
+        // 8t + 4 .. 8t + 7.
+        float* out = y + (half ? out1 : out0) - (odd ? 4 : 0);
+        const float4 first =
+            odd ? make_float4(got[0], got[1], got[2], got[3])
+                : make_float4(keep[0], keep[1], keep[2], keep[3]);
+        const float4 second =
+            odd ? make_float4(keep[0], keep[1], keep[2], keep[3])
+                : make_float4(got[0], got[1], got[2], got[3]);
+        reinterpret_cast<float4*>(out)[0] = first;
+        reinterpret_cast<float4*>(out + 8)[0] = second;
       }
     }
     __syncthreads();  // every warp is done with `buf` before it is refilled
@@ -585,9 +612,7 @@ std::string Conv3x3C32TileName(Conv3x3C32Tile tile) {
 
 absl::StatusOr<Conv3x3C32Tile> Conv3x3C32TileFromName(std::string_view name) {
   std::string names;
-  for (const Conv3x3C32Tile t :
-       {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
-        Conv3x3C32Tile::kRows2Serial, Conv3x3C32Tile::kRows2SharedA}) {
+  for (const Conv3x3C32Tile t : kConv3x3C32Tiles) {
     if (Conv3x3C32TileName(t) == name) return t;
     absl::StrAppend(&names, names.empty() ? "" : ", ", Conv3x3C32TileName(t));
   }

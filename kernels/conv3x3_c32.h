@@ -59,6 +59,11 @@ enum class Conv3x3C32Tile {
   kRows2SharedA = 3,
 };
 inline constexpr Conv3x3C32Tile kConv3x3C32DefaultTile = Conv3x3C32Tile::kRows2;
+// Every form, in enum order: the one list the name parser, the test and the
+// benchmark walk.
+inline constexpr Conv3x3C32Tile kConv3x3C32Tiles[] = {
+    Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
+    Conv3x3C32Tile::kRows2Serial, Conv3x3C32Tile::kRows2SharedA};
 std::string Conv3x3C32TileName(Conv3x3C32Tile tile);
 // The tile named `name` (Conv3x3C32TileName); InvalidArgument listing the
 // names otherwise.

@@ -35,18 +35,14 @@ using Dev = ::diarization::testing::DeviceFloats;
 
 constexpr int kC = kConv3x3C32Channels;
 
-// Every tile form.
-const Conv3x3C32Tile kTiles[] = {Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
-                                 Conv3x3C32Tile::kRows2Serial,
-                                 Conv3x3C32Tile::kRows2SharedA};
-
 // The forms to run: every one, or those named in CONV3X3_C32_TILES
 // (comma-separated Conv3x3C32TileName names), so that a form that faults
 // the CUDA context can run in a process of its own. An unknown name fails
 // the test rather than running nothing.
 std::vector<Conv3x3C32Tile> TilesToRun() {
   const char* env = std::getenv("CONV3X3_C32_TILES");
-  if (env == nullptr) return {std::begin(kTiles), std::end(kTiles)};
+  if (env == nullptr)
+    return {std::begin(kConv3x3C32Tiles), std::end(kConv3x3C32Tiles)};
   std::vector<Conv3x3C32Tile> out;
   for (const absl::string_view name :
        absl::StrSplit(env, ',', absl::SkipEmpty())) {

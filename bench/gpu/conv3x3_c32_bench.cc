@@ -96,9 +96,9 @@ int main(int argc, char** argv) {
   const double flop = 2.0 * total * kC * 9;
   // Every form, or those named in CONV3X3_C32_TILES (comma-separated; one
   // process per form: a faulting form cannot stop the others).
-  std::vector<Conv3x3C32Tile> tiles = {
-      Conv3x3C32Tile::kRows2, Conv3x3C32Tile::kRows4,
-      Conv3x3C32Tile::kRows2Serial, Conv3x3C32Tile::kRows2SharedA};
+  std::vector<Conv3x3C32Tile> tiles(
+      std::begin(diarization::kernels::kConv3x3C32Tiles),
+      std::end(diarization::kernels::kConv3x3C32Tiles));
   if (const char* only = std::getenv("CONV3X3_C32_TILES")) {
     tiles.clear();
     for (const absl::string_view name :
