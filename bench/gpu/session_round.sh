@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# On the GPU machine, one call: the round's checks and timings from the one
+# archive tools/device/pack_round.sh makes, each step through the script
+# that owns it, skipped (and said so) when its usual time no longer fits the
+# call. Every machine start costs one to two minutes of the session's 30,
+# and the device tool brings back at most 8 files, so everything lands in
+# one tar.
+#
+#   here:  REAL_MODELS_DIR=DIR tools/device/pack_round.sh
+#          MODELS=DIR bash bench/gpu/cpu_fixture_rttms.sh   # for "fixtures"
+#   run:   carry [".device"], command "bash bench/gpu/session_round.sh"
+#
+# PARTS (default "tests fixtures rtfx server"), in the order given:
+#   qualify   bench/qualify/gpu_round.sh PARTS="sanitizer qualify" (~300 s;
+#             $OUT/qualification.json is the record to commit)
+#   tests     bench/gpu/verify_round.sh PARTS=tests (~220 s)
+#   fixtures  bench/gpu/verify_round.sh PARTS=fixtures (~100 s; needs
+#             .device/cpu_rttm)
+#   rtfx      bench/gpu/rtfx_variants.sh, $RTFX_VARIANTS (default: the
+#             default configuration alone), ROUNDS=1 (~70 s)
+#   server    bench/service_overhead/grpc_streams.sh, 64 streams of 10
+#             minutes, accurate and FAST, no live step (~60 s)
+# BUDGET_S (default 570): the call's whole time. Output under $OUT:
+# summary.txt, qualification.json (if made), round.tgz (every step's logs).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+OUT=${OUT:-$(pwd)/gpu-logs}
+LOGS=$(mktemp -d /tmp/session_round.XXXXXX)
+SUMMARY=$OUT/summary.txt
+mkdir -p "$OUT"
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+start=$SECONDS
+BUDGET_S=${BUDGET_S:-570}
+PARTS=${PARTS:-tests fixtures rtfx server}
+[[ -f .device/round.tar.xz ]] || { say "session_round.sh: no .device/round.tar.xz (tools/device/pack_round.sh)"; exit 2; }
+# The step scripts read their own archive names; all are this one.
+ln -sf round.tar.xz .device/payload.tar.xz
+ln -sf round.tar.xz .device/qualify.tar.xz
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); commit $(tar -xJOf .device/round.tar.xz commit 2>/dev/null || echo unknown)"
+
+# fits NAME SECONDS: whether a step of about SECONDS still fits the budget;
+# says so when it does not.
+fits() {
+  local left=$((BUDGET_S - (SECONDS - start)))
+  if ((left < $2)); then
+    say "SKIPPED $1: needs about $2 s, $left s left"
+    return 1
+  fi
+}
+left() { echo $((BUDGET_S - (SECONDS - start))); }
+
+for part in $PARTS; do
+  s=$SECONDS
+  case $part in
+    qualify)
+      fits qualify 300 || continue
+      OUT=$LOGS/qualify PARTS="sanitizer qualify" BUDGET_S=$(($(left) - 20)) \
+        timeout "$(left)" bash bench/qualify/gpu_round.sh >"$LOGS/qualify.log" 2>&1
+      say "qualify rc=$? $((SECONDS - s)) s"
+      grep -E "sanitizer|QUALIFY SUMMARY|SKIPPED" "$LOGS/qualify/summary.txt" 2>/dev/null | tee -a "$SUMMARY"
+      cp "$LOGS/qualify/qualification.json" "$OUT/" 2>/dev/null
+      ;;
+    tests | fixtures)
+      fits "$part" "$([[ $part == tests ]] && echo 220 || echo 100)" || continue
+      OUT=$LOGS/$part PARTS=$part FIXTURE_BUDGET_S=$(($(left) - 10)) \
+        timeout "$(left)" bash bench/gpu/verify_round.sh >"$LOGS/$part.log" 2>&1
+      say "$part rc=$? $((SECONDS - s)) s"
+      grep -v "^gpu:" "$LOGS/$part/summary.txt" 2>/dev/null | tee -a "$SUMMARY"
+      ;;
+    rtfx)
+      fits rtfx 70 || continue
+      OUT=$LOGS VARIANTS=${RTFX_VARIANTS:-"default|"} ROUNDS=${ROUNDS:-1} \
+        timeout "$(left)" bash bench/gpu/rtfx_variants.sh >"$LOGS/rtfx.log" 2>&1
+      say "rtfx rc=$? $((SECONDS - s)) s"
+      grep -E "^round|^summary|^  [A-Za-z0-9_]+ \[" "$LOGS/rtfx.log" | tee -a "$SUMMARY"
+      grep -h "layer1" "$LOGS"/rtfx_variants/*_1.log 2>/dev/null | head -2 | tee -a "$SUMMARY"
+      ;;
+    server)
+      fits server 60 || continue
+      # grpc_streams.sh copies bin, lib, data and plda out of a staged
+      # payload; outside $LOGS, which is packed at the end.
+      payload=$(mktemp -d /tmp/session_round_payload.XXXXXX)
+      tar -C "$payload" -xJf .device/round.tar.xz bin lib data plda
+      OUT=$LOGS PAYLOAD_DIR=$payload SKIP_LIVE=1 timeout "$(left)" \
+        bash bench/service_overhead/grpc_streams.sh >"$LOGS/server.log" 2>&1
+      say "server rc=$? $((SECONDS - s)) s"
+      grep -E "^(accurate|fast):|worker states|busy|batches|device_rtfx|arena_peak|server exit" \
+        "$LOGS/server.log" | tee -a "$SUMMARY"
+      grep -hiE "layer1" "$LOGS/grpc_streams/server.log" 2>/dev/null | head -1 | cut -c1-300 | tee -a "$SUMMARY"
+      rm -rf "$payload"
+      ;;
+    *)
+      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server)"
+      ;;
+  esac
+done
+say "session_round.sh: $((SECONDS - start)) s"
+tar -C "$LOGS" -czf "$OUT/round.tgz" . 2>/dev/null
+rm -f .device/payload.tar.xz .device/qualify.tar.xz
