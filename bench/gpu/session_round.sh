@@ -20,6 +20,9 @@
 #             default configuration alone), ROUNDS=1 (~70 s)
 #   server    bench/service_overhead/grpc_streams.sh, 64 streams of 10
 #             minutes, accurate and FAST, no live step (~60 s)
+#   profile   ncu's time of every kernel of a short rtfx_main run (121
+#             windows, production's engines from a warmed engine cache),
+#             split by stage with bench/gpu/pass_split.py (~70 s)
 # BUDGET_S (default 570): the call's whole time. Output under $OUT:
 # summary.txt, qualification.json (if made), round.tgz (every step's logs).
 set -uo pipefail
@@ -90,8 +93,34 @@ for part in $PARTS; do
       grep -hiE "layer1" "$LOGS/grpc_streams/server.log" 2>/dev/null | head -1 | cut -c1-300 | tee -a "$SUMMARY"
       rm -rf "$payload"
       ;;
+    profile)
+      fits profile 70 || continue
+      (
+        source bench/gpu/rtfx_default.sh
+        rtfx_unpack_payload session_round.sh
+        NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+        [[ -n "$NCU" ]] || { echo "no ncu"; exit 2; }
+        short=(--hours 0.036 --repeats=1 --graphs=false)
+        # The first run times the graph engines and writes the cache; the
+        # profiled one reads it, so its trunk runs production's engines and
+        # ncu's log holds no timing launches.
+        rtfx_default "$WORK/bin/rtfx_main" "$LOGS/profile_warm.log" 1 "$WORK/engines.tsv" \
+          "${short[@]}" || exit 1
+        LD_LIBRARY_PATH="$WORK/lib" TMPDIR="$WORK" timeout "$(left)" "$NCU" --csv --page raw \
+          --metrics gpu__time_duration.sum "$WORK/bin/rtfx_main" --data "$WORK/data" \
+          --plda "$WORK/plda" --embedding_precision=tf32 --batch=32 --overlap --timed_algos \
+          --conv_engine_cache="$WORK/engines.tsv" \
+          --segmentation_weights="$WORK/real/segmentation.safetensors" "${short[@]}" \
+          >"$LOGS/profile.csv" 2>"$LOGS/profile.err"
+        rc=$?
+        rm -rf "$WORK"
+        exit $rc
+      ) >"$LOGS/profile.log" 2>&1
+      say "profile rc=$? $((SECONDS - s)) s"
+      /usr/bin/python3 bench/gpu/pass_split.py "$LOGS/profile.csv" --top 6 | tee -a "$SUMMARY"
+      ;;
     *)
-      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server)"
+      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server profile)"
       ;;
   esac
 done
