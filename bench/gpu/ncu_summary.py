@@ -20,19 +20,19 @@ import sys
 NAME_WIDTH = 90
 
 
-def read(path):
-    """(total time per name, launches per name, unit) of one ncu CSV log."""
+def launches(path, columns=("Kernel Name",)):
+    """([(the named columns' values..., time)] of every launch, the time
+    unit) of one ncu CSV log: ncu's own lines skipped, the units row read."""
     with open(path, newline="") as f:
         lines = [l for l in f if l.startswith('"')]
     rows = list(csv.reader(lines))
-    total = collections.Counter()
-    count = collections.Counter()
     if not rows:
-        return total, count, "?"
+        return [], "?"
     header = rows[0]
-    name_col = header.index("Kernel Name")
+    cols = [header.index(c) for c in columns]
     time_col = header.index("gpu__time_duration.sum")
     unit = "?"
+    out = []
     for r in rows[1:]:
         try:
             t = float(r[time_col].replace(",", ""))
@@ -40,7 +40,17 @@ def read(path):
             if len(r) > time_col and r[time_col]:
                 unit = r[time_col]  # the units row
             continue
-        name = r[name_col][:NAME_WIDTH]
+        out.append((*(r[c] for c in cols), t))
+    return out, unit
+
+
+def read(path):
+    """(total time per name, launches per name, unit) of one ncu CSV log."""
+    total = collections.Counter()
+    count = collections.Counter()
+    rows, unit = launches(path)
+    for name, t in rows:
+        name = name[:NAME_WIDTH]
         total[name] += t
         count[name] += 1
     return total, count, unit

@@ -27,11 +27,12 @@ Standard library only.
 
 import argparse
 import collections
-import csv
 import re
 import sys
 
-NAME_WIDTH = 90
+import ncu_summary  # same folder: sys.path[0] when run as a script
+
+NAME_WIDTH = ncu_summary.NAME_WIDTH
 # The stage of a stream: the first marker that one of its kernels matches.
 MARKERS = [
     ("linkage", re.compile(r"MergeLoopKernel|InitialNeighboursKernel|MirrorKernel")),
@@ -42,26 +43,7 @@ MARKERS = [
 
 def read_rows(path):
     """[(name, stream, time)] of every launch, and the time unit."""
-    with open(path, newline="") as f:
-        lines = [l for l in f if l.startswith('"')]
-    rows = list(csv.reader(lines))
-    if not rows:
-        return [], "?"
-    header = rows[0]
-    name_col = header.index("Kernel Name")
-    stream_col = header.index("Stream")
-    time_col = header.index("gpu__time_duration.sum")
-    unit = "?"
-    out = []
-    for r in rows[1:]:
-        try:
-            t = float(r[time_col].replace(",", ""))
-        except (ValueError, IndexError):
-            if len(r) > time_col and r[time_col]:
-                unit = r[time_col]  # the units row
-            continue
-        out.append((r[name_col], r[stream_col], t))
-    return out, unit
+    return ncu_summary.launches(path, ("Kernel Name", "Stream"))
 
 
 def stream_stages(rows):

@@ -28,12 +28,14 @@ rtfx_take_baseline() {
 
 # rtfx_default BIN LOG REPEATS CACHE [FLAG ...]: BIN on the payload's data,
 # PLDA and real segmentation weights, with its conv engine cache at CACHE,
-# output to LOG; 240 s at most.
+# output to LOG; 240 s at most. RTFX_LAUNCHER (words, e.g. a profiler's
+# command line) goes in front of BIN when set.
 rtfx_default() {
   local bin=$1 log=$2 repeats=$3 cache=$4
   shift 4
+  # shellcheck disable=SC2086  # RTFX_LAUNCHER is words by design
   LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TMPDIR="$WORK" \
-    timeout 240 "$bin" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
+    timeout 240 ${RTFX_LAUNCHER:-} "$bin" --data "$WORK/data" --plda "$WORK/plda" --hours 1 \
     --embedding_precision=tf32 --batch=32 --overlap --timed_algos --repeats="$repeats" \
     --conv_engine_cache="$cache" \
     --segmentation_weights="$WORK/real/segmentation.safetensors" "$@" >"$log" 2>&1

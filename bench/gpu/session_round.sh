@@ -42,16 +42,16 @@ ln -sf round.tar.xz .device/payload.tar.xz
 ln -sf round.tar.xz .device/qualify.tar.xz
 say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); commit $(tar -xJOf .device/round.tar.xz commit 2>/dev/null || echo unknown)"
 
+# left: seconds of the budget left.
+left() { echo $((BUDGET_S - (SECONDS - start))); }
 # fits NAME SECONDS: whether a step of about SECONDS still fits the budget;
 # says so when it does not.
 fits() {
-  local left=$((BUDGET_S - (SECONDS - start)))
-  if ((left < $2)); then
-    say "SKIPPED $1: needs about $2 s, $left s left"
+  if (($(left) < $2)); then
+    say "SKIPPED $1: needs about $2 s, $(left) s left"
     return 1
   fi
 }
-left() { echo $((BUDGET_S - (SECONDS - start))); }
 
 for part in $PARTS; do
   s=$SECONDS
@@ -106,12 +106,11 @@ for part in $PARTS; do
         # ncu's log holds no timing launches.
         rtfx_default "$WORK/bin/rtfx_main" "$LOGS/profile_warm.log" 1 "$WORK/engines.tsv" \
           "${short[@]}" || exit 1
-        LD_LIBRARY_PATH="$WORK/lib" TMPDIR="$WORK" timeout "$(left)" "$NCU" --csv --page raw \
-          --metrics gpu__time_duration.sum "$WORK/bin/rtfx_main" --data "$WORK/data" \
-          --plda "$WORK/plda" --embedding_precision=tf32 --batch=32 --overlap --timed_algos \
-          --conv_engine_cache="$WORK/engines.tsv" \
-          --segmentation_weights="$WORK/real/segmentation.safetensors" "${short[@]}" \
-          >"$LOGS/profile.csv" 2>"$LOGS/profile.err"
+        # The same command under ncu (pass_split.py reads only its CSV
+        # lines among rtfx_main's own output).
+        RTFX_LAUNCHER="timeout $(left) $NCU --csv --page raw --metrics gpu__time_duration.sum" \
+          rtfx_default "$WORK/bin/rtfx_main" "$LOGS/profile.csv" 1 "$WORK/engines.tsv" \
+          "${short[@]}"
         rc=$?
         rm -rf "$WORK"
         exit $rc
