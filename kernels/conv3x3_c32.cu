@@ -66,10 +66,18 @@ constexpr int BOffset(int n, int k) {
 constexpr uint64_t kLeadingByteOffset = 128;
 constexpr uint64_t kStrideByteOffset = 256;
 
+// cvt.rna.tf32.f32's rounding (to nearest, ties away from zero, on the
+// magnitude) as two integer operations: half a TF32 ulp added to the bit
+// pattern, the 13 low bits cleared; a carry into the exponent is the correct
+// rounding up. ptxas expands the cvt to three per value (it also tests for
+// infinity and NaN), and the kernel rounds 48 values per thread and tile:
+// the SASS of the tile loop had ~1,020 instructions per warp with the
+// schedulers issuing in 44 % of cycles (ncu, 2026-12-04), so the count
+// matters. Identical results for every finite value and for infinities
+// (RoundToTf32 is the same operation); a NaN stays NaN unless its payload
+// lies only in the 13 low bits, which becomes an infinity: still not finite.
 __device__ __forceinline__ uint32_t ToTf32(float v) {
-  uint32_t u;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(v));
-  return u;
+  return (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
 }
 
 __device__ __forceinline__ uint32_t SmemAddress(const void* p) {
@@ -80,6 +88,16 @@ __device__ __forceinline__ uint32_t SmemAddress(const void* p) {
 __device__ __forceinline__ uint64_t BDescriptor(uint32_t address) {
   return uint64_t{(address & 0x3FFFF) >> 4} |
          ((kLeadingByteOffset >> 4) << 16) | ((kStrideByteOffset >> 4) << 32);
+}
+
+// The descriptor of k-step `ks` from that of k-step 0 (`desc0`, the filter
+// bank's start): the address field (bits 0-13, bytes / 16) advances by
+// ks KiB. No carry leaves the field: the bank ends inside the CTA's shared
+// memory (< 228 KiB, the field spans 256 KiB). With ks known at compile
+// time this is one add per wgmma instead of the four or five uniform
+// operations BDescriptor(address) compiled to each time.
+__device__ __forceinline__ uint64_t BDescriptorAt(uint64_t desc0, int ks) {
+  return desc0 + static_cast<uint64_t>(ks * (kKStepBytes >> 4));
 }
 
 // Shared-memory descriptor of A for kAShared (128-byte swizzle, K-major:
@@ -162,6 +180,34 @@ struct Tiling {
   int tiles_w, tiles_h, total;
 };
 
+// Where a tile is: column and row tile of one item. A CTA walks its tiles
+// by adding this form of gridDim.x (Advance) instead of dividing each
+// tile's index by the runtime tile counts twice per tile, which took ~60
+// instructions per warp and tile (integer division through MUFU.RCP).
+struct TilePos {
+  int tx, ty;
+  int64_t item;
+};
+
+__device__ __forceinline__ TilePos Decompose(int tile, const Tiling& tl) {
+  const int rest = tile / tl.tiles_w;
+  return {tile % tl.tiles_w, rest % tl.tiles_h, rest / tl.tiles_h};
+}
+
+// pos + step, both Decompose forms (step.tx < tiles_w, step.ty < tiles_h,
+// so one carry per digit).
+__device__ __forceinline__ TilePos Advance(TilePos pos, const TilePos& step,
+                                           const Tiling& tl) {
+  pos.tx += step.tx;
+  const bool carry_x = pos.tx >= tl.tiles_w;
+  if (carry_x) pos.tx -= tl.tiles_w;
+  pos.ty += step.ty + (carry_x ? 1 : 0);
+  const bool carry_y = pos.ty >= tl.tiles_h;
+  if (carry_y) pos.ty -= tl.tiles_h;
+  pos.item += step.item + (carry_y ? 1 : 0);
+  return pos;
+}
+
 // Byte offset of pixel q's 16-byte chunk f (channels 4f .. 4f + 3) in a
 // staged tile (kARegisters): the pixel's two 16-channel halves at slots
 // p ^ (q & 1), so that a quarter-warp's 128-bit A loads (2 consecutive
@@ -197,20 +243,17 @@ struct ChunkWalk {
   static_assert(kInW % 2 == 0);
 };
 
-// Stages tile `tile`'s input (its rows plus a one-pixel halo, all 32
-// channels, zeros outside the image) into `buf` with cp.async, at
+// Stages the input of the tile at `pos` (its rows plus a one-pixel halo,
+// all 32 channels, zeros outside the image) into `buf` with cp.async, at
 // ChunkOffset.
 template <int kRows, int kAMode>
 __device__ __forceinline__ void LoadTile(const float* __restrict__ x,
-                                         float* buf, int tile, const Tiling& tl,
-                                         int h, int w) {
+                                         float* buf, const TilePos& pos, int h,
+                                         int w) {
   using S = TileShape<kRows>;
   using CW = ChunkWalk<kRows>;
-  const int tx = tile % tl.tiles_w;
-  const int rest = tile / tl.tiles_w;
-  const int ty = rest % tl.tiles_h;
-  const int64_t item = rest / tl.tiles_h;
-  const int row0 = ty * kRows, col0 = tx * kSegment;
+  const int64_t item = pos.item;
+  const int row0 = pos.ty * kRows, col0 = pos.tx * kSegment;
   const uint32_t base = SmemAddress(buf);
   const int f = threadIdx.x & 7;
   const int64_t row_stride = int64_t{w} * kC;
@@ -268,7 +311,7 @@ __device__ __forceinline__ void RoundTileToTf32(float* buf) {
 template <bool kOverlap>
 __device__ __forceinline__ void MainLoopRegisters(float (&d)[16],
                                                   const float* buf,
-                                                  uint32_t w_base, int wg,
+                                                  uint64_t b_desc0, int wg,
                                                   int wwarp, int g, int t) {
   uint32_t a[2][kKStepsPerTap][4];
   const int q_base = wg * kInW + 16 * wwarp + g;
@@ -307,8 +350,7 @@ __device__ __forceinline__ void MainLoopRegisters(float (&d)[16],
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int s = 0; s < kKStepsPerTap; ++s) {
-      WgmmaTf32(d, cur[s],
-                BDescriptor(w_base + (tap * kKStepsPerTap + s) * kKStepBytes));
+      WgmmaTf32(d, cur[s], BDescriptorAt(b_desc0, tap * kKStepsPerTap + s));
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     if constexpr (kOverlap) {
@@ -369,7 +411,9 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
   float* s_in1 = reinterpret_cast<float*>(smem + kWeightBytes + S::kInputBytes);
 
   int tile = blockIdx.x;
-  if (tile < tl.total) LoadTile<kRows, kAMode>(x, s_in0, tile, tl, h, w);
+  const TilePos step = Decompose(gridDim.x, tl);
+  TilePos pos = Decompose(tile, tl);
+  if (tile < tl.total) LoadTile<kRows, kAMode>(x, s_in0, pos, h, w);
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   for (int i = threadIdx.x; i < kWeightBytes / 16; i += S::kThreads) {
     s_w[i] = __ldg(wpacked + i);
@@ -387,25 +431,23 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
     bv[0] = b0.x, bv[1] = b0.y, bv[2] = b0.z, bv[3] = b0.w;
     bv[4] = b1.x, bv[5] = b1.y, bv[6] = b1.z, bv[7] = b1.w;
   }
-  const uint32_t w_base = SmemAddress(s_w);
+  const uint64_t b_desc0 = BDescriptor(SmemAddress(s_w));
 
   for (int it = 0; tile < tl.total; ++it, tile += gridDim.x) {
     float* buf = (it & 1) ? s_in1 : s_in0;
     const int next = tile + gridDim.x;
+    const TilePos next_pos = Advance(pos, step, tl);
     if (next < tl.total) {
-      LoadTile<kRows, kAMode>(x, (it & 1) ? s_in0 : s_in1, next, tl, h, w);
+      LoadTile<kRows, kAMode>(x, (it & 1) ? s_in0 : s_in1, next_pos, h, w);
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
     asm volatile("cp.async.wait_group 1;\n" ::: "memory");
     RoundTileToTf32<kRows, kAMode>(buf);
     __syncthreads();  // the tile's copies of every thread (and the filters)
 
-    const int tx = tile % tl.tiles_w;
-    const int rest = tile / tl.tiles_w;
-    const int ty = rest % tl.tiles_h;
-    const int64_t item = rest / tl.tiles_h;
-    const int orow = ty * kRows + wg;
-    const int col = tx * kSegment + 16 * wwarp + g;  // and col + 8
+    const int64_t item = pos.item;
+    const int orow = pos.ty * kRows + wg;
+    const int col = pos.tx * kSegment + 16 * wwarp + g;  // and col + 8
     const bool row_ok = orow < h;
     const int64_t out0 = ((item * h + orow) * w + col) * kC + 8 * t;
     const int64_t out1 = out0 + 8 * kC;
@@ -427,7 +469,7 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
 #pragma unroll
     for (int i = 0; i < 16; ++i) d[i] = 0.0f;
     if constexpr (kAMode == kARegisters) {
-      MainLoopRegisters<kOverlap>(d, buf, w_base, wg, wwarp, g, t);
+      MainLoopRegisters<kOverlap>(d, buf, b_desc0, wg, wwarp, g, t);
     } else {
       // All 36 k-steps from shared memory: the warpgroup's 64 rows of tap
       // (dy, dx) start at pixel (wg + dy) · kInW + dx of the tile.
@@ -441,9 +483,8 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
         const uint32_t row = a_base + ((wg + dy) * kInW + dx) * kPixelBytes;
 #pragma unroll
         for (int s = 0; s < kKStepsPerTap; ++s) {
-          WgmmaTf32Smem(
-              d, ADescriptor(row + 32 * s),
-              BDescriptor(w_base + (tap * kKStepsPerTap + s) * kKStepBytes));
+          WgmmaTf32Smem(d, ADescriptor(row + 32 * s),
+                        BDescriptorAt(b_desc0, tap * kKStepsPerTap + s));
         }
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -504,6 +545,7 @@ __global__ void __launch_bounds__(kRows * 128, kRows == 2 ? 2 : 1)
       }
     }
     __syncthreads();  // every warp is done with `buf` before it is refilled
+    pos = next_pos;
   }
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
