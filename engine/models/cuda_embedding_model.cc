@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/common/diagnostics.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/conv_engine_cache.h"
@@ -254,6 +255,7 @@ struct CudaEmbeddingModel::Impl {
   // One stderr line: how many convolutions run on graph engines.
   void LogGraphConvs();
   std::vector<ConvBn*> Layers(std::vector<std::string>* names);
+  std::vector<std::string> ConvEngines();
   absl::Status Enqueue(int n, int s);
   // The ResNet trunk on act[0] (features); returns the buffer holding its
   // output and sets *out_h / *out_w.
@@ -606,6 +608,13 @@ void CudaEmbeddingModel::Impl::LogGraphConvs() {
               ? absl::StrCat("; ", cached, " choices from the engine cache")
               : "",
           "; smaller calls run padded to ", options.max_batch, " windows"));
+  // Each layer's engine and its timing at load, one event: the engines are
+  // timed at every start without a cache, and a start that picked a slower
+  // one is otherwise invisible from outside (the server's aggregate RTFx
+  // differed by 10 % between two machine starts on 2026-12-04, and its log
+  // could not say whether the engines did).
+  ReportDiagnostic(absl::StrCat("cuda:", arena->device(), " embedding engines"),
+                   absl::StrJoin(ConvEngines(), "; "));
   // The choices go to the cache file now, so a restart finds them.
   SaveEngineCache();
 }
@@ -682,15 +691,19 @@ double CudaEmbeddingModel::device_seconds() const {
 int CudaEmbeddingModel::graphs() const { return impl_->graphs->size(); }
 
 std::vector<std::string> CudaEmbeddingModel::conv_engines() const {
+  return impl_->ConvEngines();
+}
+
+std::vector<std::string> CudaEmbeddingModel::Impl::ConvEngines() {
   std::vector<std::string> out;
-  if (!impl_->graph_api) return out;
+  if (!graph_api) return out;
   std::vector<std::string> names;
-  const std::vector<ConvBn*> layers = impl_->Layers(&names);
+  const std::vector<ConvBn*> layers = Layers(&names);
   for (size_t i = 0; i < layers.size(); ++i) {
     if (layers[i]->graph == nullptr) {
-      out.push_back(
-          absl::StrCat(names[i], ": layer1 kernel conv3x3_c32 (",
-                       kernels::Conv3x3C32TileName(impl_->layer1_tile), ")"));
+      out.push_back(absl::StrCat(names[i], ": layer1 kernel conv3x3_c32 (",
+                                 kernels::Conv3x3C32TileName(layer1_tile),
+                                 ")"));
       continue;
     }
     for (std::string& line : layers[i]->graph->Describe())

@@ -22,11 +22,16 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "engine/common/diagnostics.h"
 #include "engine/models/conv_engine_cache.h"
 #include "engine/models/cpu_embedding_model.h"
 #include "engine/models/cpu_segmentation_model.h"
@@ -447,11 +452,23 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
     ASSERT_EQ(o.conv_api, "auto");
     o.max_batch = kB;
     o.max_masks_per_window = kMasks;
+    // The load's diagnostics: the graph path reports each layer's engine
+    // (what the server's log shows an operator).
+    std::vector<std::pair<std::string, std::string>> said;
+    SetDiagnosticSink([&said](std::string_view source, std::string_view text) {
+      said.emplace_back(std::string(source), std::string(text));
+    });
     auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    SetDiagnosticSink(nullptr);
     ASSERT_TRUE(m.ok()) << m.status();
     const std::vector<std::string> engines = (*m)->conv_engines();
     if (precision == "tf32") {
       EXPECT_EQ(engines.size(), 36u) << "auto did not take the graph path";
+      const auto it = std::find_if(said.begin(), said.end(), [](const auto& d) {
+        return absl::EndsWith(d.first, " embedding engines");
+      });
+      ASSERT_NE(it, said.end()) << "no per-layer engine diagnostic at load";
+      EXPECT_EQ(it->second, absl::StrJoin(engines, "; "));
     } else {
       EXPECT_TRUE(engines.empty()) << "auto took the graph path for fp32";
     }
