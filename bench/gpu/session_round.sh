@@ -22,6 +22,10 @@
 #             default configuration alone), ROUNDS=1 (~70 s)
 #   server    bench/service_overhead/grpc_streams.sh, 64 streams of 10
 #             minutes, accurate and FAST, no live step (~60 s)
+#   live      bench/service_overhead/grpc_streams.sh's live step alone: 64
+#             streams of 2 minutes paced at real time into one server, final
+#             result after each half-close and partials behind the audio,
+#             p50/p99 (~170 s)
 #   profile   ncu's time of every kernel of a short rtfx_main run (121
 #             windows, production's engines from a warmed engine cache),
 #             split by stage with bench/gpu/pass_split.py (~70 s)
@@ -95,6 +99,17 @@ for part in $PARTS; do
       grep -hiE "layer1" "$LOGS/grpc_streams/server.log" 2>/dev/null | head -1 | cut -c1-300 | tee -a "$SUMMARY"
       rm -rf "$payload"
       ;;
+    live)
+      fits live 170 || continue
+      payload=$(mktemp -d /tmp/session_round_payload.XXXXXX)
+      tar -C "$payload" -xJf .device/round.tar.xz bin lib data plda
+      OUT=$LOGS/live PAYLOAD_DIR=$payload SKIP_THROUGHPUT=1 timeout "$(left)" \
+        bash bench/service_overhead/grpc_streams.sh >"$LOGS/live.log" 2>&1
+      say "live rc=$? $((SECONDS - s)) s"
+      grep -E "^live|^  live|tail_s |worker states during live|busy|server exit" \
+        "$LOGS/live.log" | tee -a "$SUMMARY"
+      rm -rf "$payload"
+      ;;
     profile)
       fits profile 70 || continue
       (
@@ -121,7 +136,7 @@ for part in $PARTS; do
       /usr/bin/python3 bench/gpu/pass_split.py "$LOGS/profile.csv" --top 6 | tee -a "$SUMMARY"
       ;;
     *)
-      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server profile)"
+      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server live profile)"
       ;;
   esac
 done
