@@ -131,9 +131,16 @@ fi
 if want qualify 150; then
   echo "== 3. qualification harness"
   qt=$(( BUDGET_S + 40 - $(elapsed) )); (( qt > ${QUALIFY_TIMEOUT_S:-240} )) && qt=${QUALIFY_TIMEOUT_S:-240}
+  # The real segmentation weights, where the payload has them
+  # (tools/device/pack_round.sh's does), for the whole-network check's
+  # tight bound; without them it runs on random weights (qualify_main.cc,
+  # RunSegmentation).
+  seg_weights=()
+  [[ -f "$WORK/real/segmentation.safetensors" ]] &&
+    seg_weights=(--segmentation_weights "$WORK/real/segmentation.safetensors")
   timeout $qt "$B/qualify_main" --out "$OUTDIR/qualification.json" \
     --sanitizer_results "$SAN_RESULTS" --driver "$DRIVER" \
-    --git_commit "$(cat "$WORK/commit")" >"$LOGS/qualify.log" 2>&1
+    --git_commit "$(cat "$WORK/commit")" "${seg_weights[@]}" >"$LOGS/qualify.log" 2>&1
   rc=$?
   grep -vE "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident|conv3x3_c32) " "$LOGS/qualify.log" | head -120
   grep -E "^(nn_ops|stats_pool|fbank|sinc_conv|lstm_resident|conv3x3_c32) " "$LOGS/qualify.log" | grep -v "QUALIFIED" | head -40

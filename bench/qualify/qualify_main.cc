@@ -87,6 +87,10 @@ ABSL_FLAG(std::string, sanitizer_results, "",
 ABSL_FLAG(std::string, driver, "", "driver version as nvidia-smi prints it");
 ABSL_FLAG(std::string, git_commit, "", "commit the binaries were built from");
 ABSL_FLAG(bool, library, true, "also run the library paths (cuDNN)");
+ABSL_FLAG(std::string, segmentation_weights, "",
+          "segmentation-3.0 weights (safetensors) for the whole-network "
+          "check (cluster vs resident LSTM); empty: random weights, judged "
+          "against a looser bound (see RunSegmentation)");
 
 namespace diarization {
 namespace {
@@ -1169,14 +1173,45 @@ void RunFbank(Harness& h, std::shared_ptr<models::DeviceArena> arena,
 
 // --- the whole segmentation network: cluster vs resident LSTM
 
+// The bound on the two outputs' largest log-probability difference depends
+// on the weights. With the real ones the CUDA network is within 8e-5 of the
+// CPU one (cuda_models_test), and the two LSTM kernels, which differ only in
+// their summation order, must stay within 1e-4 of each other. Random
+// weights amplify float32 rounding instead: there the CUDA and CPU networks
+// differ by ~4e-2, and these two kernels landed 2.4e-5 to 1.22e-4 apart in
+// the last three qualification rounds, around the 1e-4 bound, so the check
+// failed on noise (and gpu_round.sh exited 1) in every one of them. On random
+// weights it is held to 1e-3: a kernel fault (a wrong gate, a lost step) moves
+// log-probabilities by O(1).
+constexpr double kSegmentationBoundGiven = 1e-4;
+constexpr double kSegmentationBoundRandom = 1e-3;
+
 void RunSegmentation(Harness& h, std::shared_ptr<models::DeviceArena> arena,
                      const std::string& tmp) {
   const bool small = absl::GetFlag(FLAGS_small);
-  const std::string path = tmp + "/qualify_segmentation.safetensors";
-  if (!models::WriteSafetensors(path, models::RandomPyanNetTensors(3), {}).ok())
-    return;
+  std::string path = absl::GetFlag(FLAGS_segmentation_weights);
+  const bool random_weights = path.empty();
+  if (random_weights) {
+    path = tmp + "/qualify_segmentation.safetensors";
+    if (const absl::Status st =
+            models::WriteSafetensors(path, models::RandomPyanNetTensors(3), {});
+        !st.ok()) {
+      std::printf("segmentation: %s\n", st.ToString().c_str());
+      ++h.failures;
+      return;
+    }
+  }
   auto w = models::SafetensorsFile::Open(path);
-  if (!w.ok()) return;
+  if (!w.ok()) {
+    std::printf("segmentation weights %s: %s\n", path.c_str(),
+                w.status().ToString().c_str());
+    ++h.failures;
+    return;
+  }
+  const double bound =
+      random_weights ? kSegmentationBoundRandom : kSegmentationBoundGiven;
+  std::printf("segmentation: %s weights, bound %.0e on the log-probabilities\n",
+              random_weights ? "random" : "the given", bound);
   const std::vector<int> batches =
       small ? std::vector<int>{2}
             : IntList(absl::GetFlag(FLAGS_segmentation_batches));
@@ -1226,8 +1261,10 @@ void RunSegmentation(Harness& h, std::shared_ptr<models::DeviceArena> arena,
         {"batch", batch},
         {"cluster_group", best != h.lstm_best_group.end() ? best->second : 0},
         {"max_abs_diff_log_probs",
-         std::isfinite(diff) ? json(diff) : json("inf")}};
-    if (!(diff < 1e-4)) ++h.failures;
+         std::isfinite(diff) ? json(diff) : json("inf")},
+        {"weights", random_weights ? "random" : "given"},
+        {"bound", bound}};
+    if (!(diff < bound)) ++h.failures;
     if (!small) {
       // Host wall time of Run (graph replay, upload, download), A B A B.
       std::vector<double> t[2];
