@@ -175,7 +175,9 @@ PY
 # diarization_device_worker_seconds_total (busy / starved / filling / held,
 # per device and thread) and of the batch counters since the previous
 # scrape, so a shortfall in aggregate RTFx can be put on the GPU (busy) or
-# on what feeds it (starved, filling, held).
+# on what feeds it (starved, filling, held); and each stage's GPU seconds
+# (diarization_device_gpu_seconds_total), which split "busy" into the GPU's
+# work and the host's around it.
 prev_metrics="$WORK/metrics_start.txt"
 : >"$prev_metrics"
 worker_report() {  # $1 label
@@ -186,7 +188,7 @@ import re, sys
 def read(path):
     out = {}
     for line in open(path):
-        m = re.match(r'^(diarization_(?:device_worker_seconds_total|batch_size_(?:sum|count)))\{([^}]*)\} (\S+)$', line)
+        m = re.match(r'^(diarization_(?:device_worker_seconds_total|device_gpu_seconds_total|batch_size_(?:sum|count)))\{([^}]*)\} (\S+)$', line)
         if m:
             out[(m.group(1), m.group(2))] = float(m.group(3))
     return out
@@ -209,6 +211,16 @@ for model in ("segmentation", "embedding"):
     w = sum(v for (name, lab), v in d.items() if name.endswith("_sum") and labels(lab).get("model") == model)
     if n:
         print(f"    {model} batches {n:.0f}, windows {w:.0f}, mean batch {w / n:.1f}")
+# GPU time per stage (CUDA events per batch) against the stage thread's busy
+# wall time: the rest of "busy" is host work around the batches.
+for (name, lab), v in sorted(d.items()):
+    if name != "diarization_device_gpu_seconds_total":
+        continue
+    l = labels(lab)
+    busy = sum(st.get("busy", 0.0) for (dev, th), st in threads.items()
+               if dev == l["device"] and th in (l["stage"], "both"))
+    share = f" ({v / busy:5.1%} of the thread's busy time)" if busy else ""
+    print(f"    {l['device']:8s} {l['stage']:12s} GPU {v:7.2f} s{share}")
 PY
   prev_metrics=$now
 }

@@ -65,6 +65,15 @@ struct Device {
   // models share one thread pool, like the CPU backend.
   bool concurrent_stages = false;
 
+  // Optional. Seconds the GPU has spent on each model's batches so far
+  // (CUDA events around each batch: engine/models/cuda_busy_timer.h),
+  // monotonic. Called only on the thread that runs that model, right after
+  // its batches, so the model needs no locking for it; exported as
+  // diarization_device_gpu_seconds_total. Unset: the device has no such
+  // measure (the CPU).
+  std::function<double()> segmentation_gpu_seconds;
+  std::function<double()> embedding_gpu_seconds;
+
   // Optional. Run on each of the device's worker threads before its first
   // batch (e.g. cudaSetDevice for the GPU this Device stands for). An error
   // makes Engine::Create fail with that status.

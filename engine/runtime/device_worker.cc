@@ -284,6 +284,19 @@ void DeviceWorker::ChargeJobs(const std::vector<Task>& batch, double seconds,
   }
 }
 
+void DeviceWorker::RecordGpuSeconds(QueueKind stage) {
+  const bool seg = stage == QueueKind::kSegmentation;
+  const std::function<double()>& read =
+      seg ? device_.segmentation_gpu_seconds : device_.embedding_gpu_seconds;
+  if (!read) return;
+  // Only this stage's thread touches its reading (see the header).
+  double& last = seg ? seg_gpu_seconds_ : emb_gpu_seconds_;
+  const double now = read();
+  if (now > last)
+    metrics_->AddDeviceGpuSeconds(device_.name, stage, now - last);
+  last = std::max(last, now);
+}
+
 void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
   constexpr int kOut = kFramesPerWindow * models::kPowersetClasses;
@@ -303,6 +316,7 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kSegmentation, seconds);
   metrics_->ObserveBatchSize(device_.name, QueueKind::kSegmentation, n);
+  RecordGpuSeconds(QueueKind::kSegmentation);
   RecordActivity(0.0, start, end);
   {
     absl::MutexLock lock(&mu_);
@@ -373,6 +387,7 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
   const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kEmbedding, seconds);
   metrics_->ObserveBatchSize(device_.name, QueueKind::kEmbedding, n);
+  RecordGpuSeconds(QueueKind::kEmbedding);
   {
     absl::MutexLock lock(&mu_);
     healthy_ = status.ok();

@@ -105,6 +105,9 @@ class DeviceWorker {
                   absl::Time start);
   // A batch ran over [start, end) and finished `audio_s` of new audio.
   void RecordActivity(double audio_s, absl::Time start, absl::Time end);
+  // After a batch of `stage`, on its thread: the GPU seconds its model
+  // added (Device::*_gpu_seconds) to diarization_device_gpu_seconds_total.
+  void RecordGpuSeconds(QueueKind stage);
   void PublishDepthsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Device device_;
@@ -136,6 +139,9 @@ class DeviceWorker {
   BatchWindows emb_windows_;
   std::vector<float> masks_;
   std::vector<float> embeddings_;
+  // The latest Device::*_gpu_seconds reading of each stage, on its thread.
+  double seg_gpu_seconds_ = 0.0;
+  double emb_gpu_seconds_ = 0.0;
 };
 
 }  // namespace diarization::runtime::internal

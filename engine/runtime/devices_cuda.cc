@@ -59,6 +59,13 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
   d.embedding_precision = cuda.embedding->precision();
   parts.segmentation = cuda.segmentation.get();
   parts.embedding = cuda.embedding.get();
+  // The models live as long as the Device that holds these hooks.
+  d.segmentation_gpu_seconds = [m = parts.segmentation] {
+    return m->device_seconds();
+  };
+  d.embedding_gpu_seconds = [m = parts.embedding] {
+    return m->device_seconds();
+  };
   d.segmentation = std::move(cuda.segmentation);
   d.embedding = std::move(cuda.embedding);
   // The arena outlives the models: the snapshot closure keeps the rest of

@@ -148,7 +148,9 @@ constexpr bool kConcurrentStages = ENGINE_TEST_CONCURRENT_STAGES;
 
 Rig MakeRig(EngineOptions options, int num_devices = 1,
             std::shared_ptr<const pipeline::PldaModel> plda = nullptr,
-            std::function<DeviceMemoryStats()> memory = nullptr) {
+            std::function<DeviceMemoryStats()> memory = nullptr,
+            std::function<void(Device&, std::shared_ptr<FakeControl>)>
+                customize = nullptr) {
   Rig rig;
   if (plda == nullptr && !options.cluster_function) {
     options.cluster_function = EchoCluster;
@@ -166,6 +168,7 @@ Rig MakeRig(EngineOptions options, int num_devices = 1,
     d.concurrent_stages = kConcurrentStages;
     // Device 0 reports its models' precision; device 1 overrides one.
     if (i == 1) d.embedding_precision = "tf32";
+    if (customize) customize(d, control);
     devices.push_back(std::move(d));
   }
   rig.registry = std::make_shared<prometheus::Registry>();
@@ -695,6 +698,67 @@ TEST(EngineTest, ConcurrentStagesOverlapSegmentationWithEmbedding) {
   ASSERT_TRUE(b.Wait());
   ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
   ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
+}
+
+// diarization_device_gpu_seconds_total adds up what the device's GPU-time
+// hooks report, per stage, each batch once: the fake device's "GPU" spends
+// a fixed time per segmentation batch and another per embedding batch (both
+// drawn per run, so the test cannot pass on fixed numbers), and the hooks
+// are read on the worker threads, never on the caller's.
+TEST(EngineTest, GpuSecondsCounterAddsEachBatchOnce) {
+  std::mt19937 rng(std::random_device{}());
+  const double seg_cost = std::uniform_real_distribution<>(0.1, 1.0)(rng);
+  const double emb_cost = std::uniform_real_distribution<>(0.1, 1.0)(rng);
+  const std::thread::id test_thread = std::this_thread::get_id();
+  std::atomic<int> read_on_test_thread{0};
+  EngineOptions options;
+  options.segmentation_batch_size = 8;
+  options.embedding_batch_size = 4;
+  Rig rig =
+      MakeRig(options, 1, nullptr, nullptr,
+              [&](Device& d, std::shared_ptr<FakeControl> control) {
+                d.segmentation_gpu_seconds = [&, control] {
+                  if (std::this_thread::get_id() == test_thread)
+                    ++read_on_test_thread;
+                  return seg_cost * control->segmentation_batches().size();
+                };
+                d.embedding_gpu_seconds = [&, control] {
+                  if (std::this_thread::get_id() == test_thread)
+                    ++read_on_test_thread;
+                  return emb_cost * control->embedding_batches().size();
+                };
+              });
+  Outcome job;
+  const std::vector<float> audio = RandomAudio(kWin + 16000 * 29);  // 30
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio), job.Callbacks())
+          .ok());
+  ASSERT_TRUE(job.Wait());
+  FakeControl& control = *rig.controls[0];
+  const size_t seg_batches = control.segmentation_batches().size();
+  const size_t emb_batches = control.embedding_batches().size();
+  ASSERT_GE(seg_batches, 4u);  // 30 windows in batches of at most 8
+  ASSERT_GE(emb_batches, 8u);  // and of at most 4
+  auto gpu = [&](const std::string& stage) {
+    return MetricValue(*rig.registry, "diarization_device_gpu_seconds_total",
+                       {{"device", "fake:0"}, {"stage", stage}});
+  };
+  EXPECT_NEAR(gpu("segmentation"), seg_cost * seg_batches, 1e-9);
+  EXPECT_NEAR(gpu("embedding"), emb_cost * emb_batches, 1e-9);
+  EXPECT_EQ(read_on_test_thread.load(), 0);
+
+  // A device without the hooks (the CPU) exports no GPU time.
+  Rig plain = MakeRig(options);
+  Outcome other;
+  ASSERT_TRUE(
+      plain.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio), other.Callbacks())
+          .ok());
+  ASSERT_TRUE(other.Wait());
+  EXPECT_EQ(
+      MetricValue(*plain.registry, "diarization_device_gpu_seconds_total", {}),
+      0.0);
 }
 
 // diarization_device_worker_seconds_total says what each worker thread did:

@@ -143,6 +143,14 @@ absl::StatusOr<std::shared_ptr<Metrics>> Metrics::Create(
                  "starved (queues empty), filling (less than a batch), held "
                  "(segmentation waiting for the embedding stage).")
              .Register(r);
+    m->gpu_seconds_ =
+        &prometheus::BuildCounter()
+             .Name("diarization_device_gpu_seconds_total")
+             .Help(
+                 "Seconds the device's GPU spent on each stage's batches "
+                 "(CUDA events around each batch: upload, kernels, "
+                 "download).")
+             .Register(r);
     m->active_jobs_ = &prometheus::BuildGauge()
                            .Name("diarization_active_jobs")
                            .Help("Jobs accepted on a device, not completed.")
@@ -256,6 +264,13 @@ void Metrics::AddWorkerSeconds(std::string_view device, std::string_view thread,
       ->Add({{"device", Name(device)},
              {"thread", Name(thread)},
              {"state", Name(WorkerStateName(state))}})
+      .Increment(seconds);
+}
+
+void Metrics::AddDeviceGpuSeconds(std::string_view device, QueueKind stage,
+                                  double seconds) {
+  gpu_seconds_
+      ->Add({{"device", Name(device)}, {"stage", Name(QueueName(stage))}})
       .Increment(seconds);
 }
 

@@ -84,6 +84,17 @@
 //       queue holds a segmentation batch and an embedding batch). Every
 //       instant of a thread's life counts once, so the states of a thread
 //       add up to its uptime; advanced at least once a second. Engine.
+//   diarization_device_gpu_seconds_total      counter  {device, stage}
+//       Seconds the device's GPU spent on each stage's batches, stage =
+//       "segmentation" | "embedding": CUDA events around each batch on the
+//       stage's stream (window upload, kernels, download), from
+//       Device::segmentation_gpu_seconds / embedding_gpu_seconds. Next to
+//       the worker's "busy" seconds it says how much of a batch's wall time
+//       is host work (window staging, masks, delivery) rather than GPU
+//       work. It is stream time: while both stages run on the GPU at once,
+//       each one's seconds include the time it shared the GPU with the
+//       other, so the two may add up to more than the wall time. Devices
+//       without those hooks (the CPU) export none. Engine.
 //   diarization_device_memory_bytes           gauge    {device, kind}
 //       kind = "arena_reserved" | "arena_mapped" | "arena_used" |
 //       "arena_peak" | "device_free" | "device_total", from
@@ -170,6 +181,9 @@ class Metrics {
   // `thread`: "segmentation", "embedding" or "both".
   void AddWorkerSeconds(std::string_view device, std::string_view thread,
                         WorkerState state, double seconds);
+  // `stage`: QueueKind's network.
+  void AddDeviceGpuSeconds(std::string_view device, QueueKind stage,
+                           double seconds);
   void SetActiveJobs(std::string_view device, double jobs);
   void SetActiveStreams(double streams);
   void SetBacklogAudioSeconds(double seconds);
@@ -196,6 +210,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* queue_wait_seconds_ = nullptr;
   prometheus::Family<prometheus::Histogram>* batch_size_ = nullptr;
   prometheus::Family<prometheus::Counter>* worker_seconds_ = nullptr;
+  prometheus::Family<prometheus::Counter>* gpu_seconds_ = nullptr;
   prometheus::Family<prometheus::Gauge>* active_jobs_ = nullptr;
   prometheus::Family<prometheus::Gauge>* active_streams_ = nullptr;
   prometheus::Family<prometheus::Gauge>* backlog_audio_seconds_ = nullptr;
