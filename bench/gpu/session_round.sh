@@ -26,6 +26,10 @@
 #             streams of 2 minutes paced at real time into one server, final
 #             result after each half-close and partials behind the audio,
 #             p50/p99 (~170 s)
+#   ratio     bench/gpu/ratio_ab.sh: rtfx_main against pyannote.audio on the
+#             same hour, $RATIO_PAIRS (3) alternating pairs, median ratio
+#             (~250 s; needs .whl from tools/device/fetch_wheels.sh, carried
+#             too: carry [".device", ".whl"], about 62 of the 64 MiB)
 #   profile   ncu's time of every kernel of a short rtfx_main run (121
 #             windows, production's engines from a warmed engine cache),
 #             split by stage with bench/gpu/pass_split.py (~70 s)
@@ -110,6 +114,13 @@ for part in $PARTS; do
         "$LOGS/live.log" | tee -a "$SUMMARY"
       rm -rf "$payload"
       ;;
+    ratio)
+      [[ -d .whl ]] || { say "SKIPPED ratio: no .whl (tools/device/fetch_wheels.sh, carry it)"; continue; }
+      fits ratio 250 || continue
+      OUT=$LOGS PAIRS=${RATIO_PAIRS:-3} timeout "$(left)" bash bench/gpu/ratio_ab.sh >"$LOGS/ratio.log" 2>&1
+      say "ratio rc=$? $((SECONDS - s)) s"
+      grep -E "^pair|median|ratio" "$LOGS/ratio.log" | tee -a "$SUMMARY"
+      ;;
     profile)
       fits profile 70 || continue
       (
@@ -136,7 +147,7 @@ for part in $PARTS; do
       /usr/bin/python3 bench/gpu/pass_split.py "$LOGS/profile.csv" --top 6 | tee -a "$SUMMARY"
       ;;
     *)
-      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server live profile)"
+      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server live ratio profile)"
       ;;
   esac
 done
