@@ -63,6 +63,22 @@ fits() {
   fi
 }
 
+# run_grpc_streams LOG OUT [VAR=VALUE ...]: bench/service_overhead/
+# grpc_streams.sh with OUT and the given variables, its output in LOG, on the
+# round's payload staged outside $LOGS (which is packed at the end; the
+# script copies bin, lib, data and plda out of it); its exit status.
+run_grpc_streams() {
+  local log=$1 out=$2 payload rc
+  shift 2
+  payload=$(mktemp -d /tmp/session_round_payload.XXXXXX)
+  tar -C "$payload" -xJf .device/round.tar.xz bin lib data plda
+  env OUT="$out" PAYLOAD_DIR="$payload" "$@" timeout "$(left)" \
+    bash bench/service_overhead/grpc_streams.sh >"$log" 2>&1
+  rc=$?
+  rm -rf "$payload"
+  return $rc
+}
+
 for part in $PARTS; do
   s=$SECONDS
   case $part in
@@ -91,28 +107,18 @@ for part in $PARTS; do
       ;;
     server)
       fits server 60 || continue
-      # grpc_streams.sh copies bin, lib, data and plda out of a staged
-      # payload; outside $LOGS, which is packed at the end.
-      payload=$(mktemp -d /tmp/session_round_payload.XXXXXX)
-      tar -C "$payload" -xJf .device/round.tar.xz bin lib data plda
-      OUT=$LOGS PAYLOAD_DIR=$payload SKIP_LIVE=1 timeout "$(left)" \
-        bash bench/service_overhead/grpc_streams.sh >"$LOGS/server.log" 2>&1
+      run_grpc_streams "$LOGS/server.log" "$LOGS" SKIP_LIVE=1
       say "server rc=$? $((SECONDS - s)) s"
       grep -E "^(accurate|fast):|worker states|busy|batches|device_rtfx|arena_peak|server exit" \
         "$LOGS/server.log" | tee -a "$SUMMARY"
       grep -hiE "layer1" "$LOGS/grpc_streams/server.log" 2>/dev/null | head -1 | cut -c1-300 | tee -a "$SUMMARY"
-      rm -rf "$payload"
       ;;
     live)
       fits live 170 || continue
-      payload=$(mktemp -d /tmp/session_round_payload.XXXXXX)
-      tar -C "$payload" -xJf .device/round.tar.xz bin lib data plda
-      OUT=$LOGS/live PAYLOAD_DIR=$payload SKIP_THROUGHPUT=1 timeout "$(left)" \
-        bash bench/service_overhead/grpc_streams.sh >"$LOGS/live.log" 2>&1
+      run_grpc_streams "$LOGS/live.log" "$LOGS/live" SKIP_THROUGHPUT=1
       say "live rc=$? $((SECONDS - s)) s"
       grep -E "^live|^  live|tail_s |worker states during live|busy|server exit" \
         "$LOGS/live.log" | tee -a "$SUMMARY"
-      rm -rf "$payload"
       ;;
     ratio)
       [[ -d .whl ]] || { say "SKIPPED ratio: no .whl (tools/device/fetch_wheels.sh, carry it)"; continue; }
