@@ -87,6 +87,17 @@ absl::StatusOr<PinnedBuffer> PinnedBuffer::Allocate(size_t floats,
   return b;
 }
 
+absl::StatusOr<std::shared_ptr<float[]>> AllocateSharedPinned(
+    size_t floats, const std::string& what) {
+  float* data = nullptr;
+  RETURN_IF_ERROR(
+      CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&data),
+                               floats * sizeof(float), cudaHostAllocPortable),
+                 absl::StrCat("cudaHostAlloc (", floats * sizeof(float),
+                              " bytes of pinned host memory for ", what, ")")));
+  return std::shared_ptr<float[]>(data, [](float* p) { cudaFreeHost(p); });
+}
+
 PinnedBuffer::~PinnedBuffer() {
   if (data_ != nullptr) cudaFreeHost(data_);
 }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -65,6 +66,13 @@ class PinnedBuffer {
   float* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// `floats` floats of page-locked host memory that every CUDA context counts
+// as such (cudaHostAllocPortable), freed when the last holder lets go; for
+// memory that outlives any one model (runtime::Device::pinned_host_floats).
+// `what` names it in errors.
+absl::StatusOr<std::shared_ptr<float[]>> AllocateSharedPinned(
+    size_t floats, const std::string& what);
 
 // Copies `count` floats from `src` into `staging`, then enqueues the copy from
 // `staging` to `device` on `stream`. `what` names the data in errors.

@@ -872,6 +872,13 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
   const WindowSpans spans{.audio = rec, .starts = starts, .ends = ends};
   const int n = spans.batch();
   const std::vector<float> windows = MaterializeWindows(spans);
+  auto pinned = cuda::AllocateSharedPinned(rec.size(), "test/recording");
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  std::copy(rec.begin(), rec.end(), pinned->get());
+  const WindowSpans pinned_spans{
+      .audio = std::span<const float>(pinned->get(), rec.size()),
+      .starts = starts,
+      .ends = ends};
   {
     CudaModelOptions o;
     o.max_batch = 4;  // two launches
@@ -883,6 +890,11 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
     ASSERT_TRUE((*m)->Run(windows, n, a).ok());
     ASSERT_TRUE((*m)->RunSpans(spans, b).ok());
     EXPECT_EQ(a, b);
+    // The same spans in page-locked memory (the engine's batches,
+    // runtime::Device::pinned_host_floats) cross without a host copy.
+    std::vector<float> c(a.size(), NAN);
+    ASSERT_TRUE((*m)->RunSpans(pinned_spans, c).ok());
+    EXPECT_EQ(a, c);
   }
   {
     CudaModelOptions o;
@@ -898,7 +910,76 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
     ASSERT_TRUE((*m)->Run(windows, n, masks, 3, a).ok());
     ASSERT_TRUE((*m)->RunSpans(spans, masks, 3, b).ok());
     EXPECT_EQ(a, b);
+    std::vector<float> c(a.size(), NAN);
+    ASSERT_TRUE((*m)->RunSpans(pinned_spans, masks, 3, c).ok());
+    EXPECT_EQ(a, c);
   }
+}
+
+// The window upload from page-locked audio (copied to the device from where
+// it lies) and from ordinary memory (staged first) builds the windows that
+// MaterializeWindows cuts on the host, through both of its paths: the
+// covering range of overlapping windows, and windows too far apart for it
+// (back to back), silence included.
+TEST_F(CudaModelsTest, WindowUploadFromPageLockedAudioGivesTheSameWindows) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  const std::vector<float> rec = Windows();  // kB windows back to back
+  ASSERT_GE(rec.size(), size_t{4} * kWindowSamples);
+  auto pinned = cuda::AllocateSharedPinned(rec.size(), "test/recording");
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  std::copy(rec.begin(), rec.end(), pinned->get());
+  std::mt19937 rng(std::random_device{}());
+  auto uploader = cuda::WindowUploader::Create(arena.get(), 3, "test/windows");
+  ASSERT_TRUE(uploader.ok()) << uploader.status();
+  auto windows = cuda::DeviceBuffer::Allocate(
+      arena.get(), sizeof(float) * 3 * kWindowSamples, "test/windows");
+  ASSERT_TRUE(windows.ok()) << windows.status();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const int64_t total = int64_t(rec.size());
+  const int64_t near = int64_t(rng() % 16000);
+  const int64_t far = total - kWindowSamples - int64_t(rng() % 1000);
+  struct Case {
+    const char* name;
+    std::vector<int64_t> starts, ends;
+  };
+  const std::vector<Case> cases = {
+      {"overlapping (covering range)",
+       {near, near + 16000, near + 32000},
+       {near + kWindowSamples, near + 16000 + kWindowSamples,
+        near + 32000 + kWindowSamples}},
+      {"far apart (back to back)",
+       {near, far, far},
+       {near + kWindowSamples, far + kWindowSamples, far}},  // third: silence
+      {"a padded last window", {total - 40000}, {total}},
+  };
+  for (const Case& c : cases) {
+    for (bool page_locked : {false, true}) {
+      const WindowSpans spans{
+          .audio = page_locked
+                       ? std::span<const float>(pinned->get(), rec.size())
+                       : std::span<const float>(rec),
+          .starts = c.starts,
+          .ends = c.ends};
+      ASSERT_TRUE(ValidateWindowSpans(spans).ok()) << c.name;
+      const int n = spans.batch();
+      ASSERT_EQ(cudaMemsetAsync(windows->data(), 0xff,
+                                sizeof(float) * 3 * kWindowSamples, stream),
+                cudaSuccess);
+      ASSERT_TRUE(uploader->Upload(spans, 0, n, *windows, stream).ok())
+          << c.name;
+      std::vector<float> got(size_t(n) * kWindowSamples);
+      ASSERT_EQ(cudaMemcpyAsync(got.data(), windows->data(),
+                                sizeof(float) * got.size(),
+                                cudaMemcpyDeviceToHost, stream),
+                cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      EXPECT_TRUE(got == MaterializeWindows(spans))
+          << c.name << (page_locked ? ", page-locked" : ", ordinary memory");
+    }
+  }
+  cudaStreamDestroy(stream);
 }
 
 TEST_F(CudaModelsTest, LedgerAndBudget) {

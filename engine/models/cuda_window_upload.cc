@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
@@ -10,6 +12,20 @@
 #include "kernels/window_gather.h"
 
 namespace diarization::models::cuda {
+namespace {
+
+// Whether `p` lies in page-locked host memory that the device can copy from
+// directly (cudaHostAlloc, cudaHostRegister).
+bool IsPageLocked(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();  // not sticky; leave no error behind
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
 
 absl::StatusOr<WindowUploader> WindowUploader::Create(DeviceArena* arena,
                                                       int max_batch,
@@ -60,14 +76,19 @@ absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
     }
   }
   if (lo > hi) lo = hi = 0;  // every window is silence (empty spans)
+  // Page-locked audio (runtime::Device::pinned_host_floats) is copied to the
+  // device from where it lies; other audio is first copied into host_audio_,
+  // as an asynchronous copy from pageable memory would be staged by the
+  // driver anyway.
+  const bool direct = hi > lo && IsPageLocked(spans.audio.data());
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (source, count)
   int64_t* starts = reinterpret_cast<int64_t*>(host_index_.data());
   int64_t* ends = starts + max_batch_;
   int64_t staged = 0;
   if (static_cast<size_t>(hi - lo) <= capacity) {
     // The covering range once; windows index into it.
     staged = hi - lo;
-    std::memcpy(host_audio_.data(), spans.audio.data() + lo,
-                sizeof(float) * staged);
+    if (staged > 0) runs.emplace_back(lo, staged);
     for (int i = 0; i < n; ++i) {
       const int64_t s = spans.starts[first + i], e = spans.ends[first + i];
       starts[i] = e > s ? s - lo : 0;
@@ -77,14 +98,26 @@ absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
     // Back to back: at most n × kWindowSamples <= capacity.
     for (int i = 0; i < n; ++i) {
       const int64_t s = spans.starts[first + i], e = spans.ends[first + i];
-      std::memcpy(host_audio_.data() + staged, spans.audio.data() + s,
-                  sizeof(float) * (e - s));
+      if (e > s) runs.emplace_back(s, e - s);
       starts[i] = staged;
       ends[i] = staged + (e - s);
       staged += e - s;
     }
   }
-  if (staged > 0) {
+  int64_t at = 0;
+  for (const auto& [source, count] : runs) {
+    const float* from = spans.audio.data() + source;
+    if (direct) {
+      RETURN_IF_ERROR(
+          CudaStatus(cudaMemcpyAsync(staging_ + at, from, sizeof(float) * count,
+                                     cudaMemcpyHostToDevice, stream),
+                     "copying window spans to the device"));
+    } else {
+      std::memcpy(host_audio_.data() + at, from, sizeof(float) * count);
+    }
+    at += count;
+  }
+  if (!direct && staged > 0) {
     RETURN_IF_ERROR(CudaStatus(
         cudaMemcpyAsync(staging_, host_audio_.data(), sizeof(float) * staged,
                         cudaMemcpyHostToDevice, stream),

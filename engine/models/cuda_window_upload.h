@@ -5,12 +5,16 @@
 // kernels/window_gather builds the (n, 160000) window tensor on the device.
 // When the covering range would not fit the staging buffer (windows far
 // apart in a long recording, or of different recordings), each window's
-// samples are staged back to back instead, which always fits.
+// samples are staged back to back instead, which always fits. When the
+// spans' audio is itself page-locked (runtime::Device::pinned_host_floats:
+// the engine gathers its batches there), it crosses from where it lies, and
+// the host copies nothing.
 //
 // Lifetime: one uploader per model instance, used by one thread at a time
 // (the model's). The staging buffers are reused by the next Upload, so the
 // caller must synchronise the stream (or at least the copies) before the
-// next call, as the models do after each batch.
+// next call, as the models do after each batch; for the same reason,
+// page-locked audio must stay unchanged until then.
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
 #define DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
 

@@ -1,13 +1,22 @@
 #include "engine/runtime/batch_windows.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/pipeline/windows.h"
 
 namespace diarization::runtime::internal {
 
+void BatchWindows::UseBuffer(std::shared_ptr<float[]> buffer, size_t floats) {
+  buffer_ = std::move(buffer);
+  buffer_floats_ = buffer_ ? floats : 0;
+  Clear();
+}
+
 void BatchWindows::Clear() {
-  audio_.clear();
+  own_.clear();
+  spilled_ = false;
+  size_ = 0;
   starts_.clear();
   ends_.clear();
   run_id_ = nullptr;
@@ -28,7 +37,7 @@ void BatchWindows::Add(const Recording& recording, int w) {
       recording.step_samples, recording.num_samples, w);
   const int64_t start = range.begin;
   const int64_t end = range.end;
-  const int64_t base = static_cast<int64_t>(audio_.size());
+  const int64_t base = size_;
   if (recording.gone || end <= start || start < recording.offset) {
     // Silence: an empty span (the recording's audio is gone or never was).
     starts_.push_back(base);
@@ -37,8 +46,7 @@ void BatchWindows::Add(const Recording& recording, int w) {
     return;
   }
   auto copy = [&](int64_t from, int64_t to) {
-    const float* src = recording.audio.data() + (from - recording.offset);
-    audio_.insert(audio_.end(), src, src + (to - from));
+    Append(recording.audio.data() + (from - recording.offset), to - from);
   };
   const bool extends = run_id_ == recording.id && start >= run_lo_ &&
                        start <= run_hi_ && run_hi_ >= recording.offset;
@@ -56,8 +64,31 @@ void BatchWindows::Add(const Recording& recording, int w) {
   ends_.push_back(run_base_ + (end - run_lo_));
 }
 
+void BatchWindows::Append(const float* src, int64_t count) {
+  if (count <= 0) return;
+  if (buffer_ != nullptr && !spilled_) {
+    if (static_cast<size_t>(size_ + count) <= buffer_floats_) {
+      std::copy(src, src + count, buffer_.get() + size_);
+      size_ += count;
+      return;
+    }
+    // Outgrew the buffer: memory of its own for the rest of this batch.
+    own_.assign(buffer_.get(), buffer_.get() + size_);
+    spilled_ = true;
+  }
+  own_.insert(own_.end(), src, src + count);  // own_.size() == size_
+  size_ += count;
+}
+
+const float* BatchWindows::audio_data() const {
+  return buffer_ != nullptr && !spilled_ ? buffer_.get() : own_.data();
+}
+
 models::WindowSpans BatchWindows::spans() const {
-  return models::WindowSpans{.audio = audio_, .starts = starts_, .ends = ends_};
+  return models::WindowSpans{
+      .audio = std::span<const float>(audio_data(), static_cast<size_t>(size_)),
+      .starts = starts_,
+      .ends = ends_};
 }
 
 }  // namespace diarization::runtime::internal

@@ -11,7 +11,9 @@
 #ifndef DIARIZATION_ENGINE_RUNTIME_BATCH_WINDOWS_H_
 #define DIARIZATION_ENGINE_RUNTIME_BATCH_WINDOWS_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -38,6 +40,13 @@ class BatchWindows {
     bool gone = false;
   };
 
+  // Gathers the batches' audio into `buffer` (`floats` floats, e.g.
+  // page-locked memory from Device::pinned_host_floats, so that the device
+  // upload reads it directly) instead of memory of its own. A batch of n
+  // windows copies at most n × kWindowSamples samples; a batch that would
+  // outgrow `buffer` moves to memory of its own for that batch (same
+  // spans, one more copy). Call before the first Add.
+  void UseBuffer(std::shared_ptr<float[]> buffer, size_t floats);
   void Clear();
   // Adds window `w` of `recording` as the next window of the batch.
   void Add(const Recording& recording, int w);
@@ -48,10 +57,20 @@ class BatchWindows {
   int size() const { return static_cast<int>(starts_.size()); }
   // Samples copied so far (for tests: a run of n consecutive windows takes
   // (n − 1)·step + 160000, not n·160000).
-  int64_t audio_samples() const { return static_cast<int64_t>(audio_.size()); }
+  int64_t audio_samples() const { return size_; }
 
  private:
-  std::vector<float> audio_;
+  // Appends [src, src + count) to the batch's audio.
+  void Append(const float* src, int64_t count);
+  const float* audio_data() const;
+
+  // The batch's audio is buffer_[0, size_) while it fits and `spilled_` is
+  // false, else own_[0, size_).
+  std::shared_ptr<float[]> buffer_;
+  size_t buffer_floats_ = 0;
+  std::vector<float> own_;
+  bool spilled_ = false;
+  int64_t size_ = 0;
   std::vector<int64_t> starts_, ends_;
   // The span being extended: its recording, its range in the recording's
   // samples, and where it begins in audio_.

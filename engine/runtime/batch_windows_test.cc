@@ -4,6 +4,7 @@
 #include "engine/runtime/batch_windows.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <vector>
@@ -40,10 +41,25 @@ std::vector<float> Expected(const std::vector<float>& audio, int64_t offset,
   return w;
 }
 
+// Rounds cycle through the three places a batch's audio can live: memory
+// of its own, a buffer large enough for any batch (as the worker gives it,
+// Device::pinned_host_floats), and a buffer too small for some batches (which
+// then move to memory of their own). One BatchWindows serves every round of
+// a place, so a batch after one that outgrew the buffer is in the buffer
+// again.
 TEST(BatchWindowsTest, MaterialisedWindowsEqualTheJobsWindows) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (int round = 0; round < 30; ++round) {
+  constexpr int kMaxBatch = 40;
+  BatchWindows places[3];
+  const size_t big = size_t{kMaxBatch} * kWindowSamples;
+  const size_t small = 3 * kWindowSamples + rng() % kWindowSamples;
+  std::shared_ptr<float[]> big_buffer(new float[big]);
+  std::shared_ptr<float[]> small_buffer(new float[small]);
+  places[1].UseBuffer(big_buffer, big);
+  places[2].UseBuffer(small_buffer, small);
+  int in_small = 0, outgrew_small = 0;
+  for (int round = 0; round < 60; ++round) {
     // Two jobs with different steps; the second has trimmed its head.
     const int64_t steps[2] = {16000, int64_t{8000} + rng() % 40000};
     const int64_t offsets[2] = {0, steps[1] * int64_t(rng() % 3)};
@@ -56,9 +72,11 @@ TEST(BatchWindowsTest, MaterialisedWindowsEqualTheJobsWindows) {
     }
     // A batch: runs of consecutive windows of each job, interleaved, some
     // windows repeated or skipped, the last (padded) window sometimes in.
-    BatchWindows bw;
+    const int place = round % 3;
+    BatchWindows& bw = places[place];
+    bw.Clear();
     std::vector<std::pair<int, int>> picked;  // (job, window)
-    const int n = 1 + rng() % 40;
+    const int n = 1 + rng() % kMaxBatch;
     int next[2] = {static_cast<int>(offsets[0] / steps[0]),
                    static_cast<int>(offsets[1] / steps[1])};
     for (int i = 0; i < n; ++i) {
@@ -75,6 +93,15 @@ TEST(BatchWindowsTest, MaterialisedWindowsEqualTheJobsWindows) {
     const models::WindowSpans spans = bw.spans();
     ASSERT_TRUE(models::ValidateWindowSpans(spans).ok());
     ASSERT_EQ(spans.batch(), n);
+    ASSERT_EQ(spans.audio.size(), size_t(bw.audio_samples()));
+    if (place == 1) {
+      EXPECT_EQ(spans.audio.data(), big_buffer.get()) << "round " << round;
+    } else if (place == 2) {
+      const bool fits = spans.audio.size() <= small;
+      EXPECT_EQ(spans.audio.data() == small_buffer.get(), fits)
+          << "round " << round << ": " << spans.audio.size() << " samples";
+      (fits ? in_small : outgrew_small)++;
+    }
     const std::vector<float> got = models::MaterializeWindows(spans);
     for (int i = 0; i < n; ++i) {
       const auto [j, w] = picked[i];
@@ -86,6 +113,8 @@ TEST(BatchWindowsTest, MaterialisedWindowsEqualTheJobsWindows) {
           << ", its window " << w << ")";
     }
   }
+  std::printf("small buffer: %d batches in it, %d outgrew it\n", in_small,
+              outgrew_small);
 }
 
 TEST(BatchWindowsTest, ConsecutiveWindowsShareTheirAudio) {

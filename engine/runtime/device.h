@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/pipeline/ahc.h"
 
@@ -73,6 +74,19 @@ struct Device {
   // measure (the CPU).
   std::function<double()> segmentation_gpu_seconds;
   std::function<double()> embedding_gpu_seconds;
+
+  // Optional. Page-locked host memory of `floats` floats, released when the
+  // last holder lets go. The worker (and the offline networks pass) gather a
+  // batch's audio into it (batch_windows.h), and the backend's window upload
+  // copies it to the device straight from there
+  // (engine/models/cuda_window_upload.h) instead of first copying it into
+  // page-locked staging of its own: one host copy of each batch's audio
+  // instead of two, which at 64 streams is ~20 MB per embedding batch and
+  // ~80 MB per segmentation batch. Called once per stage when the worker
+  // starts, on the starting thread; an error fails the start. Unset (the
+  // CPU): ordinary memory.
+  std::function<absl::StatusOr<std::shared_ptr<float[]>>(size_t floats)>
+      pinned_host_floats;
 
   // Optional. Run on each of the device's worker threads before its first
   // batch (e.g. cudaSetDevice for the GPU this Device stands for). An error

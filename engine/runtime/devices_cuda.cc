@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cuda_backend.h"
+#include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_linkage.h"
+#include "engine/models/cuda_status.h"
 #include "engine/runtime/devices.h"
 
 namespace diarization::runtime {
@@ -65,6 +67,23 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
   };
   d.embedding_gpu_seconds = [m = parts.embedding] {
     return m->device_seconds();
+  };
+  // The batches' audio in page-locked memory, which the window upload
+  // copies to the GPU without staging it again (Device::pinned_host_floats).
+  d.pinned_host_floats =
+      [ordinal, name = d.name](
+          size_t floats) -> absl::StatusOr<std::shared_ptr<float[]>> {
+    // On this GPU's context, leaving the calling thread's device as it was.
+    int previous = 0;
+    RETURN_IF_ERROR(
+        models::cuda::CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
+    RETURN_IF_ERROR(
+        models::cuda::CudaStatus(cudaSetDevice(ordinal), "cudaSetDevice"));
+    absl::StatusOr<std::shared_ptr<float[]>> buffer =
+        models::cuda::AllocateSharedPinned(floats,
+                                           absl::StrCat(name, " batch audio"));
+    cudaSetDevice(previous);
+    return buffer;
   };
   d.segmentation = std::move(cuda.segmentation);
   d.embedding = std::move(cuda.embedding);

@@ -761,6 +761,155 @@ TEST(EngineTest, GpuSecondsCounterAddsEachBatchOnce) {
       0.0);
 }
 
+// Forwards to a model and records whether each batch's audio lay inside one
+// of `buffers` (the ranges Device::pinned_host_floats handed out).
+struct BufferRanges {
+  absl::Mutex mu;
+  std::vector<std::pair<const float*, size_t>> given ABSL_GUARDED_BY(mu);
+  int inside ABSL_GUARDED_BY(mu) = 0;
+  int outside ABSL_GUARDED_BY(mu) = 0;
+  void Record(std::span<const float> audio) {
+    absl::MutexLock lock(&mu);
+    bool in = false;
+    for (const auto& [base, floats] : given) {
+      in |=
+          audio.data() >= base && audio.data() + audio.size() <= base + floats;
+    }
+    (in ? inside : outside)++;
+  }
+};
+
+class RecordingSegmentation : public models::SegmentationModel {
+ public:
+  RecordingSegmentation(std::unique_ptr<models::SegmentationModel> inner,
+                        BufferRanges* ranges)
+      : inner_(std::move(inner)), ranges_(ranges) {}
+  absl::Status Run(std::span<const float> windows, int batch,
+                   std::span<float> log_probs) override {
+    return inner_->Run(windows, batch, log_probs);
+  }
+  absl::Status RunSpans(const models::WindowSpans& spans,
+                        std::span<float> log_probs) override {
+    ranges_->Record(spans.audio);
+    return inner_->RunSpans(spans, log_probs);
+  }
+  std::string precision() const override { return inner_->precision(); }
+
+ private:
+  std::unique_ptr<models::SegmentationModel> inner_;
+  BufferRanges* ranges_;
+};
+
+class RecordingEmbedding : public models::EmbeddingModel {
+ public:
+  RecordingEmbedding(std::unique_ptr<models::EmbeddingModel> inner,
+                     BufferRanges* ranges)
+      : inner_(std::move(inner)), ranges_(ranges) {}
+  absl::Status Run(std::span<const float> windows, int batch,
+                   std::span<const float> masks, int masks_per_window,
+                   std::span<float> embeddings) override {
+    return inner_->Run(windows, batch, masks, masks_per_window, embeddings);
+  }
+  absl::Status RunSpans(const models::WindowSpans& spans,
+                        std::span<const float> masks, int masks_per_window,
+                        std::span<float> embeddings) override {
+    ranges_->Record(spans.audio);
+    return inner_->RunSpans(spans, masks, masks_per_window, embeddings);
+  }
+  std::string precision() const override { return inner_->precision(); }
+
+ private:
+  std::unique_ptr<models::EmbeddingModel> inner_;
+  BufferRanges* ranges_;
+};
+
+// With Device::pinned_host_floats, each stage's batches gather their audio
+// in the memory the device gave it (sized for the stage's largest batch), so
+// a GPU backend uploads it without copying it again; the results are the
+// independently computed ones. A failing hook fails the engine's start with
+// its reason.
+TEST(EngineTest, BatchAudioLiesInTheDevicesPageLockedBuffers) {
+  std::mt19937 rng(std::random_device{}());
+  EngineOptions options;
+  options.segmentation_batch_size = 2 + rng() % 12;
+  options.embedding_batch_size = 1 + rng() % 6;
+  BufferRanges ranges;
+  std::vector<size_t> asked;
+  Rig rig = MakeRig(
+      options, 1, nullptr, nullptr,
+      [&](Device& d, std::shared_ptr<FakeControl>) {
+        d.segmentation = std::make_unique<RecordingSegmentation>(
+            std::move(d.segmentation), &ranges);
+        d.embedding = std::make_unique<RecordingEmbedding>(
+            std::move(d.embedding), &ranges);
+        d.pinned_host_floats =
+            [&](size_t floats) -> absl::StatusOr<std::shared_ptr<float[]>> {
+          std::shared_ptr<float[]> buffer(new float[floats]);
+          absl::MutexLock lock(&ranges.mu);
+          ranges.given.emplace_back(buffer.get(), floats);
+          asked.push_back(floats);
+          return buffer;
+        };
+      });
+  ASSERT_NE(rig.engine, nullptr);
+  std::vector<size_t> want = {size_t(options.segmentation_batch_size) * kWin,
+                              size_t(options.embedding_batch_size) * kWin};
+  std::sort(asked.begin(), asked.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(asked, want);
+  // Two jobs at once, so batches mix their windows.
+  Outcome a, b;
+  const std::vector<float> audio_a =
+      RandomAudio(kWin + 16000 * (5 + rng() % 20));
+  const std::vector<float> audio_b =
+      RandomAudio(kWin + 16000 * (5 + rng() % 20));
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio_a), a.Callbacks())
+          .ok());
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio_b), b.Callbacks())
+          .ok());
+  ASSERT_TRUE(a.Wait());
+  ASSERT_TRUE(b.Wait());
+  ASSERT_TRUE(a.result().ok()) << a.result().status();
+  ASSERT_TRUE(b.result().ok()) << b.result().status();
+  ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
+  ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
+  {
+    absl::MutexLock lock(&ranges.mu);
+    EXPECT_GT(ranges.inside, 0);
+    EXPECT_EQ(ranges.outside, 0);
+  }
+
+  // A device that cannot give the memory: the start fails, saying why.
+  std::vector<Device> devices;
+  Device d;
+  d.name = "fake:0";
+  auto control = std::make_shared<FakeControl>();
+  d.segmentation = std::make_unique<testing::FakeSegmentationModel>(control);
+  d.embedding = std::make_unique<testing::FakeEmbeddingModel>(control);
+  d.concurrent_stages = kConcurrentStages;
+  d.pinned_host_floats =
+      [](size_t) -> absl::StatusOr<std::shared_ptr<float[]>> {
+    return absl::ResourceExhaustedError("no page-locked memory left");
+  };
+  devices.push_back(std::move(d));
+  EngineOptions failing;
+  failing.cluster_function = EchoCluster;
+  auto metrics = Metrics::Create(std::make_shared<prometheus::Registry>(),
+                                 {"1.2.3", "abc123"});
+  ASSERT_TRUE(metrics.ok());
+  auto engine =
+      Engine::Create(std::move(failing), std::move(devices), nullptr, *metrics);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(engine.status().message().find("no page-locked memory left"),
+            std::string::npos)
+      << engine.status();
+}
+
 // diarization_device_worker_seconds_total says what each worker thread did:
 // starved while nothing was queued, filling while fewer windows than a batch
 // waited for max_batch_wait, busy inside a batch, held (stages apart) while

@@ -115,6 +115,17 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     return absl::OkStatus();
   };
   RecordingWindows emb_windows(audio, layout);
+  if (device.pinned_host_floats) {
+    // As the device worker does (device_worker.cc).
+    for (auto [windows, batch] : {std::pair{&seg_windows, seg_batch},
+                                  std::pair{&emb_windows, emb_batch}}) {
+      const size_t floats = static_cast<size_t>(batch) *
+                            static_cast<size_t>(models::kWindowSamples);
+      ASSIGN_OR_RETURN(std::shared_ptr<float[]> buffer,
+                       device.pinned_host_floats(floats));
+      windows->UseBuffer(std::move(buffer), floats);
+    }
+  }
   auto embed = [&](int first, int n) -> absl::Status {
     const models::WindowSpans spans = emb_windows.Batch(first, n);
     const absl::Time t = absl::Now();

@@ -35,7 +35,10 @@
 #ifndef DIARIZATION_ENGINE_RUNTIME_OFFLINE_NETWORKS_H_
 #define DIARIZATION_ENGINE_RUNTIME_OFFLINE_NETWORKS_H_
 
+#include <cstddef>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -65,6 +68,10 @@ class RecordingWindows {
                    const pipeline::WindowLayout& layout);
   // Windows [first, first + count) as one batch; valid until the next call.
   models::WindowSpans Batch(int first, int count);
+  // Gathers the batches into `buffer` (BatchWindows::UseBuffer).
+  void UseBuffer(std::shared_ptr<float[]> buffer, size_t floats) {
+    windows_.UseBuffer(std::move(buffer), floats);
+  }
 
  private:
   internal::BatchWindows::Recording recording_;

@@ -108,8 +108,24 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
         .segmentation_batch_size = 1 + static_cast<int>(rng() % 9),
         .embedding_batch_size = 1 + static_cast<int>(rng() % 9),
         .concurrent_stages = round % 4 >= 2};
+    // Rounds 4-7: the batches gather their audio in memory the device gives
+    // (Device::pinned_host_floats), one buffer per stage for its largest
+    // batch, as the engine's worker does.
+    std::vector<size_t> asked;
+    if (round >= 4) {
+      device.pinned_host_floats =
+          [&asked](size_t floats) -> absl::StatusOr<std::shared_ptr<float[]>> {
+        asked.push_back(floats);
+        return std::shared_ptr<float[]>(new float[floats]);
+      };
+    }
     auto got = RunOfflineNetworks(device, audio, config, options);
     ASSERT_TRUE(got.ok()) << got.status();
+    if (round >= 4) {
+      EXPECT_EQ(asked, (std::vector<size_t>{
+                           size_t(options.segmentation_batch_size) * kW,
+                           size_t(options.embedding_batch_size) * kW}));
+    }
     ASSERT_EQ(got->num_windows, want.num_windows);
     EXPECT_EQ(got->segmentations, want.segmentations) << "round " << round;
     EXPECT_EQ(got->embeddings, want.embeddings) << "round " << round;
