@@ -18,13 +18,21 @@
 #             QUALIFY_PARTS=qualify runs the harness alone (its whole-network
 #             check and timings, ~150 s asked): without the sanitizers it
 #             qualifies nothing, so its record is not one to commit
-#   tests     bench/gpu/verify_round.sh PARTS=tests (~220 s)
+#   tests     bench/gpu/verify_round.sh PARTS=tests (~220 s; with TESTS
+#             and/or CUDA_MODELS_FILTER set, which verify_round.sh reads,
+#             ~60 s is asked)
 #   fixtures  bench/gpu/verify_round.sh PARTS=fixtures (~100 s; needs
 #             .device/cpu_rttm)
 #   rtfx      bench/gpu/rtfx_variants.sh, $RTFX_VARIANTS (default: the
 #             default configuration alone), ROUNDS=1 (~70 s)
 #   server    bench/service_overhead/grpc_streams.sh, 64 streams of 10
 #             minutes, accurate and FAST, no live step (~60 s)
+#   server_ab the server step with the baseline build's server
+#             (.device/baseline/diarization_server_cuda, the same payload
+#             otherwise) and the payload's, alternated A B A B ...,
+#             $SERVER_PAIRS (2) pairs, each run ~60 s
+#   rtfx_ab   bench/gpu/rtfx_ab.sh against .device/baseline/rtfx_main,
+#             $RTFX_PAIRS (2) pairs (~120 s)
 #   live      bench/service_overhead/grpc_streams.sh's live step alone: 64
 #             streams of 2 minutes paced at real time into one server, final
 #             result after each half-close and partials behind the audio,
@@ -50,6 +58,11 @@ start=$SECONDS
 BUDGET_S=${BUDGET_S:-570}
 PARTS=${PARTS:-tests fixtures rtfx server}
 [[ -f .device/round.tar.xz ]] || { say "session_round.sh: no .device/round.tar.xz (tools/device/pack_round.sh)"; exit 2; }
+# A baseline build for the A/B parts, carried compressed (the device tool
+# carries 64 MiB): .device/baseline.tar.xz holding baseline/<binary>.
+if [[ -f .device/baseline.tar.xz ]]; then
+  tar -C .device -xJf .device/baseline.tar.xz || say "session_round.sh: .device/baseline.tar.xz did not unpack"
+fi
 # The step scripts read their own archive names; all are this one.
 ln -sf round.tar.xz .device/payload.tar.xz
 ln -sf round.tar.xz .device/qualify.tar.xz
@@ -95,7 +108,12 @@ for part in $PARTS; do
       cp "$LOGS/qualify/qualification.json" "$OUT/" 2>/dev/null
       ;;
     tests | fixtures)
-      fits "$part" "$([[ $part == tests ]] && echo 220 || echo 100)" || continue
+      need=100
+      if [[ $part == tests ]]; then
+        need=220
+        [[ -n "${TESTS:-}${CUDA_MODELS_FILTER:-}" ]] && need=60
+      fi
+      fits "$part" "$need" || continue
       OUT=$LOGS/$part PARTS=$part FIXTURE_BUDGET_S=$(($(left) - 10)) \
         timeout "$(left)" bash bench/gpu/verify_round.sh >"$LOGS/$part.log" 2>&1
       say "$part rc=$? $((SECONDS - s)) s"
@@ -116,6 +134,28 @@ for part in $PARTS; do
       grep -E "^(accurate|fast):|worker states|busy|batches|device_rtfx|arena_peak|server exit" \
         "$LOGS/server.log" | tee -a "$SUMMARY"
       grep -hiE "layer1" "$LOGS/grpc_streams/server.log" 2>/dev/null | head -1 | cut -c1-300 | tee -a "$SUMMARY"
+      ;;
+    server_ab)
+      base=$(pwd)/.device/baseline/diarization_server_cuda
+      [[ -x "$base" ]] || { say "SKIPPED server_ab: no $base"; continue; }
+      for i in $(seq "${SERVER_PAIRS:-2}"); do
+        for b in A B; do
+          fits "server_ab $b$i" 60 || break 2
+          s=$SECONDS
+          bin=()
+          [[ $b == A ]] && bin=(SERVER_BIN="$base")
+          run_grpc_streams "$LOGS/server_$b$i.log" "$LOGS/server_$b$i" SKIP_LIVE=1 "${bin[@]}"
+          say "server_ab $b$i rc=$? $((SECONDS - s)) s"
+          grep -E "^(accurate|fast):|    cuda:0   (embedding|segmentation) +(busy|GPU)" \
+            "$LOGS/server_$b$i.log" | tee -a "$SUMMARY"
+        done
+      done
+      ;;
+    rtfx_ab)
+      fits rtfx_ab 120 || continue
+      OUT=$LOGS PAIRS=${RTFX_PAIRS:-2} timeout "$(left)" bash bench/gpu/rtfx_ab.sh >"$LOGS/rtfx_ab.log" 2>&1
+      say "rtfx_ab rc=$? $((SECONDS - s)) s"
+      grep -E "^run |RTFx [0-9]|B/A|warm-up" "$LOGS/rtfx_ab.log" | tee -a "$SUMMARY"
       ;;
     live)
       fits live 170 || continue
@@ -157,7 +197,7 @@ for part in $PARTS; do
       /usr/bin/python3 bench/gpu/pass_split.py "$LOGS/profile.csv" --top 6 | tee -a "$SUMMARY"
       ;;
     *)
-      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server live ratio profile)"
+      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server server_ab rtfx_ab live ratio profile)"
       ;;
   esac
 done

@@ -14,7 +14,8 @@
 # PARTS (default "tests rtfx kernels fixtures") picks steps; EVERY_CALL=1
 # adds cuda_models_test's every-call graph-trunk test (about 220 s: with it
 # the call nears the 600 s limit, so leave a step out). Each test binary has
-# TEST_TIMEOUT_S (200). Output under $OUT: tests/*.log, rtfx_ab/,
+# TEST_TIMEOUT_S (200); TESTS (a list of the binaries) runs only those, and
+# CUDA_MODELS_FILTER is cuda_models_test's --gtest_filter. Output under $OUT: tests/*.log, rtfx_ab/,
 # kernel_ab/, fixture_rttms.tar, and summary.txt with every verdict.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,12 +33,14 @@ if has tests; then
   W=$(mktemp -d)
   tar -C "$W" -xJf .device/payload.tar.xz || { say "verify_round.sh: no payload"; exit 2; }
   mkdir -p "$W/tmp"  # the tests write their random weights there
-  for t in kernels_test cuda_models_test cuda_reference_test device_arena_test \
+  for t in ${TESTS:-kernels_test cuda_models_test cuda_reference_test device_arena_test \
            device_arena_cuda_test window_gather_test stem_conv_test conv3x3_c32_test \
-           cuda_linkage_test; do
+           cuda_linkage_test}; do
     [[ -x "$W/bin/$t" ]] || { say "$t: not in the payload"; continue; }
     filter=()
-    if [[ $t == cuda_models_test && "${EVERY_CALL:-0}" != 1 ]]; then
+    if [[ $t == cuda_models_test && -n "${CUDA_MODELS_FILTER:-}" ]]; then
+      filter=(--gtest_filter="$CUDA_MODELS_FILTER")
+    elif [[ $t == cuda_models_test && "${EVERY_CALL:-0}" != 1 ]]; then
       filter=(--gtest_filter=-*EveryCallOfEveryLoad*)
     fi
     s=$SECONDS
