@@ -98,6 +98,20 @@ absl::StatusOr<std::shared_ptr<float[]>> AllocateSharedPinned(
   return std::shared_ptr<float[]>(data, [](float* p) { cudaFreeHost(p); });
 }
 
+absl::StatusOr<std::shared_ptr<float[]>> SharedPinnedPool::Get(
+    size_t floats, const std::string& what) {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [buffer, size] : buffers_) {
+    // use_count 1: only the pool holds it (no copy is made elsewhere while
+    // mu_ is held, as every holder got it from here).
+    if (size >= floats && buffer.use_count() == 1) return buffer;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<float[]> buffer,
+                   AllocateSharedPinned(floats, what));
+  buffers_.emplace_back(buffer, floats);
+  return buffer;
+}
+
 PinnedBuffer::~PinnedBuffer() {
   if (data_ != nullptr) cudaFreeHost(data_);
 }

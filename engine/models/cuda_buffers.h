@@ -11,10 +11,12 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "engine/models/device_arena.h"
 
 namespace diarization::models::cuda {
@@ -73,6 +75,23 @@ class PinnedBuffer {
 // `what` names it in errors.
 absl::StatusOr<std::shared_ptr<float[]>> AllocateSharedPinned(
     size_t floats, const std::string& what);
+
+// AllocateSharedPinned behind a pool: a request takes a buffer no one holds
+// any more when one is large enough, else allocates one and keeps it.
+// Pinning is slow (cudaHostAlloc of the ~100 MB that one pipeline's two
+// stages ask took ~30 ms per offline pass on the H200, 2026-12-04), and the
+// offline networks pass asks again for each recording. Holds at most as many
+// buffers as were held at once. Thread-safe.
+class SharedPinnedPool {
+ public:
+  absl::StatusOr<std::shared_ptr<float[]>> Get(size_t floats,
+                                               const std::string& what);
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::pair<std::shared_ptr<float[]>, size_t>> buffers_
+      ABSL_GUARDED_BY(mu_);
+};
 
 // Copies `count` floats from `src` into `staging`, then enqueues the copy from
 // `staging` to `device` on `stream`. `what` names the data in errors.

@@ -35,6 +35,10 @@ class BusyTimer {
   absl::Status End(cudaStream_t stream) {
     return CudaStatus(cudaEventRecord(stop_, stream), "cudaEventRecord");
   }
+  // Blocks until the stream has passed End() (not the work queued after it).
+  absl::Status Wait() {
+    return CudaStatus(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+  }
   // After the stream was synchronised past End().
   absl::Status Accumulate() {
     float ms = 0.0f;

@@ -4,8 +4,10 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <numbers>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -230,9 +232,28 @@ struct CudaEmbeddingModel::Impl {
   // Three activation buffers: the fbank's stages and the ResNet's rotating
   // (input, conv output, scratch) triple reuse them.
   DeviceBuffer audio, masks, act[3], stats, emb;
-  cuda::WindowUploader uploader;
-  cuda::BusyTimer busy;
-  cuda::PinnedBuffer host_masks, host_emb;
+  // Two sets of the per-batch host staging, timers and uploaders, one per
+  // batch in flight (StartSpans/FinishSpans: the next batch is staged while
+  // the device runs the current one). The device buffers are shared: the
+  // stream runs the batches one after the other.
+  static constexpr int kSlots = 2;
+  cuda::WindowUploader uploader[kSlots];
+  cuda::BusyTimer busy[kSlots];
+  cuda::PinnedBuffer host_masks[kSlots], host_emb[kSlots];
+  // Batches started and not finished, oldest first.
+  struct Started {
+    int slot = 0;
+    std::span<float> embeddings;
+    absl::Status status;  // an error while enqueueing it
+  };
+  std::deque<Started> started;
+  int next_slot = 0;
+
+  // Enqueues windows [first, first + n) of `spans` on the stream with slot
+  // `slot`'s staging; their embeddings land in host_emb[slot].
+  absl::Status EnqueueChunk(int slot, const WindowSpans& spans, int first,
+                            int n, std::span<const float> masks,
+                            int masks_per_window);
 
   ~Impl() {
     if (ctx) cudaStreamSynchronize(ctx->stream());
@@ -686,7 +707,7 @@ std::string CudaEmbeddingModel::precision() const {
 }
 bool CudaEmbeddingModel::layer1_kernel() const { return impl_->layer1_kernel; }
 double CudaEmbeddingModel::device_seconds() const {
-  return impl_->busy.seconds();
+  return impl_->busy[0].seconds() + impl_->busy[1].seconds();
 }
 int CudaEmbeddingModel::graphs() const { return impl_->graphs->size(); }
 
@@ -937,19 +958,21 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       impl->emb,
       DeviceBuffer::Allocate(
           arena, sizeof(float) * impl->max_pairs * kEmbeddingDim, aowner));
-  ASSIGN_OR_RETURN(impl->uploader,
-                   cuda::WindowUploader::Create(arena, options.max_batch,
-                                                "embedding/windows"));
-  ASSIGN_OR_RETURN(
-      impl->host_masks,
-      cuda::PinnedBuffer::Allocate(
-          size_t{static_cast<size_t>(impl->max_pairs)} * kFramesPerWindow,
-          "masks"));
-  ASSIGN_OR_RETURN(
-      impl->host_emb,
-      cuda::PinnedBuffer::Allocate(
-          size_t{static_cast<size_t>(impl->max_pairs)} * kEmbeddingDim,
-          "embeddings"));
+  for (int slot = 0; slot < Impl::kSlots; ++slot) {
+    ASSIGN_OR_RETURN(impl->uploader[slot],
+                     cuda::WindowUploader::Create(arena, options.max_batch,
+                                                  "embedding/windows"));
+    ASSIGN_OR_RETURN(
+        impl->host_masks[slot],
+        cuda::PinnedBuffer::Allocate(
+            size_t{static_cast<size_t>(impl->max_pairs)} * kFramesPerWindow,
+            "masks"));
+    ASSIGN_OR_RETURN(
+        impl->host_emb[slot],
+        cuda::PinnedBuffer::Allocate(
+            size_t{static_cast<size_t>(impl->max_pairs)} * kEmbeddingDim,
+            "embeddings"));
+  }
   if (impl->graph_api) RETURN_IF_ERROR(impl->ChooseGraphEnginesAtLoad());
   return std::unique_ptr<CudaEmbeddingModel>(
       new CudaEmbeddingModel(std::move(impl)));
@@ -975,62 +998,152 @@ absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
                   masks_per_window, embeddings);
 }
 
-absl::Status CudaEmbeddingModel::RunSpans(const WindowSpans& spans,
-                                          std::span<const float> masks,
-                                          int masks_per_window,
-                                          std::span<float> embeddings) {
-  Impl& m = *impl_;
-  const int batch = spans.batch();
+namespace {
+
+// RunSpans' and StartSpans' checks of one call's arguments.
+absl::Status CheckBatch(const WindowSpans& spans, std::span<const float> masks,
+                        int masks_per_window, std::span<float> embeddings,
+                        int max_pairs) {
   if (masks_per_window < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("CudaEmbeddingModel::Run: masks_per_window ",
                      masks_per_window, " < 1"));
   }
   RETURN_IF_ERROR(ValidateWindowSpans(spans));
-  const size_t b = static_cast<size_t>(batch),
+  const size_t b = static_cast<size_t>(spans.batch()),
                s = static_cast<size_t>(masks_per_window);
   if (masks.size() != b * s * kFramesPerWindow ||
       embeddings.size() != b * s * kEmbeddingDim) {
     return absl::InvalidArgumentError(
         absl::StrCat("CudaEmbeddingModel::Run: sizes masks ", masks.size(),
                      ", embeddings ", embeddings.size(), " do not match batch ",
-                     batch, " × ", masks_per_window, " masks"));
+                     spans.batch(), " × ", masks_per_window, " masks"));
   }
-  if (masks_per_window > m.max_pairs) {
+  if (masks_per_window > max_pairs) {
     return absl::InvalidArgumentError(
         absl::StrCat("CudaEmbeddingModel::Run: ", masks_per_window,
-                     " masks per window exceed the ", m.max_pairs,
+                     " masks per window exceed the ", max_pairs,
                      " pairs the buffers hold; raise max_masks_per_window"));
-  }
-  if (batch == 0) return absl::OkStatus();
-  RETURN_IF_ERROR(
-      CudaStatus(cudaSetDevice(m.arena->device()), "cudaSetDevice"));
-  const int chunk =
-      std::min(m.options.max_batch, m.max_pairs / masks_per_window);
-  cudaStream_t stream = m.ctx->stream();
-  for (int first = 0; first < batch; first += chunk) {
-    const int n = std::min(chunk, batch - first);
-    const size_t mask_count = static_cast<size_t>(n) * s * kFramesPerWindow;
-    const size_t emb_count = static_cast<size_t>(n) * s * kEmbeddingDim;
-    RETURN_IF_ERROR(m.busy.Begin(stream));
-    RETURN_IF_ERROR(m.uploader.Upload(spans, first, n, m.audio, stream));
-    RETURN_IF_ERROR(
-        cuda::UploadStaged(masks.data() + first * s * kFramesPerWindow,
-                           mask_count, m.host_masks, m.masks, stream, "masks"));
-    RETURN_IF_ERROR(
-        m.graphs->Run({n, masks_per_window}, m.options.use_cuda_graphs,
-                      [&] { return m.Enqueue(n, masks_per_window); }));
-    RETURN_IF_ERROR(cuda::DownloadAsync(m.emb, emb_count, m.host_emb, stream,
-                                        "embeddings"));
-    RETURN_IF_ERROR(m.busy.End(stream));
-    RETURN_IF_ERROR(
-        CudaStatus(cudaStreamSynchronize(stream), "embedding forward"));
-    RETURN_IF_ERROR(m.busy.Accumulate());
-    std::memcpy(embeddings.data() + first * s * kEmbeddingDim,
-                m.host_emb.data(), emb_count * sizeof(float));
   }
   return absl::OkStatus();
 }
+
+}  // namespace
+
+absl::Status CudaEmbeddingModel::Impl::EnqueueChunk(
+    int slot, const WindowSpans& spans, int first, int n,
+    std::span<const float> masks_in, int masks_per_window) {
+  const size_t s = static_cast<size_t>(masks_per_window);
+  const size_t mask_count = static_cast<size_t>(n) * s * kFramesPerWindow;
+  const size_t emb_count = static_cast<size_t>(n) * s * kEmbeddingDim;
+  cudaStream_t stream = ctx->stream();
+  RETURN_IF_ERROR(busy[slot].Begin(stream));
+  RETURN_IF_ERROR(uploader[slot].Upload(spans, first, n, audio, stream));
+  RETURN_IF_ERROR(cuda::UploadStaged(
+      masks_in.data() + static_cast<size_t>(first) * s * kFramesPerWindow,
+      mask_count, host_masks[slot], masks, stream, "masks"));
+  RETURN_IF_ERROR(graphs->Run({n, masks_per_window}, options.use_cuda_graphs,
+                              [&] { return Enqueue(n, masks_per_window); }));
+  RETURN_IF_ERROR(cuda::DownloadAsync(emb, emb_count, host_emb[slot], stream,
+                                      "embeddings"));
+  return busy[slot].End(stream);
+}
+
+absl::Status CudaEmbeddingModel::RunSpans(const WindowSpans& spans,
+                                          std::span<const float> masks,
+                                          int masks_per_window,
+                                          std::span<float> embeddings) {
+  Impl& m = *impl_;
+  if (!m.started.empty()) {
+    return absl::FailedPreconditionError(
+        "CudaEmbeddingModel::RunSpans while a started batch is not finished");
+  }
+  RETURN_IF_ERROR(
+      CheckBatch(spans, masks, masks_per_window, embeddings, m.max_pairs));
+  const int batch = spans.batch();
+  if (batch == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(
+      CudaStatus(cudaSetDevice(m.arena->device()), "cudaSetDevice"));
+  const size_t s = static_cast<size_t>(masks_per_window);
+  const int chunk =
+      std::min(m.options.max_batch, m.max_pairs / masks_per_window);
+  for (int first = 0; first < batch; first += chunk) {
+    const int n = std::min(chunk, batch - first);
+    RETURN_IF_ERROR(
+        m.EnqueueChunk(0, spans, first, n, masks, masks_per_window));
+    RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(m.ctx->stream()),
+                               "embedding forward"));
+    RETURN_IF_ERROR(m.busy[0].Accumulate());
+    std::memcpy(
+        embeddings.data() + static_cast<size_t>(first) * s * kEmbeddingDim,
+        m.host_emb[0].data(),
+        static_cast<size_t>(n) * s * kEmbeddingDim * sizeof(float));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaEmbeddingModel::StartSpans(const WindowSpans& spans,
+                                            std::span<const float> masks,
+                                            int masks_per_window,
+                                            std::span<float> embeddings) {
+  Impl& m = *impl_;
+  if (m.started.size() >= Impl::kSlots) {
+    return absl::FailedPreconditionError(
+        "CudaEmbeddingModel::StartSpans: two batches are started and not "
+        "finished; finish one first");
+  }
+  Impl::Started started{.slot = m.next_slot, .embeddings = embeddings};
+  started.status =
+      CheckBatch(spans, masks, masks_per_window, embeddings, m.max_pairs);
+  const int batch = spans.batch();
+  const int chunk =
+      masks_per_window >= 1
+          ? std::min(m.options.max_batch, m.max_pairs / masks_per_window)
+          : 0;
+  if (started.status.ok() && batch > chunk) {
+    // More than one launch: run it now (slot 0's staging, so only when
+    // nothing else is in flight), as RunSpans would.
+    started.status = m.started.empty()
+                         ? RunSpans(spans, masks, masks_per_window, embeddings)
+                         : absl::FailedPreconditionError(absl::StrCat(
+                               "CudaEmbeddingModel::StartSpans: a batch of ",
+                               batch, " windows (more than one launch of ",
+                               chunk, ") while another is started"));
+    started.embeddings = {};  // already written
+  } else if (started.status.ok() && batch > 0) {
+    started.status =
+        CudaStatus(cudaSetDevice(m.arena->device()), "cudaSetDevice");
+    if (started.status.ok()) {
+      started.status = m.EnqueueChunk(started.slot, spans, 0, batch, masks,
+                                      masks_per_window);
+    }
+    if (started.status.ok()) m.next_slot = (m.next_slot + 1) % Impl::kSlots;
+  } else {
+    started.embeddings = {};  // nothing to write
+  }
+  m.started.push_back(std::move(started));
+  return absl::OkStatus();
+}
+
+absl::Status CudaEmbeddingModel::FinishSpans() {
+  Impl& m = *impl_;
+  if (m.started.empty()) {
+    return absl::FailedPreconditionError(
+        "CudaEmbeddingModel::FinishSpans: no batch is started");
+  }
+  Impl::Started started = std::move(m.started.front());
+  m.started.pop_front();
+  RETURN_IF_ERROR(started.status);
+  if (started.embeddings.empty()) return absl::OkStatus();
+  // Only this batch: the next one may be running behind it.
+  RETURN_IF_ERROR(m.busy[started.slot].Wait());
+  RETURN_IF_ERROR(m.busy[started.slot].Accumulate());
+  std::memcpy(started.embeddings.data(), m.host_emb[started.slot].data(),
+              started.embeddings.size() * sizeof(float));
+  return absl::OkStatus();
+}
+
+bool CudaEmbeddingModel::pipelined() const { return true; }
 
 absl::Status CudaEmbeddingModel::ComputeFbank(std::span<const float> windows,
                                               int batch,
@@ -1055,8 +1168,8 @@ absl::Status CudaEmbeddingModel::ComputeFbank(std::span<const float> windows,
       ends[i] = starts[i] + kWindowSamples;
     }
     RETURN_IF_ERROR(
-        m.uploader.Upload({.audio = windows, .starts = starts, .ends = ends}, 0,
-                          n, m.audio, stream));
+        m.uploader[0].Upload({.audio = windows, .starts = starts, .ends = ends},
+                             0, n, m.audio, stream));
     RETURN_IF_ERROR(m.EnqueueFbank(n));
     RETURN_IF_ERROR(CudaStatus(
         cudaMemcpyAsync(host.data(), m.act[0].data(), sizeof(float) * n * per,

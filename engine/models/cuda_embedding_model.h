@@ -42,12 +42,21 @@ class CudaEmbeddingModel : public EmbeddingModel {
   absl::Status RunSpans(const WindowSpans& spans, std::span<const float> masks,
                         int masks_per_window,
                         std::span<float> embeddings) override;
+  // Pipelined (model_interfaces.h): StartSpans enqueues the batch and
+  // returns; FinishSpans waits for that batch's own event, not the stream,
+  // so the next batch keeps the GPU busy meanwhile.
+  absl::Status StartSpans(const WindowSpans& spans,
+                          std::span<const float> masks, int masks_per_window,
+                          std::span<float> embeddings) override;
+  absl::Status FinishSpans() override;
+  bool pipelined() const override;
   std::string precision() const override;
 
   // The fbank stage alone (eager, no graph): fbank is batch × 998 × 80,
   // (window, frame, mel) as engine/models/fbank.h writes it. For tests and
   // the benchmark's stage times.
-  absl::Status ComputeFbank(std::span<const float> windows, int batch, std::span<float> fbank);
+  absl::Status ComputeFbank(std::span<const float> windows, int batch,
+                            std::span<float> fbank);
 
   // Number of CUDA graphs captured so far (one per batch shape).
   int graphs() const;

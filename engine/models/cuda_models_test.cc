@@ -916,6 +916,112 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
   }
 }
 
+// Pipelined batches (StartSpans / FinishSpans, two in flight, each from its
+// own page-locked audio) give RunSpans' embeddings bit for bit, and the
+// contract's misuses are refused: a third batch in flight, RunSpans while
+// one is, FinishSpans with none; a bad batch reports at its FinishSpans.
+TEST_F(CudaModelsTest, PipelinedEmbeddingBatchesGiveRunSpansBits) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  const std::vector<float> rec = Windows();  // kB windows back to back
+  std::mt19937 rng(std::random_device{}());
+  CudaModelOptions o;
+  o.precision = "tf32";
+  o.max_batch = 3;
+  auto w = Open(emb_path_);
+  auto m = CudaEmbeddingModel::Create(*w, arena, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE((*m)->pipelined());
+  // Four batches of 1-3 windows at random places in the recording.
+  struct Batch {
+    std::shared_ptr<float[]> audio;
+    std::vector<int64_t> starts, ends;
+    std::vector<float> masks, want, got;
+    WindowSpans spans() const {
+      return {.audio = std::span<const float>(audio.get(),
+                                              size_t(kB) * kWindowSamples),
+              .starts = starts,
+              .ends = ends};
+    }
+  };
+  std::vector<Batch> batches(4);
+  std::uniform_int_distribution<int> bit(0, 1);
+  for (Batch& b : batches) {
+    auto pinned = cuda::AllocateSharedPinned(rec.size(), "test/recording");
+    ASSERT_TRUE(pinned.ok()) << pinned.status();
+    b.audio = *pinned;
+    std::copy(rec.begin(), rec.end(), b.audio.get());
+    const int n = 1 + int(rng() % 3);
+    for (int i = 0; i < n; ++i) {
+      const int64_t s = int64_t(rng() % (rec.size() - kWindowSamples));
+      b.starts.push_back(s);
+      b.ends.push_back(s + kWindowSamples);
+    }
+    b.masks.resize(size_t(n) * 3 * kFramesPerWindow);
+    for (float& x : b.masks) x = float(bit(rng));
+    b.want.assign(size_t(n) * 3 * kEmbeddingDim, NAN);
+    b.got.assign(b.want.size(), NAN);
+    ASSERT_TRUE((*m)->RunSpans(b.spans(), b.masks, 3, b.want).ok());
+  }
+  // Start k + 1, then finish k; each batch's masks are overwritten as soon
+  // as it is started (the model copied them).
+  for (size_t k = 0; k < batches.size(); ++k) {
+    std::vector<float> masks = batches[k].masks;
+    ASSERT_TRUE(
+        (*m)->StartSpans(batches[k].spans(), masks, 3, batches[k].got).ok());
+    std::fill(masks.begin(), masks.end(), 0.5f);
+    if (k == 1) {
+      const absl::Status third = (*m)->StartSpans(
+          batches[0].spans(), batches[0].masks, 3, batches[0].got);
+      EXPECT_EQ(third.code(), absl::StatusCode::kFailedPrecondition) << third;
+      const absl::Status run = (*m)->RunSpans(
+          batches[0].spans(), batches[0].masks, 3, batches[0].got);
+      EXPECT_EQ(run.code(), absl::StatusCode::kFailedPrecondition) << run;
+    }
+    if (k > 0) ASSERT_TRUE((*m)->FinishSpans().ok()) << k;
+  }
+  ASSERT_TRUE((*m)->FinishSpans().ok());
+  for (size_t k = 0; k < batches.size(); ++k) {
+    EXPECT_EQ(batches[k].got, batches[k].want) << "batch " << k;
+  }
+  EXPECT_EQ((*m)->FinishSpans().code(), absl::StatusCode::kFailedPrecondition);
+  // Masks of the wrong size: StartSpans takes it, its FinishSpans says so,
+  // and the model works on.
+  std::vector<float> short_masks(7);
+  ASSERT_TRUE(
+      (*m)->StartSpans(batches[0].spans(), short_masks, 3, batches[0].got)
+          .ok());
+  EXPECT_EQ((*m)->FinishSpans().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<float> again(batches[0].want.size(), NAN);
+  ASSERT_TRUE(
+      (*m)->RunSpans(batches[0].spans(), batches[0].masks, 3, again).ok());
+  EXPECT_EQ(again, batches[0].want);
+}
+
+// The pool behind Device::pinned_host_floats hands a buffer out again only
+// once no one holds it, and only when it is large enough.
+TEST_F(CudaModelsTest, SharedPinnedPoolReusesOnlyReleasedBuffers) {
+  cuda::SharedPinnedPool pool;
+  auto a = pool.Get(1000, "test/a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = pool.Get(1000, "test/b");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NE(a->get(), b->get());  // a is held
+  const float* was_a = a->get();
+  (*a)[999] = 1.0f;  // the whole size is usable
+  a->reset();
+  auto c = pool.Get(500, "test/c");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->get(), was_a);  // released and large enough
+  auto d = pool.Get(5000, "test/d");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NE(d->get(), was_a);
+  EXPECT_NE(d->get(), b->get());
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, d->get()), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+}
+
 // The window upload from page-locked audio (copied to the device from where
 // it lies) and from ordinary memory (staged first) builds the windows that
 // MaterializeWindows cuts on the host, through both of its paths: the

@@ -1,6 +1,7 @@
 #include "engine/models/model_interfaces.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -51,6 +52,29 @@ absl::Status EmbeddingModel::RunSpans(const WindowSpans& spans,
   if (absl::Status s = ValidateWindowSpans(spans); !s.ok()) return s;
   return Run(MaterializeWindows(spans), spans.batch(), masks, masks_per_window,
              embeddings);
+}
+
+absl::Status EmbeddingModel::StartSpans(const WindowSpans& spans,
+                                        std::span<const float> masks,
+                                        int masks_per_window,
+                                        std::span<float> embeddings) {
+  if (started_.size() >= 2) {
+    return absl::FailedPreconditionError(
+        "EmbeddingModel::StartSpans: two batches are started and not "
+        "finished; finish one first");
+  }
+  started_.push_back(RunSpans(spans, masks, masks_per_window, embeddings));
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddingModel::FinishSpans() {
+  if (started_.empty()) {
+    return absl::FailedPreconditionError(
+        "EmbeddingModel::FinishSpans: no batch is started");
+  }
+  absl::Status s = std::move(started_.front());
+  started_.pop_front();
+  return s;
 }
 
 }  // namespace diarization::models

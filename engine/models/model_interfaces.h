@@ -9,6 +9,7 @@
 #define DIARIZATION_ENGINE_MODELS_MODEL_INTERFACES_H_
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,7 +88,34 @@ class EmbeddingModel {
                                 int masks_per_window,
                                 std::span<float> embeddings);
 
+  // Pipelining, for a caller that prepares its next batch while the device
+  // runs the current one (runtime's embedding thread, the offline pass):
+  //  - StartSpans takes what RunSpans takes and may return before the batch
+  //    is done. `masks` may be reused once it returns; `spans.audio` must
+  //    stay unchanged, and `embeddings` valid, until the batch is finished
+  //    (a device may read the audio late and writes the embeddings then).
+  //  - FinishSpans waits for the oldest started batch, writes its
+  //    embeddings and returns the batch's status: every error of a batch
+  //    (bad input included) comes from its FinishSpans, so each StartSpans
+  //    that returned OK is followed by one FinishSpans. FailedPrecondition
+  //    when none is started.
+  //  - At most two batches may be started and not finished: start batch
+  //    k + 1, then finish batch k. A third StartSpans is FailedPrecondition
+  //    and starts nothing; Run/RunSpans must wait until none is started.
+  // The default runs the batch inside StartSpans; pipelined() says whether
+  // StartSpans returns before the batch is done.
+  virtual absl::Status StartSpans(const WindowSpans& spans,
+                                  std::span<const float> masks,
+                                  int masks_per_window,
+                                  std::span<float> embeddings);
+  virtual absl::Status FinishSpans();
+  virtual bool pipelined() const { return false; }
+
   virtual std::string precision() const = 0;
+
+ private:
+  // The default StartSpans' results, oldest first.
+  std::deque<absl::Status> started_;
 };
 
 }  // namespace diarization::models

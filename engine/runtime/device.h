@@ -82,8 +82,10 @@ struct Device {
   // (engine/models/cuda_window_upload.h) instead of first copying it into
   // page-locked staging of its own: one host copy of each batch's audio
   // instead of two, which at 64 streams is ~20 MB per embedding batch and
-  // ~80 MB per segmentation batch. Called once per stage when the worker
-  // starts, on the starting thread; an error fails the start. Unset (the
+  // ~80 MB per segmentation batch. The worker asks once per stage when it
+  // starts, on the starting thread (an error fails the start); the offline
+  // networks pass asks on every call, so a backend should keep released
+  // buffers for the next request (the CUDA one pools them). Unset (the
   // CPU): ordinary memory.
   std::function<absl::StatusOr<std::shared_ptr<float[]>>(size_t floats)>
       pinned_host_floats;

@@ -47,7 +47,8 @@ absl::Status DeviceWorker::Start() {
     // A batch of n windows gathers at most n × kWindowSamples samples.
     for (auto [windows, batch] :
          {std::pair{&seg_windows_, options_.segmentation_batch_size},
-          std::pair{&emb_windows_, options_.embedding_batch_size}}) {
+          std::pair{&emb_windows_[0], options_.embedding_batch_size},
+          std::pair{&emb_windows_[1], options_.embedding_batch_size}}) {
       const size_t floats = static_cast<size_t>(std::max(batch, 1)) *
                             static_cast<size_t>(kWindowSamples);
       absl::StatusOr<std::shared_ptr<float[]>> buffer =
@@ -219,9 +220,15 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
     mark = now;
   };
 
+  // A pipelined embedding model on a thread of its own keeps a batch in
+  // flight while this thread gathers the next (StartEmbedding).
+  const bool pipelined = do_emb && !do_seg && device_.embedding->pipelined();
   while (true) {
     std::vector<Task> batch;
     QueueKind kind = QueueKind::kSegmentation;
+    // Nothing ready and a batch in flight: finish it instead of waiting, so
+    // its windows are not held back by the wait.
+    bool finish_first = false;
     {
       absl::MutexLock lock(&mu_);
       while (true) {
@@ -258,6 +265,10 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
           if (!batch.empty()) break;
           continue;
         }
+        if (!emb_started_.empty()) {
+          finish_first = true;
+          break;
+        }
         absl::Time wake = now + kMaxUnaccountedWait;
         if (do_seg && !seg_held && !seg_queue_.empty()) {
           wake = std::min(wake, seg_queue_.oldest() + options_.max_batch_wait);
@@ -276,15 +287,22 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
         cv_.WaitWithDeadline(&mu_, wake);
         account(waiting, absl::Now());
       }
-      if (batch.empty()) break;  // stopping
+      if (batch.empty() && !finish_first) break;  // stopping
     }
-    if (kind == QueueKind::kSegmentation) {
+    if (finish_first) {
+      FinishEmbedding();
+    } else if (kind == QueueKind::kSegmentation) {
       RunSegmentation(std::move(batch));
     } else {
-      RunEmbedding(std::move(batch));
+      StartEmbedding(std::move(batch));
+      // Batch k + 1 is queued on the device: finish batch k.
+      if (!pipelined || emb_started_.size() > 1) FinishEmbedding();
     }
     account(WorkerState::kBusy, absl::Now());
   }
+  // Stopping: what was started still gets its answer.
+  while (!emb_started_.empty()) FinishEmbedding();
+  account(WorkerState::kBusy, absl::Now());
   if (device_.on_worker_stop) device_.on_worker_stop();
 }
 
@@ -380,32 +398,62 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   cv_.SignalAll();  // the embedding thread, when the stages run apart
 }
 
-void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
+void DeviceWorker::StartEmbedding(std::vector<Task> batch) {
   const int n = static_cast<int>(batch.size());
   constexpr int kMask = kLocalSpeakers * kFramesPerWindow;
   constexpr int kEmb = kLocalSpeakers * kEmbeddingDim;
-  emb_windows_.Clear();
+  StartedBatch started;
+  started.buffer = next_emb_buffer_;
+  next_emb_buffer_ = 1 - next_emb_buffer_;
+  BatchWindows& windows = emb_windows_[started.buffer];
+  std::vector<float>& embeddings = embeddings_[started.buffer];
+  windows.Clear();
   masks_.resize(static_cast<size_t>(n) * kMask);
-  embeddings_.resize(static_cast<size_t>(n) * kEmb);
-  std::vector<WindowData*> data(n);
-  double audio_s = 0.0;
+  embeddings.resize(static_cast<size_t>(n) * kEmb);
+  started.data.resize(n);
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
-    emb_windows_.Add(job, batch[i].window);
-    data[i] = job.windows[batch[i].window].get();
-    std::copy(data[i]->masks.begin(), data[i]->masks.end(),
-              masks_.begin() + size_t{i} * kMask);
-    audio_s +=
+    windows.Add(job, batch[i].window);
+    started.data[i] = job.windows[batch[i].window].get();
+    std::copy(started.data[i]->masks.begin(), started.data[i]->masks.end(),
+              masks_.begin() + static_cast<size_t>(i) * kMask);
+    started.audio_s +=
         static_cast<double>(job.options.config.step_samples) / kSampleRateHz;
   }
-  const absl::Time start = absl::Now();
-  absl::Status status = device_.embedding->RunSpans(
-      emb_windows_.spans(), masks_, kLocalSpeakers, embeddings_);
+  started.start = absl::Now();
+  started.tasks = std::move(batch);
+  metrics_->ObserveBatchSize(device_.name, QueueKind::kEmbedding, n);
+  const absl::Status status = device_.embedding->StartSpans(
+      windows.spans(), masks_, kLocalSpeakers, embeddings);
+  if (!status.ok()) {
+    // Nothing started (the model's contract): the batch fails now.
+    {
+      absl::MutexLock lock(&mu_);
+      healthy_ = false;
+    }
+    const absl::Status error = absl::InternalError(absl::StrCat(
+        "embedding batch of ", n, " windows could not start on device ",
+        device_.name, ": ", status.message()));
+    for (const Task& t : started.tasks) listener_->OnJobFailed(t.job, error);
+    return;
+  }
+  emb_started_.push_back(std::move(started));
+}
+
+void DeviceWorker::FinishEmbedding() {
+  StartedBatch b = std::move(emb_started_.front());
+  emb_started_.pop_front();
+  const int n = static_cast<int>(b.tasks.size());
+  constexpr int kEmb = kLocalSpeakers * kEmbeddingDim;
+  const absl::Status status = device_.embedding->FinishSpans();
   const absl::Time end = absl::Now();
+  // The batch's own time: a pipelined batch started while the previous one
+  // ran, and its time begins where that one's ended.
+  const absl::Time start = std::max(b.start, emb_last_end_);
+  emb_last_end_ = end;
   const double seconds = absl::ToDoubleSeconds(end - start);
   metrics_->ObserveStageSeconds(Stage::kEmbedding, seconds);
-  metrics_->ObserveBatchSize(device_.name, QueueKind::kEmbedding, n);
   RecordGpuSeconds(QueueKind::kEmbedding);
   {
     absl::MutexLock lock(&mu_);
@@ -416,17 +464,18 @@ void DeviceWorker::RunEmbedding(std::vector<Task> batch) {
     const absl::Status error = absl::InternalError(
         absl::StrCat("embedding batch of ", n, " windows failed on device ",
                      device_.name, ": ", status.message()));
-    for (const Task& t : batch) listener_->OnJobFailed(t.job, error);
+    for (const Task& t : b.tasks) listener_->OnJobFailed(t.job, error);
     return;
   }
-  RecordActivity(audio_s, start, end);
-  ChargeJobs(batch, seconds, start);
+  RecordActivity(b.audio_s, start, end);
+  ChargeJobs(b.tasks, seconds, start);
+  const std::vector<float>& embeddings = embeddings_[b.buffer];
   for (int i = 0; i < n; ++i) {
-    std::copy(embeddings_.begin() + size_t{i} * kEmb,
-              embeddings_.begin() + size_t{i + 1} * kEmb,
-              data[i]->embeddings.begin());
+    std::copy(embeddings.begin() + static_cast<size_t>(i) * kEmb,
+              embeddings.begin() + static_cast<size_t>(i + 1) * kEmb,
+              b.data[i]->embeddings.begin());
   }
-  for (Task& t : batch) {
+  for (Task& t : b.tasks) {
     t.times.embedding_start = start;
     t.times.embedding_end = end;
     if (!t.job->terminal.load()) {

@@ -99,7 +99,13 @@ class DeviceWorker {
   // with the stages on two threads, segmentation waits.
   bool EmbeddingBehindLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunSegmentation(std::vector<Task> batch);
-  void RunEmbedding(std::vector<Task> batch);
+  // An embedding batch in two halves (EmbeddingModel::StartSpans /
+  // FinishSpans): the embedding thread of a pipelined model starts batch
+  // k + 1 before it finishes batch k, so the device has the next batch
+  // queued while the host gathers and delivers; otherwise each start is
+  // finished at once.
+  void StartEmbedding(std::vector<Task> batch);
+  void FinishEmbedding();
   // Adds each window's share of the batch time to its job.
   void ChargeJobs(const std::vector<Task>& batch, double seconds,
                   absl::Time start);
@@ -136,9 +142,26 @@ class DeviceWorker {
   // at a time).
   BatchWindows seg_windows_;
   std::vector<float> log_probs_;
-  BatchWindows emb_windows_;
+  // The embedding stage's: two sets of windows and outputs, one per batch
+  // in flight (a batch's audio must stay unchanged until it is finished);
+  // the masks are copied at the start.
+  BatchWindows emb_windows_[2];
+  std::vector<float> embeddings_[2];
   std::vector<float> masks_;
-  std::vector<float> embeddings_;
+  int next_emb_buffer_ = 0;
+  // Embedding batches started and not finished, oldest first (at most two;
+  // only the thread that runs the embeddings touches it).
+  struct StartedBatch {
+    std::vector<Task> tasks;
+    std::vector<WindowData*> data;
+    int buffer = 0;
+    double audio_s = 0.0;
+    absl::Time start;
+  };
+  std::deque<StartedBatch> emb_started_;
+  // When the latest finished embedding batch ended: a pipelined batch's own
+  // time starts there if it was started earlier.
+  absl::Time emb_last_end_ = absl::InfinitePast();
   // The latest Device::*_gpu_seconds reading of each stage, on its thread.
   double seg_gpu_seconds_ = 0.0;
   double emb_gpu_seconds_ = 0.0;

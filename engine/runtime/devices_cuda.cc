@@ -70,8 +70,10 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
   };
   // The batches' audio in page-locked memory, which the window upload
   // copies to the GPU without staging it again (Device::pinned_host_floats).
+  // Pooled: the offline networks pass asks for its buffers on every call.
   d.pinned_host_floats =
-      [ordinal, name = d.name](
+      [ordinal, name = d.name,
+       pool = std::make_shared<models::cuda::SharedPinnedPool>()](
           size_t floats) -> absl::StatusOr<std::shared_ptr<float[]>> {
     // On this GPU's context, leaving the calling thread's device as it was.
     int previous = 0;
@@ -80,8 +82,7 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
     RETURN_IF_ERROR(
         models::cuda::CudaStatus(cudaSetDevice(ordinal), "cudaSetDevice"));
     absl::StatusOr<std::shared_ptr<float[]>> buffer =
-        models::cuda::AllocateSharedPinned(floats,
-                                           absl::StrCat(name, " batch audio"));
+        pool->Get(floats, absl::StrCat(name, " batch audio"));
     cudaSetDevice(previous);
     return buffer;
   };

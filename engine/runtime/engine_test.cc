@@ -852,7 +852,9 @@ TEST(EngineTest, BatchAudioLiesInTheDevicesPageLockedBuffers) {
         };
       });
   ASSERT_NE(rig.engine, nullptr);
+  // The segmentation's, and one per embedding batch in flight.
   std::vector<size_t> want = {size_t(options.segmentation_batch_size) * kWin,
+                              size_t(options.embedding_batch_size) * kWin,
                               size_t(options.embedding_batch_size) * kWin};
   std::sort(asked.begin(), asked.end());
   std::sort(want.begin(), want.end());
@@ -908,6 +910,58 @@ TEST(EngineTest, BatchAudioLiesInTheDevicesPageLockedBuffers) {
   EXPECT_NE(engine.status().message().find("no page-locked memory left"),
             std::string::npos)
       << engine.status();
+}
+
+// A pipelined embedding model (EmbeddingModel::StartSpans) gets batch k + 1
+// before batch k is finished when the stages have threads of their own, and
+// one batch at a time otherwise. The fake runs each batch at its
+// FinishSpans, reading the audio only then, so a worker that reused a
+// started batch's audio buffer (BatchWindows, here in the device's
+// buffers) would give embeddings of other windows: the results are the
+// independently computed ones.
+TEST(EngineTest, APipelinedEmbeddingModelHasTheNextBatchBeforeTheCurrentEnds) {
+  std::mt19937 rng(std::random_device{}());
+  EngineOptions options;
+  options.segmentation_batch_size = 4 + rng() % 8;
+  options.embedding_batch_size = 1 + rng() % 3;
+  testing::FakePipelinedEmbedding* pipelined = nullptr;
+  std::shared_ptr<FakeControl> control;
+  Rig rig = MakeRig(
+      options, 1, nullptr, nullptr,
+      [&](Device& d, std::shared_ptr<FakeControl> c) {
+        control = c;
+        auto model = std::make_unique<testing::FakePipelinedEmbedding>(
+            std::move(d.embedding));
+        pipelined = model.get();
+        d.embedding = std::move(model);
+        d.pinned_host_floats =
+            [](size_t floats) -> absl::StatusOr<std::shared_ptr<float[]>> {
+          return std::shared_ptr<float[]>(new float[floats]);
+        };
+      });
+  ASSERT_NE(rig.engine, nullptr);
+  // Slow batches, so the next embedding batch is ready while one runs.
+  control->SetDelay(absl::Milliseconds(5));
+  Outcome a, b;
+  const std::vector<float> audio_a =
+      RandomAudio(kWin + 16000 * (20 + rng() % 20));
+  const std::vector<float> audio_b =
+      RandomAudio(kWin + 16000 * (20 + rng() % 20));
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio_a), a.Callbacks())
+          .ok());
+  ASSERT_TRUE(
+      rig.engine
+          ->Submit(JobOptions{}, std::vector<float>(audio_b), b.Callbacks())
+          .ok());
+  ASSERT_TRUE(a.Wait());
+  ASSERT_TRUE(b.Wait());
+  ASSERT_TRUE(a.result().ok()) << a.result().status();
+  ASSERT_TRUE(b.result().ok()) << b.result().status();
+  ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
+  ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
+  EXPECT_EQ(pipelined->most_in_flight(), kConcurrentStages ? 2 : 1);
 }
 
 // diarization_device_worker_seconds_total says what each worker thread did:

@@ -201,4 +201,42 @@ absl::Status FakeEmbeddingModel::Run(std::span<const float> windows, int batch,
   return absl::OkStatus();
 }
 
+absl::Status FakePipelinedEmbedding::Run(std::span<const float> windows,
+                                         int batch,
+                                         std::span<const float> masks,
+                                         int masks_per_window,
+                                         std::span<float> embeddings) {
+  if (!started_.empty()) {
+    return absl::FailedPreconditionError(
+        "FakePipelinedEmbedding::Run while a batch is started");
+  }
+  return inner_->Run(windows, batch, masks, masks_per_window, embeddings);
+}
+
+absl::Status FakePipelinedEmbedding::StartSpans(
+    const models::WindowSpans& spans, std::span<const float> masks,
+    int masks_per_window, std::span<float> embeddings) {
+  if (started_.size() >= 2) {
+    return absl::FailedPreconditionError(
+        "FakePipelinedEmbedding::StartSpans: two batches are started");
+  }
+  started_.push_back(Started{.spans = spans,
+                             .masks = {masks.begin(), masks.end()},
+                             .masks_per_window = masks_per_window,
+                             .embeddings = embeddings});
+  const int now = static_cast<int>(started_.size());
+  if (now > most_in_flight_.load()) most_in_flight_.store(now);
+  return absl::OkStatus();
+}
+
+absl::Status FakePipelinedEmbedding::FinishSpans() {
+  if (started_.empty()) {
+    return absl::FailedPreconditionError(
+        "FakePipelinedEmbedding::FinishSpans: no batch is started");
+  }
+  Started b = std::move(started_.front());
+  started_.pop_front();
+  return inner_->RunSpans(b.spans, b.masks, b.masks_per_window, b.embeddings);
+}
+
 }  // namespace diarization::runtime::testing

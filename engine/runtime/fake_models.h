@@ -15,7 +15,9 @@
 #ifndef DIARIZATION_ENGINE_RUNTIME_FAKE_MODELS_H_
 #define DIARIZATION_ENGINE_RUNTIME_FAKE_MODELS_H_
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <random>
 #include <span>
@@ -118,6 +120,38 @@ class FakeEmbeddingModel : public models::EmbeddingModel {
 
  private:
   std::shared_ptr<FakeControl> control_;
+};
+
+// A pipelined embedding model (EmbeddingModel::StartSpans) around another:
+// StartSpans only copies the masks and keeps the spans; each batch runs at
+// its FinishSpans, reading the spans' audio then, so a caller that changes
+// a started batch's audio before finishing it gets wrong embeddings. Counts
+// the most batches ever in flight at once.
+class FakePipelinedEmbedding : public models::EmbeddingModel {
+ public:
+  explicit FakePipelinedEmbedding(std::unique_ptr<models::EmbeddingModel> inner)
+      : inner_(std::move(inner)) {}
+  absl::Status Run(std::span<const float> windows, int batch,
+                   std::span<const float> masks, int masks_per_window,
+                   std::span<float> embeddings) override;
+  absl::Status StartSpans(const models::WindowSpans& spans,
+                          std::span<const float> masks, int masks_per_window,
+                          std::span<float> embeddings) override;
+  absl::Status FinishSpans() override;
+  bool pipelined() const override { return true; }
+  std::string precision() const override { return inner_->precision(); }
+  int most_in_flight() const { return most_in_flight_.load(); }
+
+ private:
+  struct Started {
+    models::WindowSpans spans;
+    std::vector<float> masks;
+    int masks_per_window = 0;
+    std::span<float> embeddings;
+  };
+  std::unique_ptr<models::EmbeddingModel> inner_;
+  std::deque<Started> started_;  // the caller's thread only
+  std::atomic<int> most_in_flight_{0};
 };
 
 }  // namespace diarization::runtime::testing

@@ -114,11 +114,19 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     out.masks_s += SecondsSince(t);
     return absl::OkStatus();
   };
-  RecordingWindows emb_windows(audio, layout);
+  // Embedding batches through StartSpans/FinishSpans, as the engine's
+  // embedding thread runs them: batch k + 1 starts before batch k is
+  // finished, so a pipelined model (CUDA) has the next batch queued on the
+  // device while the host waits for the current one. Each of the two
+  // batches in flight has its own window buffer (its audio must stay
+  // unchanged until it is finished).
+  RecordingWindows emb_windows[2] = {RecordingWindows(audio, layout),
+                                     RecordingWindows(audio, layout)};
   if (device.pinned_host_floats) {
     // As the device worker does (device_worker.cc).
     for (auto [windows, batch] : {std::pair{&seg_windows, seg_batch},
-                                  std::pair{&emb_windows, emb_batch}}) {
+                                  std::pair{&emb_windows[0], emb_batch},
+                                  std::pair{&emb_windows[1], emb_batch}}) {
       const size_t floats = static_cast<size_t>(batch) *
                             static_cast<size_t>(models::kWindowSamples);
       ASSIGN_OR_RETURN(std::shared_ptr<float[]> buffer,
@@ -126,26 +134,51 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
       windows->UseBuffer(std::move(buffer), floats);
     }
   }
-  auto embed = [&](int first, int n) -> absl::Status {
-    const models::WindowSpans spans = emb_windows.Batch(first, n);
+  int in_flight = 0, next_buffer = 0;
+  auto finish = [&]() -> absl::Status {
     const absl::Time t = absl::Now();
-    RETURN_IF_ERROR(device.embedding->RunSpans(
+    absl::Status s = device.embedding->FinishSpans();
+    --in_flight;
+    out.embedding_s += SecondsSince(t);
+    return s;
+  };
+  auto embed = [&](int first, int n) -> absl::Status {
+    const models::WindowSpans spans = emb_windows[next_buffer].Batch(first, n);
+    next_buffer = 1 - next_buffer;
+    const absl::Time t = absl::Now();
+    RETURN_IF_ERROR(device.embedding->StartSpans(
         spans,
         std::span<const float>(masks).subspan(first * kMasks, n * kMasks),
         kSpeakers,
         std::span<float>(out.embeddings)
             .subspan(first * kEmbeddings, n * kEmbeddings)));
+    ++in_flight;
     out.embedding_s += SecondsSince(t);
-    return absl::OkStatus();
+    return in_flight == 2 ? finish() : absl::OkStatus();
+  };
+  // Finishes every started batch (also after an error, so that the model
+  // is left with none): the first error.
+  auto drain = [&]() -> absl::Status {
+    absl::Status first_error;
+    while (in_flight > 0) {
+      absl::Status s = finish();
+      if (first_error.ok()) first_error = s;
+    }
+    return first_error;
   };
 
   if (!options.concurrent_stages) {
     for (int first = 0; first < num_windows; first += seg_batch) {
       RETURN_IF_ERROR(segment(first, std::min(seg_batch, num_windows - first)));
     }
-    for (int first = 0; first < num_windows; first += emb_batch) {
-      RETURN_IF_ERROR(embed(first, std::min(emb_batch, num_windows - first)));
+    absl::Status status;
+    for (int first = 0; status.ok() && first < num_windows;
+         first += emb_batch) {
+      status = embed(first, std::min(emb_batch, num_windows - first));
     }
+    const absl::Status drained = drain();
+    RETURN_IF_ERROR(status);
+    RETURN_IF_ERROR(drained);
     out.wall_s = SecondsSince(start);
     return std::move(out);
   }
@@ -191,6 +224,8 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     emb_status = embed(first, n);
     if (!emb_status.ok()) break;
   }
+  const absl::Status drained = drain();
+  if (emb_status.ok()) emb_status = drained;
   {
     absl::MutexLock lock(&mu);
     stop = true;

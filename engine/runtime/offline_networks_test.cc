@@ -109,10 +109,17 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
         .embedding_batch_size = 1 + static_cast<int>(rng() % 9),
         .concurrent_stages = round % 4 >= 2};
     // Rounds 4-7: the batches gather their audio in memory the device gives
-    // (Device::pinned_host_floats), one buffer per stage for its largest
-    // batch, as the engine's worker does.
+    // (Device::pinned_host_floats), the segmentation's and one per
+    // embedding batch in flight, as the engine's worker does; and the
+    // embedding model is pipelined (it reads a batch's audio only when the
+    // batch is finished, so the two batches in flight need their own).
     std::vector<size_t> asked;
+    testing::FakePipelinedEmbedding* pipelined = nullptr;
     if (round >= 4) {
+      auto model = std::make_unique<testing::FakePipelinedEmbedding>(
+          std::move(device.embedding));
+      pipelined = model.get();
+      device.embedding = std::move(model);
       device.pinned_host_floats =
           [&asked](size_t floats) -> absl::StatusOr<std::shared_ptr<float[]>> {
         asked.push_back(floats);
@@ -124,7 +131,11 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
     if (round >= 4) {
       EXPECT_EQ(asked, (std::vector<size_t>{
                            size_t(options.segmentation_batch_size) * kW,
+                           size_t(options.embedding_batch_size) * kW,
                            size_t(options.embedding_batch_size) * kW}));
+      // Two in flight whenever there are two batches.
+      EXPECT_EQ(pipelined->most_in_flight(),
+                want.num_windows > options.embedding_batch_size ? 2 : 1);
     }
     ASSERT_EQ(got->num_windows, want.num_windows);
     EXPECT_EQ(got->segmentations, want.segmentations) << "round " << round;
