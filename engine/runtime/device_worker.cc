@@ -265,7 +265,8 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
           if (!batch.empty()) break;
           continue;
         }
-        if (!emb_started_.empty()) {
+        // (`pipelined` only on the embedding thread: emb_started_ is its.)
+        if (pipelined && !emb_started_.empty()) {
           finish_first = true;
           break;
         }
@@ -300,8 +301,11 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
     }
     account(WorkerState::kBusy, absl::Now());
   }
-  // Stopping: what was started still gets its answer.
-  while (!emb_started_.empty()) FinishEmbedding();
+  // Stopping: what was started still gets its answer (on this thread: only
+  // the thread that runs the embeddings touches emb_started_).
+  if (do_emb) {
+    while (!emb_started_.empty()) FinishEmbedding();
+  }
   account(WorkerState::kBusy, absl::Now());
   if (device_.on_worker_stop) device_.on_worker_stop();
 }

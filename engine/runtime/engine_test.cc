@@ -962,6 +962,10 @@ TEST(EngineTest, APipelinedEmbeddingModelHasTheNextBatchBeforeTheCurrentEnds) {
   ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
   ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
   EXPECT_EQ(pipelined->most_in_flight(), kConcurrentStages ? 2 : 1);
+  // Only the embedding thread calls it (the segmentation thread once
+  // finished batches, concurrently: "cudaEventElapsedTime: device not
+  // ready" in the real server).
+  EXPECT_EQ(pipelined->calls_from_other_threads(), 0);
 }
 
 // diarization_device_worker_seconds_total says what each worker thread did:

@@ -213,9 +213,16 @@ absl::Status FakePipelinedEmbedding::Run(std::span<const float> windows,
   return inner_->Run(windows, batch, masks, masks_per_window, embeddings);
 }
 
+void FakePipelinedEmbedding::NoteThread() {
+  absl::MutexLock lock(&thread_mu_);
+  if (!thread_.has_value()) thread_ = std::this_thread::get_id();
+  if (*thread_ != std::this_thread::get_id()) ++other_threads_;
+}
+
 absl::Status FakePipelinedEmbedding::StartSpans(
     const models::WindowSpans& spans, std::span<const float> masks,
     int masks_per_window, std::span<float> embeddings) {
+  NoteThread();
   if (started_.size() >= 2) {
     return absl::FailedPreconditionError(
         "FakePipelinedEmbedding::StartSpans: two batches are started");
@@ -230,6 +237,7 @@ absl::Status FakePipelinedEmbedding::StartSpans(
 }
 
 absl::Status FakePipelinedEmbedding::FinishSpans() {
+  NoteThread();
   if (started_.empty()) {
     return absl::FailedPreconditionError(
         "FakePipelinedEmbedding::FinishSpans: no batch is started");

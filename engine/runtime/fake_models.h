@@ -19,9 +19,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -141,6 +143,9 @@ class FakePipelinedEmbedding : public models::EmbeddingModel {
   bool pipelined() const override { return true; }
   std::string precision() const override { return inner_->precision(); }
   int most_in_flight() const { return most_in_flight_.load(); }
+  // Calls of StartSpans/FinishSpans from another thread than the first
+  // call's (a model is called from one worker thread only, device.h).
+  int calls_from_other_threads() const { return other_threads_.load(); }
 
  private:
   struct Started {
@@ -152,6 +157,10 @@ class FakePipelinedEmbedding : public models::EmbeddingModel {
   std::unique_ptr<models::EmbeddingModel> inner_;
   std::deque<Started> started_;  // the caller's thread only
   std::atomic<int> most_in_flight_{0};
+  void NoteThread();
+  absl::Mutex thread_mu_;
+  std::optional<std::thread::id> thread_ ABSL_GUARDED_BY(thread_mu_);
+  std::atomic<int> other_threads_{0};
 };
 
 }  // namespace diarization::runtime::testing
