@@ -407,8 +407,8 @@ void DeviceWorker::StartEmbedding(std::vector<Task> batch) {
   constexpr int kMask = kLocalSpeakers * kFramesPerWindow;
   constexpr int kEmb = kLocalSpeakers * kEmbeddingDim;
   StartedBatch started;
-  started.buffer = next_emb_buffer_;
-  next_emb_buffer_ = 1 - next_emb_buffer_;
+  // The buffer the batch in flight (if any) does not use.
+  started.buffer = emb_started_.empty() ? 0 : 1 - emb_started_.back().buffer;
   BatchWindows& windows = emb_windows_[started.buffer];
   std::vector<float>& embeddings = embeddings_[started.buffer];
   windows.Clear();

@@ -148,7 +148,6 @@ class DeviceWorker {
   BatchWindows emb_windows_[2];
   std::vector<float> embeddings_[2];
   std::vector<float> masks_;
-  int next_emb_buffer_ = 0;
   // Embedding batches started and not finished, oldest first (at most two;
   // only the thread that runs the embeddings touches it).
   struct StartedBatch {
