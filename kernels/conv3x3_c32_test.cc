@@ -16,14 +16,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_split.h"
-#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "kernels/conv3x3_c32_tiles_env.h"
 #include "testing/conv3x3_reference.h"
 #include "testing/cuda_test_buffers.h"
 
@@ -35,24 +33,13 @@ using Dev = ::diarization::testing::DeviceFloats;
 
 constexpr int kC = kConv3x3C32Channels;
 
-// The forms to run: every one, or those named in CONV3X3_C32_TILES
-// (comma-separated Conv3x3C32TileName names), so that a form that faults
-// the CUDA context can run in a process of its own. An unknown name fails
-// the test rather than running nothing.
+// The forms to run (conv3x3_c32_tiles_env.h); a bad selection fails the
+// test rather than running nothing.
 std::vector<Conv3x3C32Tile> TilesToRun() {
-  const char* env = std::getenv("CONV3X3_C32_TILES");
-  if (env == nullptr)
-    return {std::begin(kConv3x3C32Tiles), std::end(kConv3x3C32Tiles)};
-  std::vector<Conv3x3C32Tile> out;
-  for (const absl::string_view name :
-       absl::StrSplit(env, ',', absl::SkipEmpty())) {
-    const absl::StatusOr<Conv3x3C32Tile> t =
-        Conv3x3C32TileFromName(std::string(name));
-    EXPECT_TRUE(t.ok()) << "CONV3X3_C32_TILES: " << t.status();
-    if (t.ok()) out.push_back(*t);
-  }
-  EXPECT_FALSE(out.empty()) << "CONV3X3_C32_TILES names no tile form";
-  return out;
+  const absl::StatusOr<std::vector<Conv3x3C32Tile>> tiles =
+      Conv3x3C32TilesFromEnv();
+  EXPECT_TRUE(tiles.ok()) << tiles.status();
+  return tiles.ok() ? *tiles : std::vector<Conv3x3C32Tile>{};
 }
 
 struct Reference {

@@ -21,9 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_split.h"
-#include "absl/strings/string_view.h"
 #include "kernels/conv3x3_c32.h"
+#include "kernels/conv3x3_c32_tiles_env.h"
 
 namespace {
 
@@ -94,28 +93,17 @@ int main(int argc, char** argv) {
               n, h, w, kC, repeats);
 
   const double flop = 2.0 * total * kC * 9;
-  // Every form, or those named in CONV3X3_C32_TILES (comma-separated; one
-  // process per form: a faulting form cannot stop the others).
-  std::vector<Conv3x3C32Tile> tiles(
-      std::begin(diarization::kernels::kConv3x3C32Tiles),
-      std::end(diarization::kernels::kConv3x3C32Tiles));
-  if (const char* only = std::getenv("CONV3X3_C32_TILES")) {
-    tiles.clear();
-    for (const absl::string_view name :
-         absl::StrSplit(only, ',', absl::SkipEmpty())) {
-      const absl::StatusOr<Conv3x3C32Tile> t =
-          diarization::kernels::Conv3x3C32TileFromName(std::string(name));
-      if (!t.ok()) {
-        std::fprintf(stderr, "CONV3X3_C32_TILES: %s\n",
-                     t.status().ToString().c_str());
-        return 1;
-      }
-      tiles.push_back(*t);
-    }
+  // Every form, or those named in CONV3X3_C32_TILES (one process per form:
+  // a faulting form cannot stop the others).
+  const absl::StatusOr<std::vector<Conv3x3C32Tile>> tiles =
+      diarization::kernels::Conv3x3C32TilesFromEnv();
+  if (!tiles.ok()) {
+    std::fprintf(stderr, "%s\n", tiles.status().ToString().c_str());
+    return 1;
   }
   std::printf("%-34s %-9s %9s %9s %9s %9s %9s\n", "tile", "layer", "median_ms",
               "min_ms", "max_ms", "TFLOP/s", "GB/s");
-  for (const Conv3x3C32Tile tile : tiles) {
+  for (const Conv3x3C32Tile tile : *tiles) {
     // Each tile form has its own filter order.
     auto packed = diarization::kernels::PackConv3x3C32Weights(wts, tile);
     if (!packed.ok()) {
