@@ -95,6 +95,16 @@ run_grpc_streams() {
   return $rc
 }
 
+# run_pairs PART SCRIPT PAIRS PATTERN: a script that alternates two builds
+# (rtfx_ab.sh, ratio_ab.sh) with OUT=$LOGS and PAIRS, its output in
+# $LOGS/PART.log, and the lines matching PATTERN in the summary.
+run_pairs() {
+  local part=$1 script=$2 pairs=$3 pattern=$4 s=$SECONDS
+  OUT=$LOGS PAIRS=$pairs timeout "$(left)" bash "$script" >"$LOGS/$part.log" 2>&1
+  say "$part rc=$? $((SECONDS - s)) s"
+  grep -E "$pattern" "$LOGS/$part.log" | tee -a "$SUMMARY"
+}
+
 for part in $PARTS; do
   s=$SECONDS
   case $part in
@@ -153,9 +163,7 @@ for part in $PARTS; do
       ;;
     rtfx_ab)
       fits rtfx_ab 120 || continue
-      OUT=$LOGS PAIRS=${RTFX_PAIRS:-2} timeout "$(left)" bash bench/gpu/rtfx_ab.sh >"$LOGS/rtfx_ab.log" 2>&1
-      say "rtfx_ab rc=$? $((SECONDS - s)) s"
-      grep -E "^run |RTFx [0-9]|B/A|warm-up" "$LOGS/rtfx_ab.log" | tee -a "$SUMMARY"
+      run_pairs rtfx_ab bench/gpu/rtfx_ab.sh "${RTFX_PAIRS:-2}" "^run |RTFx [0-9]|B/A|warm-up"
       ;;
     live)
       fits live 170 || continue
@@ -167,9 +175,7 @@ for part in $PARTS; do
     ratio)
       [[ -d .whl ]] || { say "SKIPPED ratio: no .whl (tools/device/fetch_wheels.sh, carry it)"; continue; }
       fits ratio 250 || continue
-      OUT=$LOGS PAIRS=${RATIO_PAIRS:-3} timeout "$(left)" bash bench/gpu/ratio_ab.sh >"$LOGS/ratio.log" 2>&1
-      say "ratio rc=$? $((SECONDS - s)) s"
-      grep -E "^pair|median|ratio" "$LOGS/ratio.log" | tee -a "$SUMMARY"
+      run_pairs ratio bench/gpu/ratio_ab.sh "${RATIO_PAIRS:-3}" "^pair|median|ratio"
       ;;
     profile)
       fits profile 70 || continue

@@ -59,6 +59,16 @@ static_assert(testing::kRecordedWindowSamples == kWindowSamples);
 
 std::vector<float> Windows() { return testing::ReadRecordedWindowsOrDie(); }
 
+// `samples` in page-locked memory (as runtime::Device::pinned_host_floats
+// gives the engine's batches).
+absl::StatusOr<std::shared_ptr<float[]>> PageLockedCopy(
+    const std::vector<float>& samples) {
+  absl::StatusOr<std::shared_ptr<float[]>> copy =
+      cuda::AllocateSharedPinned(samples.size(), "test/recording");
+  if (copy.ok()) std::copy(samples.begin(), samples.end(), copy->get());
+  return copy;
+}
+
 // zero, single frame, two random binary runs, random binary, soft random.
 std::vector<float> Masks(std::mt19937& rng) {
   std::vector<float> m(size_t(kB) * kMasks * kFramesPerWindow, 0.0f);
@@ -872,9 +882,8 @@ TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
   const WindowSpans spans{.audio = rec, .starts = starts, .ends = ends};
   const int n = spans.batch();
   const std::vector<float> windows = MaterializeWindows(spans);
-  auto pinned = cuda::AllocateSharedPinned(rec.size(), "test/recording");
+  auto pinned = PageLockedCopy(rec);
   ASSERT_TRUE(pinned.ok()) << pinned.status();
-  std::copy(rec.begin(), rec.end(), pinned->get());
   const WindowSpans pinned_spans{
       .audio = std::span<const float>(pinned->get(), rec.size()),
       .starts = starts,
@@ -947,10 +956,9 @@ TEST_F(CudaModelsTest, PipelinedEmbeddingBatchesGiveRunSpansBits) {
   std::vector<Batch> batches(4);
   std::uniform_int_distribution<int> bit(0, 1);
   for (Batch& b : batches) {
-    auto pinned = cuda::AllocateSharedPinned(rec.size(), "test/recording");
+    auto pinned = PageLockedCopy(rec);
     ASSERT_TRUE(pinned.ok()) << pinned.status();
     b.audio = *pinned;
-    std::copy(rec.begin(), rec.end(), b.audio.get());
     const int n = 1 + int(rng() % 3);
     for (int i = 0; i < n; ++i) {
       const int64_t s = int64_t(rng() % (rec.size() - kWindowSamples));
@@ -1032,9 +1040,8 @@ TEST_F(CudaModelsTest, WindowUploadFromPageLockedAudioGivesTheSameWindows) {
   ASSERT_NE(arena, nullptr);
   const std::vector<float> rec = Windows();  // kB windows back to back
   ASSERT_GE(rec.size(), size_t{4} * kWindowSamples);
-  auto pinned = cuda::AllocateSharedPinned(rec.size(), "test/recording");
+  auto pinned = PageLockedCopy(rec);
   ASSERT_TRUE(pinned.ok()) << pinned.status();
-  std::copy(rec.begin(), rec.end(), pinned->get());
   std::mt19937 rng(std::random_device{}());
   auto uploader = cuda::WindowUploader::Create(arena.get(), 3, "test/windows");
   ASSERT_TRUE(uploader.ok()) << uploader.status();

@@ -13,6 +13,20 @@ void BatchWindows::UseBuffer(std::shared_ptr<float[]> buffer, size_t floats) {
   Clear();
 }
 
+absl::Status BatchWindows::UsePinnedBuffer(
+    const std::function<absl::StatusOr<std::shared_ptr<float[]>>(size_t)>&
+        pinned_host_floats,
+    int max_batch) {
+  if (!pinned_host_floats) return absl::OkStatus();
+  // A batch of n windows gathers at most n × kWindowSamples samples.
+  const size_t floats = static_cast<size_t>(std::max(max_batch, 1)) *
+                        static_cast<size_t>(kWindowSamples);
+  absl::StatusOr<std::shared_ptr<float[]>> buffer = pinned_host_floats(floats);
+  if (!buffer.ok()) return buffer.status();
+  UseBuffer(*std::move(buffer), floats);
+  return absl::OkStatus();
+}
+
 void BatchWindows::Clear() {
   own_.clear();
   spilled_ = false;

@@ -13,11 +13,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/runtime/job_state.h"
 
@@ -47,6 +50,13 @@ class BatchWindows {
   // outgrow `buffer` moves to memory of its own for that batch (same
   // spans, one more copy). Call before the first Add.
   void UseBuffer(std::shared_ptr<float[]> buffer, size_t floats);
+  // UseBuffer with page-locked memory from `pinned_host_floats`
+  // (Device::pinned_host_floats) for batches of up to `max_batch` windows;
+  // nothing when it is unset. Its error is returned as it is.
+  absl::Status UsePinnedBuffer(
+      const std::function<absl::StatusOr<std::shared_ptr<float[]>>(size_t)>&
+          pinned_host_floats,
+      int max_batch);
   void Clear();
   // Adds window `w` of `recording` as the next window of the batch.
   void Add(const Recording& recording, int w);

@@ -43,24 +43,17 @@ DeviceWorker::DeviceWorker(Device device, const EngineOptions& options,
 DeviceWorker::~DeviceWorker() { Stop(); }
 
 absl::Status DeviceWorker::Start() {
-  if (device_.pinned_host_floats) {
-    // A batch of n windows gathers at most n × kWindowSamples samples.
-    for (auto [windows, batch] :
-         {std::pair{&seg_windows_, options_.segmentation_batch_size},
-          std::pair{&emb_windows_[0], options_.embedding_batch_size},
-          std::pair{&emb_windows_[1], options_.embedding_batch_size}}) {
-      const size_t floats = static_cast<size_t>(std::max(batch, 1)) *
-                            static_cast<size_t>(kWindowSamples);
-      absl::StatusOr<std::shared_ptr<float[]>> buffer =
-          device_.pinned_host_floats(floats);
-      if (!buffer.ok()) {
-        return absl::Status(
-            buffer.status().code(),
-            absl::StrCat("device ", device_.name,
-                         ": page-locked memory for a batch's audio: ",
-                         buffer.status().message()));
-      }
-      windows->UseBuffer(*std::move(buffer), floats);
+  for (auto [windows, batch] :
+       {std::pair{&seg_windows_, options_.segmentation_batch_size},
+        std::pair{&emb_windows_[0], options_.embedding_batch_size},
+        std::pair{&emb_windows_[1], options_.embedding_batch_size}}) {
+    const absl::Status s =
+        windows->UsePinnedBuffer(device_.pinned_host_floats, batch);
+    if (!s.ok()) {
+      return absl::Status(
+          s.code(), absl::StrCat("device ", device_.name,
+                                 ": page-locked memory for a batch's audio: ",
+                                 s.message()));
     }
   }
   metrics_->SetDeviceInfo(device_.name, device_.description,

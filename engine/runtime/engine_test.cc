@@ -761,6 +761,30 @@ TEST(EngineTest, GpuSecondsCounterAddsEachBatchOnce) {
       0.0);
 }
 
+// Submits two jobs at once (so batches mix their windows), each of one
+// window plus 1 s × [min_extra_s, min_extra_s + 20) of random speaker audio,
+// and checks both results against the independent computation.
+void TwoJobsGiveTheReference(Engine& engine, std::mt19937& rng,
+                             int min_extra_s) {
+  Outcome a, b;
+  const std::vector<float> audio_a =
+      RandomAudio(kWin + 16000 * (min_extra_s + rng() % 20));
+  const std::vector<float> audio_b =
+      RandomAudio(kWin + 16000 * (min_extra_s + rng() % 20));
+  ASSERT_TRUE(
+      engine.Submit(JobOptions{}, std::vector<float>(audio_a), a.Callbacks())
+          .ok());
+  ASSERT_TRUE(
+      engine.Submit(JobOptions{}, std::vector<float>(audio_b), b.Callbacks())
+          .ok());
+  ASSERT_TRUE(a.Wait());
+  ASSERT_TRUE(b.Wait());
+  ASSERT_TRUE(a.result().ok()) << a.result().status();
+  ASSERT_TRUE(b.result().ok()) << b.result().status();
+  ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
+  ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
+}
+
 // Forwards to a model and records whether each batch's audio lay inside one
 // of `buffers` (the ranges Device::pinned_host_floats handed out).
 struct BufferRanges {
@@ -859,26 +883,7 @@ TEST(EngineTest, BatchAudioLiesInTheDevicesPageLockedBuffers) {
   std::sort(asked.begin(), asked.end());
   std::sort(want.begin(), want.end());
   EXPECT_EQ(asked, want);
-  // Two jobs at once, so batches mix their windows.
-  Outcome a, b;
-  const std::vector<float> audio_a =
-      RandomAudio(kWin + 16000 * (5 + rng() % 20));
-  const std::vector<float> audio_b =
-      RandomAudio(kWin + 16000 * (5 + rng() % 20));
-  ASSERT_TRUE(
-      rig.engine
-          ->Submit(JobOptions{}, std::vector<float>(audio_a), a.Callbacks())
-          .ok());
-  ASSERT_TRUE(
-      rig.engine
-          ->Submit(JobOptions{}, std::vector<float>(audio_b), b.Callbacks())
-          .ok());
-  ASSERT_TRUE(a.Wait());
-  ASSERT_TRUE(b.Wait());
-  ASSERT_TRUE(a.result().ok()) << a.result().status();
-  ASSERT_TRUE(b.result().ok()) << b.result().status();
-  ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
-  ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
+  ASSERT_NO_FATAL_FAILURE(TwoJobsGiveTheReference(*rig.engine, rng, 5));
   {
     absl::MutexLock lock(&ranges.mu);
     EXPECT_GT(ranges.inside, 0);
@@ -942,25 +947,7 @@ TEST(EngineTest, APipelinedEmbeddingModelHasTheNextBatchBeforeTheCurrentEnds) {
   ASSERT_NE(rig.engine, nullptr);
   // Slow batches, so the next embedding batch is ready while one runs.
   control->SetDelay(absl::Milliseconds(5));
-  Outcome a, b;
-  const std::vector<float> audio_a =
-      RandomAudio(kWin + 16000 * (20 + rng() % 20));
-  const std::vector<float> audio_b =
-      RandomAudio(kWin + 16000 * (20 + rng() % 20));
-  ASSERT_TRUE(
-      rig.engine
-          ->Submit(JobOptions{}, std::vector<float>(audio_a), a.Callbacks())
-          .ok());
-  ASSERT_TRUE(
-      rig.engine
-          ->Submit(JobOptions{}, std::vector<float>(audio_b), b.Callbacks())
-          .ok());
-  ASSERT_TRUE(a.Wait());
-  ASSERT_TRUE(b.Wait());
-  ASSERT_TRUE(a.result().ok()) << a.result().status();
-  ASSERT_TRUE(b.result().ok()) << b.result().status();
-  ExpectMatches(*a.result(), Compute(audio_a, 16000), "a");
-  ExpectMatches(*b.result(), Compute(audio_b, 16000), "b");
+  ASSERT_NO_FATAL_FAILURE(TwoJobsGiveTheReference(*rig.engine, rng, 20));
   EXPECT_EQ(pipelined->most_in_flight(), kConcurrentStages ? 2 : 1);
   // Only the embedding thread calls it (the segmentation thread once
   // finished batches, concurrently: "cudaEventElapsedTime: device not

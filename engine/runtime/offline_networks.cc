@@ -122,17 +122,11 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   // unchanged until it is finished).
   RecordingWindows emb_windows[2] = {RecordingWindows(audio, layout),
                                      RecordingWindows(audio, layout)};
-  if (device.pinned_host_floats) {
-    // As the device worker does (device_worker.cc).
-    for (auto [windows, batch] : {std::pair{&seg_windows, seg_batch},
-                                  std::pair{&emb_windows[0], emb_batch},
-                                  std::pair{&emb_windows[1], emb_batch}}) {
-      const size_t floats = static_cast<size_t>(batch) *
-                            static_cast<size_t>(models::kWindowSamples);
-      ASSIGN_OR_RETURN(std::shared_ptr<float[]> buffer,
-                       device.pinned_host_floats(floats));
-      windows->UseBuffer(std::move(buffer), floats);
-    }
+  // As the device worker does (device_worker.cc).
+  for (auto [windows, batch] : {std::pair{&seg_windows, seg_batch},
+                                std::pair{&emb_windows[0], emb_batch},
+                                std::pair{&emb_windows[1], emb_batch}}) {
+    RETURN_IF_ERROR(windows->UsePinnedBuffer(device, batch));
   }
   int in_flight = 0, next_buffer = 0;
   auto finish = [&]() -> absl::Status {

@@ -68,9 +68,10 @@ class RecordingWindows {
                    const pipeline::WindowLayout& layout);
   // Windows [first, first + count) as one batch; valid until the next call.
   models::WindowSpans Batch(int first, int count);
-  // Gathers the batches into `buffer` (BatchWindows::UseBuffer).
-  void UseBuffer(std::shared_ptr<float[]> buffer, size_t floats) {
-    windows_.UseBuffer(std::move(buffer), floats);
+  // Gathers the batches in page-locked memory from the device
+  // (BatchWindows::UsePinnedBuffer).
+  absl::Status UsePinnedBuffer(const Device& device, int max_batch) {
+    return windows_.UsePinnedBuffer(device.pinned_host_floats, max_batch);
   }
 
  private:
