@@ -234,8 +234,9 @@ struct CudaEmbeddingModel::Impl {
   DeviceBuffer audio, masks, act[3], stats, emb;
   // Two sets of the per-batch host staging, timers and uploaders, one per
   // batch in flight (StartSpans/FinishSpans: the next batch is staged while
-  // the device runs the current one). The device buffers are shared: the
-  // stream runs the batches one after the other.
+  // the device runs the current one, and its audio crosses on the slot's
+  // uploader's copy stream meanwhile). The other device buffers are shared:
+  // the stream runs the batches one after the other.
   static constexpr int kSlots = 2;
   cuda::WindowUploader uploader[kSlots];
   cuda::BusyTimer busy[kSlots];
@@ -962,6 +963,10 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
     ASSIGN_OR_RETURN(impl->uploader[slot],
                      cuda::WindowUploader::Create(arena, options.max_batch,
                                                   "embedding/windows"));
+    // The next batch's audio crosses while the current one computes
+    // (cuda_window_upload.h, Ordering): an embedding batch of 32 windows of
+    // 32 different streams is ~20 MB.
+    RETURN_IF_ERROR(impl->uploader[slot].UseCopyStream());
     ASSIGN_OR_RETURN(
         impl->host_masks[slot],
         cuda::PinnedBuffer::Allocate(

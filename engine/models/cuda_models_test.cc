@@ -1034,7 +1034,9 @@ TEST_F(CudaModelsTest, SharedPinnedPoolReusesOnlyReleasedBuffers) {
 // it lies) and from ordinary memory (staged first) builds the windows that
 // MaterializeWindows cuts on the host, through both of its paths: the
 // covering range of overlapping windows, and windows too far apart for it
-// (back to back), silence included.
+// (back to back), silence included; with the copies on the caller's stream
+// and on the uploader's own copy stream (whose copies the gather must wait
+// for: without the wait it reads the previous case's staging).
 TEST_F(CudaModelsTest, WindowUploadFromPageLockedAudioGivesTheSameWindows) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
@@ -1043,8 +1045,6 @@ TEST_F(CudaModelsTest, WindowUploadFromPageLockedAudioGivesTheSameWindows) {
   auto pinned = PageLockedCopy(rec);
   ASSERT_TRUE(pinned.ok()) << pinned.status();
   std::mt19937 rng(std::random_device{}());
-  auto uploader = cuda::WindowUploader::Create(arena.get(), 3, "test/windows");
-  ASSERT_TRUE(uploader.ok()) << uploader.status();
   auto windows = cuda::DeviceBuffer::Allocate(
       arena.get(), sizeof(float) * 3 * kWindowSamples, "test/windows");
   ASSERT_TRUE(windows.ok()) << windows.status();
@@ -1067,31 +1067,45 @@ TEST_F(CudaModelsTest, WindowUploadFromPageLockedAudioGivesTheSameWindows) {
        {near + kWindowSamples, far + kWindowSamples, far}},  // third: silence
       {"a padded last window", {total - 40000}, {total}},
   };
-  for (const Case& c : cases) {
-    for (bool page_locked : {false, true}) {
-      const WindowSpans spans{
-          .audio = page_locked
-                       ? std::span<const float>(pinned->get(), rec.size())
-                       : std::span<const float>(rec),
-          .starts = c.starts,
-          .ends = c.ends};
-      ASSERT_TRUE(ValidateWindowSpans(spans).ok()) << c.name;
-      const int n = spans.batch();
-      ASSERT_EQ(cudaMemsetAsync(windows->data(), 0xff,
-                                sizeof(float) * 3 * kWindowSamples, stream),
-                cudaSuccess);
-      ASSERT_TRUE(uploader->Upload(spans, 0, n, *windows, stream).ok())
-          << c.name;
-      std::vector<float> got(size_t(n) * kWindowSamples);
-      ASSERT_EQ(cudaMemcpyAsync(got.data(), windows->data(),
-                                sizeof(float) * got.size(),
-                                cudaMemcpyDeviceToHost, stream),
-                cudaSuccess);
-      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-      EXPECT_TRUE(got == MaterializeWindows(spans))
-          << c.name << (page_locked ? ", page-locked" : ", ordinary memory");
+  for (const bool copy_stream : {false, true}) {
+    auto uploader =
+        cuda::WindowUploader::Create(arena.get(), 3, "test/windows");
+    ASSERT_TRUE(uploader.ok()) << uploader.status();
+    if (copy_stream) ASSERT_TRUE(uploader->UseCopyStream().ok());
+    EXPECT_EQ(uploader->has_copy_stream(), copy_stream);
+    for (const Case& c : cases) {
+      for (bool page_locked : {false, true}) {
+        const WindowSpans spans{
+            .audio = page_locked
+                         ? std::span<const float>(pinned->get(), rec.size())
+                         : std::span<const float>(rec),
+            .starts = c.starts,
+            .ends = c.ends};
+        ASSERT_TRUE(ValidateWindowSpans(spans).ok()) << c.name;
+        const int n = spans.batch();
+        ASSERT_EQ(cudaMemsetAsync(windows->data(), 0xff,
+                                  sizeof(float) * 3 * kWindowSamples, stream),
+                  cudaSuccess);
+        ASSERT_TRUE(uploader->Upload(spans, 0, n, *windows, stream).ok())
+            << c.name;
+        std::vector<float> got(size_t(n) * kWindowSamples);
+        ASSERT_EQ(cudaMemcpyAsync(got.data(), windows->data(),
+                                  sizeof(float) * got.size(),
+                                  cudaMemcpyDeviceToHost, stream),
+                  cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        EXPECT_TRUE(got == MaterializeWindows(spans))
+            << c.name << (page_locked ? ", page-locked" : ", ordinary memory")
+            << (copy_stream ? ", copy stream" : ", caller's stream");
+      }
     }
   }
+  // A caller's staging cannot move to a copy stream.
+  auto on_callers = cuda::WindowUploader::Create(
+      arena.get(), 1, "test/windows", static_cast<float*>(windows->data()));
+  ASSERT_TRUE(on_callers.ok()) << on_callers.status();
+  EXPECT_EQ(on_callers->UseCopyStream().code(),
+            absl::StatusCode::kFailedPrecondition);
   cudaStreamDestroy(stream);
 }
 

@@ -27,6 +27,29 @@ bool IsPageLocked(const void* p) {
 
 }  // namespace
 
+WindowUploader::CopyStream::~CopyStream() {
+  if (copied != nullptr) cudaEventDestroy(copied);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+}
+
+absl::Status WindowUploader::UseCopyStream() {
+  if (copy_ != nullptr) return absl::OkStatus();
+  if (audio_.data() == nullptr) {
+    return absl::FailedPreconditionError(
+        "WindowUploader::UseCopyStream: the staging is the caller's memory, "
+        "which may hold the caller's data while an earlier batch runs");
+  }
+  auto copy = std::make_unique<CopyStream>();
+  RETURN_IF_ERROR(CudaStatus(
+      cudaStreamCreateWithFlags(&copy->stream, cudaStreamNonBlocking),
+      "creating the window uploader's copy stream"));
+  RETURN_IF_ERROR(CudaStatus(
+      cudaEventCreateWithFlags(&copy->copied, cudaEventDisableTiming),
+      "creating the window uploader's event"));
+  copy_ = std::move(copy);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<WindowUploader> WindowUploader::Create(DeviceArena* arena,
                                                       int max_batch,
                                                       const std::string& owner,
@@ -104,13 +127,17 @@ absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
       staged += e - s;
     }
   }
+  // The copies' stream: the caller's, or the uploader's own. The staging is
+  // free on both: the caller synchronised its stream, and with it the
+  // previous gather, before this call (Lifetime above).
+  const cudaStream_t copies = copy_ != nullptr ? copy_->stream : stream;
   int64_t at = 0;
   for (const auto& [source, count] : runs) {
     const float* from = spans.audio.data() + source;
     if (direct) {
       RETURN_IF_ERROR(
           CudaStatus(cudaMemcpyAsync(staging_ + at, from, sizeof(float) * count,
-                                     cudaMemcpyHostToDevice, stream),
+                                     cudaMemcpyHostToDevice, copies),
                      "copying window spans to the device"));
     } else {
       std::memcpy(host_audio_.data() + at, from, sizeof(float) * count);
@@ -120,18 +147,24 @@ absl::Status WindowUploader::Upload(const WindowSpans& spans, int first, int n,
   if (!direct && staged > 0) {
     RETURN_IF_ERROR(CudaStatus(
         cudaMemcpyAsync(staging_, host_audio_.data(), sizeof(float) * staged,
-                        cudaMemcpyHostToDevice, stream),
+                        cudaMemcpyHostToDevice, copies),
         "copying window spans to the device"));
   }
   int64_t* d_starts = static_cast<int64_t*>(index_.data());
   int64_t* d_ends = d_starts + max_batch_;
   RETURN_IF_ERROR(
       CudaStatus(cudaMemcpyAsync(d_starts, starts, sizeof(int64_t) * n,
-                                 cudaMemcpyHostToDevice, stream),
+                                 cudaMemcpyHostToDevice, copies),
                  "copying window starts to the device"));
   RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(d_ends, ends, sizeof(int64_t) * n,
-                                             cudaMemcpyHostToDevice, stream),
+                                             cudaMemcpyHostToDevice, copies),
                              "copying window ends to the device"));
+  if (copy_ != nullptr) {
+    RETURN_IF_ERROR(CudaStatus(cudaEventRecord(copy_->copied, copies),
+                               "recording the window copies"));
+    RETURN_IF_ERROR(CudaStatus(cudaStreamWaitEvent(stream, copy_->copied, 0),
+                               "ordering the window gather after its copies"));
+  }
   return kernels::LaunchGatherWindows({.audio = staging_,
                                        .audio_samples = staged,
                                        .starts = d_starts,
