@@ -227,6 +227,10 @@ void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
 
 struct Times {
   double segmentation = 0, masks = 0, embedding = 0, clustering = 0;
+  // The segmentation summary (count, inactive and clean pairs), made by the
+  // networks pass after its last segmentation batch: with --overlap on the
+  // segmentation thread while the embeddings run, so inside networks_wall.
+  double summary = 0;
   // With --overlap: wall time of the overlapped network stages.
   double networks_wall = 0;
   // The clustering's steps (DiarizationDetails, ClusteringTimes).
@@ -236,8 +240,9 @@ struct Times {
   double ahc_pdist = 0, ahc_linkage = 0;
   int accelerated = 0;
   double total() const {
-    return networks_wall > 0 ? networks_wall + clustering
-                             : segmentation + masks + embedding + clustering;
+    return networks_wall > 0
+               ? networks_wall + clustering
+               : segmentation + masks + summary + embedding + clustering;
   }
   double networks() const {
     return networks_wall > 0 ? networks_wall : segmentation + embedding;
@@ -377,13 +382,14 @@ absl::Status Run() {
     sample_free();
     t.segmentation += nets.segmentation_s;
     t.masks += nets.masks_s;
+    t.summary += nets.summary_s;
     t.embedding += nets.embedding_s;
     if (overlap) t.networks_wall += nets.wall_s;
     auto t0 = Clock::now();
-    ASSIGN_OR_RETURN(
-        pipeline::DiarizationDetails d,
-        pipeline::DiarizeDetailed(nets.segmentations, nets.embeddings,
-                                  num_windows, plda, config, {}, "", ahc));
+    ASSIGN_OR_RETURN(pipeline::DiarizationDetails d,
+                     pipeline::DiarizeDetailed(
+                         nets.segmentations, nets.embeddings, num_windows, plda,
+                         config, {}, "", ahc, &nets.summary));
     t.clustering += Since(t0);
     t.count += d.count_s;
     t.filter += d.clustering.times.filter_s;
@@ -478,11 +484,12 @@ absl::Status Run() {
       train_embeddings, ahc_clusters,
       seg_override ? "given file" : "model directory");
   std::printf(
-      "  per pass (mean of %d): segmentation %.3f s, masks %.3f s, embeddings "
-      "%.3f s, "
+      "  per pass (mean of %d): segmentation %.3f s, masks %.3f s, "
+      "segmentation summary %.3f s, embeddings %.3f s, "
       "clustering %.3f s, total %.3f s (networks wall %.3f s)\n",
-      repeats, avg(timed.segmentation), avg(timed.masks), avg(timed.embedding),
-      avg(timed.clustering), avg(timed.total()), avg(timed.networks()));
+      repeats, avg(timed.segmentation), avg(timed.masks), avg(timed.summary),
+      avg(timed.embedding), avg(timed.clustering), avg(timed.total()),
+      avg(timed.networks()));
   std::printf(
       "  of the clustering: count %.3f s, training set %.3f s, AHC %.3f s, "
       "PLDA %.3f s, VBx %.3f s, assignment %.3f s, reconstruction %.3f s\n",

@@ -33,7 +33,7 @@ absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints) {
 absl::StatusOr<ClusteringResult> VbxClustering(
     std::span<const float> segmentations, std::span<const float> embeddings,
     int num_windows, const PldaModel& plda, const ResolvedHints& hints,
-    const ClusteringOptions& options) {
+    const ClusteringOptions& options, const SegmentationSummary* summary) {
   constexpr int S = kLocalSpeakers;
   constexpr int D = kEmbeddingDim;
   if (plda.input_dim != D) {
@@ -47,8 +47,19 @@ absl::StatusOr<ClusteringResult> VbxClustering(
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
   auto t = Clock::now();
-  out.train = FilterTrainEmbeddings(segmentations, embeddings, num_windows);
-  out.inactive = InactiveSpeakers(segmentations, num_windows);
+  if (summary != nullptr) {
+    if (summary->num_windows != num_windows ||
+        summary->inactive.size() != static_cast<size_t>(num_windows) * S) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the segmentation summary is of ", summary->num_windows,
+                       " windows, the clustering has ", num_windows));
+    }
+    out.train = KeepFiniteEmbeddings(summary->clean, embeddings);
+    out.inactive = summary->inactive;
+  } else {
+    out.train = FilterTrainEmbeddings(segmentations, embeddings, num_windows);
+    out.inactive = InactiveSpeakers(segmentations, num_windows);
+  }
   const int n = out.train.size();
   std::vector<float> train(static_cast<size_t>(n) * D);
   for (int i = 0; i < n; ++i) {

@@ -11,6 +11,7 @@
 #include "engine/pipeline/ahc.h"
 #include "engine/pipeline/config.h"
 #include "engine/pipeline/plda.h"
+#include "engine/pipeline/segmentation_summary.h"
 #include "engine/pipeline/train_filter.h"
 #include "engine/pipeline/vbx.h"
 
@@ -31,7 +32,8 @@ absl::StatusOr<ResolvedHints> ResolveHints(const SpeakerHints& hints);
 
 // Wall seconds of each clustering step (steady clock), for benchmarks.
 struct ClusteringTimes {
-  double filter_s = 0.0;      // training set and inactive speakers
+  double filter_s = 0.0;      // training set and inactive speakers (with a
+                              // summary: the NaN check and the rows only)
   double ahc_s = 0.0;         // normalisation, distances, linkage, fcluster
   AhcTimes ahc;               // its split, and whether the linkage ran on
                               // AhcOptions::accelerator
@@ -65,10 +67,13 @@ struct ClusteringOptions {
   AhcOptions ahc;
 };
 
+// `summary`: SummarizeSegmentation of these segmentations, whose inactive
+// and clean pairs are then not scanned again; null: scanned here.
 absl::StatusOr<ClusteringResult> VbxClustering(
     std::span<const float> segmentations, std::span<const float> embeddings,
     int num_windows, const PldaModel& plda, const ResolvedHints& hints,
-    const ClusteringOptions& options);
+    const ClusteringOptions& options,
+    const SegmentationSummary* summary = nullptr);
 
 }  // namespace diarization::pipeline
 

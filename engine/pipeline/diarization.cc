@@ -8,48 +8,42 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/pipeline/segments.h"
-#include "engine/pipeline/speaker_count.h"
-#include "engine/pipeline/train_filter.h"
 
 namespace diarization::pipeline {
 
 absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     std::span<const float> segmentations, std::span<const float> embeddings,
     int num_windows, const PldaModel& plda, const PipelineConfig& config,
-    const SpeakerHints& hints, const std::string& uri, const AhcOptions& ahc) {
+    const SpeakerHints& hints, const std::string& uri, const AhcOptions& ahc,
+    const SegmentationSummary* summary) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
   constexpr int D = kEmbeddingDim;
-  if (num_windows <= 0) {
+  // The segmentation's checks and summary (count, inactive and clean pairs)
+  // unless the caller made them while the embeddings ran.
+  SegmentationSummary own;
+  if (summary == nullptr) {
+    ASSIGN_OR_RETURN(own,
+                     SummarizeSegmentation(segmentations, num_windows, config));
+    summary = &own;
+  } else if (summary->num_windows != num_windows || num_windows <= 0 ||
+             summary->grid.window_offset.size() !=
+                 static_cast<size_t>(num_windows) ||
+             summary->count.size() !=
+                 static_cast<size_t>(summary->grid.num_frames)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("num_windows must be > 0, got ", num_windows));
+        absl::StrCat("the segmentation summary is of ", summary->num_windows,
+                     " windows, the diarization has ", num_windows));
   }
-  const size_t want_seg = static_cast<size_t>(num_windows) * F * S;
   const size_t want_emb = static_cast<size_t>(num_windows) * S * D;
-  if (segmentations.size() != want_seg) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "segmentations have ", segmentations.size(), " values, expected ",
-        num_windows, " x ", F, " x ", S, " = ", want_seg));
-  }
   if (embeddings.size() != want_emb) {
     return absl::InvalidArgumentError(absl::StrCat(
         "embeddings have ", embeddings.size(), " values, expected ",
         num_windows, " x ", S, " x ", D, " = ", want_emb));
-  }
-  if (config.step_samples <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("step_samples must be > 0, got ", config.step_samples));
-  }
-  for (float v : segmentations) {
-    if (!(v == 0.0f || v == 1.0f)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "segmentations must be 0/1 (hard powerset decode), found ", v));
-    }
   }
   if (plda.phi.size() != static_cast<size_t>(plda.lda_dim) ||
       plda.lda_dim == 0) {
@@ -58,9 +52,8 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   ASSIGN_OR_RETURN(const ResolvedHints resolved, ResolveHints(hints));
 
   DiarizationDetails details;
-  details.grid = ComputeFrameGrid(
-      num_windows, static_cast<double>(config.step_samples) / kSampleRateHz);
-  details.count = SpeakerCount(segmentations, details.grid);
+  details.grid = summary->grid;
+  details.count = summary->count;
   details.count_s = since(start);
   const uint8_t max_count =
       details.count.empty()
@@ -76,7 +69,7 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   options.ahc = ahc;
   ASSIGN_OR_RETURN(details.clustering,
                    VbxClustering(segmentations, embeddings, num_windows, plda,
-                                 resolved, options));
+                                 resolved, options, summary));
   const auto reconstruction = Clock::now();
 
   // §8: cap the count, drop inactive speakers.
@@ -131,10 +124,11 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
 absl::StatusOr<DiarizationOutput> Diarize(
     std::span<const float> segmentations, std::span<const float> embeddings,
     int num_windows, const PldaModel& plda, const PipelineConfig& config,
-    const SpeakerHints& hints, const AhcOptions& ahc) {
+    const SpeakerHints& hints, const AhcOptions& ahc,
+    const SegmentationSummary* summary) {
   ASSIGN_OR_RETURN(DiarizationDetails details,
                    DiarizeDetailed(segmentations, embeddings, num_windows, plda,
-                                   config, hints, "", ahc));
+                                   config, hints, "", ahc, summary));
   return std::move(details.output);
 }
 

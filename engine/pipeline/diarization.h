@@ -24,6 +24,7 @@
 #include "engine/pipeline/powerset.h"
 #include "engine/pipeline/reconstruction.h"
 #include "engine/pipeline/rttm.h"
+#include "engine/pipeline/segmentation_summary.h"
 #include "engine/pipeline/windows.h"
 
 namespace diarization::pipeline {
@@ -50,25 +51,32 @@ struct DiarizationDetails {
   DiarizationOutput output;
   // Wall seconds (steady clock) of the steps around the clustering (whose
   // own steps are in clustering.times), for benchmarks.
-  double count_s = 0.0;           // input checks and the speaker count
+  double count_s = 0.0;  // input checks and the segmentation summary
+                         // (count, inactive and clean pairs): ~0 when the
+                         // caller gave the summary
   double reconstruction_s = 0.0;  // aggregation, binarisation, segments
 };
 
 // (§4, §6–§12) Everything after the networks. segmentations: (C × 589 × 3)
 // 0/1; embeddings: (C × 3 × 256). Errors: InvalidArgument for inconsistent
 // shapes or contradictory hints. `ahc`: the linkage's options (its
-// accelerator, engine/models/cuda_linkage.h).
+// accelerator, engine/models/cuda_linkage.h). `summary`: null, or
+// SummarizeSegmentation(segmentations, num_windows, config) made by the
+// caller earlier (segmentation_summary.h; it must be of these very
+// segmentations: only its shape is checked here). The result is the same
+// either way.
 absl::StatusOr<DiarizationOutput> Diarize(
     std::span<const float> segmentations, std::span<const float> embeddings,
     int num_windows, const PldaModel& plda, const PipelineConfig& config,
-    const SpeakerHints& hints, const AhcOptions& ahc = {});
+    const SpeakerHints& hints, const AhcOptions& ahc = {},
+    const SegmentationSummary* summary = nullptr);
 
 // Diarize with all intermediates; `uri` is written into the segments.
 absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     std::span<const float> segmentations, std::span<const float> embeddings,
     int num_windows, const PldaModel& plda, const PipelineConfig& config,
     const SpeakerHints& hints, const std::string& uri = "",
-    const AhcOptions& ahc = {});
+    const AhcOptions& ahc = {}, const SegmentationSummary* summary = nullptr);
 
 }  // namespace diarization::pipeline
 

@@ -77,6 +77,55 @@ TEST(DiarizationTest, NaNEmbeddingsAreLeftOutOfTraining) {
   EXPECT_FALSE(run->output.segments.empty());
 }
 
+// A summary made earlier by the caller (the offline pass makes it while the
+// embeddings run) gives what Diarize computes without one, intermediates
+// included: pyannote's recordings, a NaN embedding and speaker hints.
+TEST(DiarizationTest, ASummaryMadeEarlierGivesTheSameResult) {
+  for (const char* name : {"01_dialogue", "02_pyannote_sample"}) {
+    io::PipelineInputs in = Fixture(name);
+    in.embeddings[(5 * 3 + 1) * D + 9] = std::nanf("");
+    for (const SpeakerHints& hints :
+         {SpeakerHints{}, SpeakerHints{.num_speakers = 3}}) {
+      auto summary =
+          SummarizeSegmentation(in.segmentations, in.num_windows, {});
+      ASSERT_TRUE(summary.ok()) << summary.status();
+      auto alone = DiarizeDetailed(in.segmentations, in.embeddings,
+                                   in.num_windows, Plda(), {}, hints, "u");
+      auto given =
+          DiarizeDetailed(in.segmentations, in.embeddings, in.num_windows,
+                          Plda(), {}, hints, "u", {}, &*summary);
+      ASSERT_TRUE(alone.ok()) << alone.status();
+      ASSERT_TRUE(given.ok()) << given.status();
+      EXPECT_EQ(given->count, alone->count) << name;
+      EXPECT_EQ(given->clustering.train.window_idx,
+                alone->clustering.train.window_idx);
+      EXPECT_EQ(given->clustering.train.speaker_idx,
+                alone->clustering.train.speaker_idx);
+      EXPECT_EQ(given->clustering.inactive, alone->clustering.inactive);
+      EXPECT_EQ(given->hard, alone->hard) << name;
+      EXPECT_EQ(given->output.labels, alone->output.labels) << name;
+      EXPECT_EQ(given->output.centroids, alone->output.centroids) << name;
+      EXPECT_EQ(given->output.segments, alone->output.segments) << name;
+      EXPECT_EQ(given->output.exclusive_segments,
+                alone->output.exclusive_segments)
+          << name;
+    }
+  }
+}
+
+TEST(DiarizationTest, ASummaryOfOtherWindowsIsInvalidArgument) {
+  io::PipelineInputs in = Fixture("02_pyannote_sample");
+  std::vector<float> shorter(in.segmentations.begin(),
+                             in.segmentations.end() - F * 3);
+  auto summary = SummarizeSegmentation(shorter, in.num_windows - 1, {});
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  auto run = Diarize(in.segmentations, in.embeddings, in.num_windows, Plda(),
+                     {}, {}, {}, &*summary);
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(run.status().message().find("summary"), std::string::npos)
+      << run.status();
+}
+
 TEST(DiarizationTest, ContradictoryOrInvalidHintsAreInvalidArgument) {
   const io::PipelineInputs in = Fixture("02_pyannote_sample");
   auto run = [&](SpeakerHints h) {

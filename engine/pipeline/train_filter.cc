@@ -9,10 +9,16 @@ namespace diarization::pipeline {
 TrainSet FilterTrainEmbeddings(std::span<const float> segmentations,
                                std::span<const float> embeddings,
                                int num_windows, double min_active_ratio) {
+  return KeepFiniteEmbeddings(
+      CleanActivePairs(segmentations, num_windows, min_active_ratio),
+      embeddings);
+}
+
+TrainSet CleanActivePairs(std::span<const float> segmentations, int num_windows,
+                          double min_active_ratio) {
   constexpr int F = kFramesPerWindow;
   constexpr int S = kLocalSpeakers;
-  constexpr int D = kEmbeddingDim;
-  TrainSet train;
+  TrainSet pairs;
   for (int c = 0; c < num_windows; ++c) {
     const float* seg = segmentations.data() + static_cast<size_t>(c) * F * S;
     float clean[S] = {0.0f, 0.0f, 0.0f};
@@ -23,13 +29,26 @@ TrainSet FilterTrainEmbeddings(std::span<const float> segmentations,
     }
     for (int s = 0; s < S; ++s) {
       if (!(clean[s] >= min_active_ratio * F)) continue;
-      const float* e = embeddings.data() + (static_cast<size_t>(c) * S + s) * D;
-      bool valid = true;
-      for (int d = 0; d < D; ++d) valid &= !std::isnan(e[d]);
-      if (!valid) continue;
-      train.window_idx.push_back(c);
-      train.speaker_idx.push_back(s);
+      pairs.window_idx.push_back(c);
+      pairs.speaker_idx.push_back(s);
     }
+  }
+  return pairs;
+}
+
+TrainSet KeepFiniteEmbeddings(const TrainSet& pairs,
+                              std::span<const float> embeddings) {
+  constexpr int S = kLocalSpeakers;
+  constexpr int D = kEmbeddingDim;
+  TrainSet train;
+  for (int i = 0; i < pairs.size(); ++i) {
+    const int c = pairs.window_idx[i], s = pairs.speaker_idx[i];
+    const float* e = embeddings.data() + (static_cast<size_t>(c) * S + s) * D;
+    bool valid = true;
+    for (int d = 0; d < D; ++d) valid &= !std::isnan(e[d]);
+    if (!valid) continue;
+    train.window_idx.push_back(c);
+    train.speaker_idx.push_back(s);
   }
   return train;
 }

@@ -28,6 +28,13 @@ TEST(TrainFilterTest, KeepsSpeakersAloneForAtLeast118Frames) {
   const TrainSet t = FilterTrainEmbeddings(seg, emb, windows);
   EXPECT_EQ(t.window_idx, (std::vector<int>{0, 1}));
   EXPECT_EQ(t.speaker_idx, (std::vector<int>{0, 2}));
+  // Its two halves: the clean pairs (the NaN one still in), then the check.
+  const TrainSet clean = CleanActivePairs(seg, windows);
+  EXPECT_EQ(clean.window_idx, (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(clean.speaker_idx, (std::vector<int>{0, 1, 2}));
+  const TrainSet finite = KeepFiniteEmbeddings(clean, emb);
+  EXPECT_EQ(finite.window_idx, (std::vector<int>{0, 1}));
+  EXPECT_EQ(finite.speaker_idx, (std::vector<int>{0, 2}));
   const auto inactive = InactiveSpeakers(seg, windows);
   EXPECT_EQ(inactive,
             (std::vector<bool>{false, false, true, false, false, false}));

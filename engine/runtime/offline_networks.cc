@@ -114,6 +114,15 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     out.masks_s += SecondsSince(t);
     return absl::OkStatus();
   };
+  // After the last segmentation batch: what the clustering needs of the
+  // segmentation alone.
+  auto summarize = [&]() -> absl::Status {
+    const absl::Time t = absl::Now();
+    ASSIGN_OR_RETURN(out.summary, pipeline::SummarizeSegmentation(
+                                      out.segmentations, num_windows, config));
+    out.summary_s = SecondsSince(t);
+    return absl::OkStatus();
+  };
   // Embedding batches through StartSpans/FinishSpans, as the engine's
   // embedding thread runs them: batch k + 1 starts before batch k is
   // finished, so a pipelined model (CUDA) has the next batch queued on the
@@ -165,6 +174,7 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     for (int first = 0; first < num_windows; first += seg_batch) {
       RETURN_IF_ERROR(segment(first, std::min(seg_batch, num_windows - first)));
     }
+    RETURN_IF_ERROR(summarize());
     absl::Status status;
     for (int first = 0; status.ok() && first < num_windows;
          first += emb_batch) {
@@ -189,6 +199,7 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   std::thread seg_thread([&] {
     absl::Status status =
         device.on_worker_start ? device.on_worker_start() : absl::OkStatus();
+    int done = 0;  // windows segmented by this thread
     for (int first = 0; status.ok() && first < num_windows;
          first += seg_batch) {
       {
@@ -198,9 +209,13 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
       const int n = std::min(seg_batch, num_windows - first);
       status = segment(first, n);
       if (!status.ok()) break;
+      done = first + n;
       absl::MutexLock lock(&mu);
-      segmented = first + n;
+      segmented = done;
     }
+    // The embedding stage only reads the masks, so this overlaps it (not
+    // after a stop: the pass has failed).
+    if (status.ok() && done == num_windows) status = summarize();
     if (device.on_worker_stop) device.on_worker_stop();
     seg_status = status;
     absl::MutexLock lock(&mu);

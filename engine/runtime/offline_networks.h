@@ -13,7 +13,9 @@
 //    says which samples a window holds; on CUDA a batch's audio crosses to
 //    the device once, engine/models/cuda_window_upload.h);
 //  - the models' RunSpans;
-//  - WindowMasks (below), once per window after its segmentation batch.
+//  - WindowMasks (below), once per window after its segmentation batch;
+//  - pipeline::SummarizeSegmentation after the last segmentation batch (the
+//    engine's jobs leave it to the clustering).
 // The worker's batches mix windows of many jobs and it schedules them
 // itself; here the batches are windows [first, first + n) of the one
 // recording.
@@ -45,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/pipeline/config.h"
+#include "engine/pipeline/segmentation_summary.h"
 #include "engine/pipeline/windows.h"
 #include "engine/runtime/batch_windows.h"
 #include "engine/runtime/device.h"
@@ -94,11 +97,17 @@ struct OfflineNetworksOutput {
   int num_windows = 0;
   std::vector<float> segmentations;  // num_windows × 589 × 3
   std::vector<float> embeddings;     // num_windows × 3 × 256
+  // pipeline::SummarizeSegmentation of `segmentations`, made once the last
+  // segmentation batch is done (with concurrent stages on the segmentation
+  // thread, while the embeddings still run): pass it to pipeline::Diarize,
+  // which then does not scan the segmentation again.
+  pipeline::SegmentationSummary summary;
   // Wall-clock seconds, summed over batches (for benchmarks): the models'
-  // calls, the host step, and the whole pass (with concurrent stages less
-  // than the sum).
+  // calls, the host step, the summary, and the whole pass (with concurrent
+  // stages less than the sum).
   double segmentation_s = 0.0;
   double masks_s = 0.0;
+  double summary_s = 0.0;
   double embedding_s = 0.0;
   double wall_s = 0.0;
 };

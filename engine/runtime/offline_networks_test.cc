@@ -140,6 +140,16 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
     ASSERT_EQ(got->num_windows, want.num_windows);
     EXPECT_EQ(got->segmentations, want.segmentations) << "round " << round;
     EXPECT_EQ(got->embeddings, want.embeddings) << "round " << round;
+    // The pass's summary is the reference segmentation's.
+    auto summary = pipeline::SummarizeSegmentation(want.segmentations,
+                                                   want.num_windows, config);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_EQ(got->summary.num_windows, want.num_windows);
+    EXPECT_EQ(got->summary.grid.window_offset, summary->grid.window_offset);
+    EXPECT_EQ(got->summary.count, summary->count) << "round " << round;
+    EXPECT_EQ(got->summary.inactive, summary->inactive) << "round " << round;
+    EXPECT_EQ(got->summary.clean.window_idx, summary->clean.window_idx);
+    EXPECT_EQ(got->summary.clean.speaker_idx, summary->clean.speaker_idx);
     // Batches of the requested size, the last one holding the rest.
     for (const auto& [seen, size] : {std::pair(control->segmentation_batches(),
                                                options.segmentation_batch_size),

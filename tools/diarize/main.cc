@@ -145,7 +145,7 @@ absl::Status Run() {
                                absl::GetFlag(FLAGS_max_speakers)};
   ASSIGN_OR_RETURN(pipeline::DiarizationOutput result,
                    pipeline::Diarize(segmentations, embeddings, num_windows,
-                                     plda, config, hints));
+                                     plda, config, hints, {}, &nets.summary));
   const auto t_end = Clock::now();
 
   std::string uri = absl::GetFlag(FLAGS_uri);
@@ -160,9 +160,10 @@ absl::Status Run() {
   }
   for (const std::string& text : absl::GetFlag(FLAGS_sweep_hints)) {
     ASSIGN_OR_RETURN(const SweepHint sweep, ParseSweepHint(text));
-    ASSIGN_OR_RETURN(pipeline::DiarizationOutput r,
-                     pipeline::Diarize(segmentations, embeddings, num_windows,
-                                       plda, config, sweep.hints));
+    ASSIGN_OR_RETURN(
+        pipeline::DiarizationOutput r,
+        pipeline::Diarize(segmentations, embeddings, num_windows, plda, config,
+                          sweep.hints, {}, &nets.summary));
     const std::string base = absl::StrCat(stem, ".", sweep.suffix);
     RETURN_IF_ERROR(
         WriteRttm(absl::StrCat(base, ".rttm"), FormatRttm(r.segments, uri)));
