@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/diagnostics.h"
@@ -38,6 +39,8 @@ absl::StatusOr<std::unique_ptr<CudaLinkage>> CudaLinkage::Create(
                    DeviceBuffer::Allocate(arena, n * 8, "clustering/linkage"));
   ASSIGN_OR_RETURN(l->error_,
                    DeviceBuffer::Allocate(arena, 4, "clustering/linkage"));
+  ASSIGN_OR_RETURN(l->host_matrix_,
+                   PinnedBuffer::Allocate(2 * n * n, "the linkage's matrix"));
   for (cudaEvent_t* e : {&l->start_, &l->uploaded_, &l->linked_}) {
     RETURN_IF_ERROR(CudaStatus(cudaEventCreate(e), "cudaEventCreate"));
   }
@@ -67,30 +70,60 @@ std::string CudaLinkage::Describe() const {
                       " s per call), ", c.busy, " busy, ", c.failed, " failed");
 }
 
+// A reservation: the lock, and the page-locked matrix while it is held.
+class CudaLinkage::ReservedCall final
+    : public pipeline::LinkageAccelerator::Call {
+ public:
+  ReservedCall(CudaLinkage* owner, std::unique_lock<std::mutex> lock, int n)
+      : owner_(owner), lock_(std::move(lock)), n_(n) {}
+  std::span<double> host_matrix() override {
+    return {reinterpret_cast<double*>(owner_->host_matrix_.data()),
+            static_cast<size_t>(n_) * n_};
+  }
+  bool Run(std::vector<pipeline::Merge>* merges) override {
+    absl::StatusOr<std::vector<pipeline::Merge>> z =
+        owner_->RunLocked(host_matrix(), n_);
+    if (!owner_->Count(z)) return false;
+    *merges = *std::move(z);
+    return true;
+  }
+
+ private:
+  CudaLinkage* owner_;
+  std::unique_lock<std::mutex> lock_;
+  int n_;
+};
+
+std::unique_ptr<pipeline::LinkageAccelerator::Call> CudaLinkage::Reserve(
+    int n) {
+  if (n < 2 || n > max_n_) return nullptr;
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    busy_.fetch_add(1);
+    return nullptr;
+  }
+  return std::make_unique<ReservedCall>(this, std::move(lock), n);
+}
+
 absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::Run(
-    const pipeline::SquareMatrix& upper, int n) {
+    std::span<const double> upper, int n) {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) {
     busy_.fetch_add(1);
     return absl::UnavailableError("CUDA linkage busy with another call");
   }
   absl::StatusOr<std::vector<pipeline::Merge>> z = RunLocked(upper, n);
-  if (z.ok()) {
-    ran_.fetch_add(1);
-  } else {
-    failed_.fetch_add(1);
-  }
+  Count(z);
   return z;
 }
 
-bool CudaLinkage::CentroidLinkage(const pipeline::SquareMatrix& upper, int n,
-                                  std::vector<pipeline::Merge>* merges) {
-  absl::StatusOr<std::vector<pipeline::Merge>> z = Run(upper, n);
+bool CudaLinkage::Count(const absl::StatusOr<std::vector<pipeline::Merge>>& z) {
   if (z.ok()) {
-    *merges = *std::move(z);
+    ran_.fetch_add(1);
     return true;
   }
-  if (!absl::IsUnavailable(z.status()) && !reported_.exchange(true)) {
+  failed_.fetch_add(1);
+  if (!reported_.exchange(true)) {
     ReportDiagnostic(
         "clustering",
         absl::StrCat("the GPU linkage failed (", z.status().ToString(),
@@ -100,7 +133,7 @@ bool CudaLinkage::CentroidLinkage(const pipeline::SquareMatrix& upper, int n,
 }
 
 absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::RunLocked(
-    const pipeline::SquareMatrix& upper, int n) {
+    std::span<const double> upper, int n) {
   if (n < 2 || n > max_n_) {
     return absl::InvalidArgumentError(
         absl::StrCat("CUDA linkage: n must be in [2, ", max_n_, "], got ", n));

@@ -6,11 +6,13 @@
 // Contract:
 // - Create reserves everything a call needs for max_n points on the device
 //   (max_n² float64 for the matrix, from the arena: 128 MiB at 4096; the
-//   merges and scratch) and a non-blocking stream of its own, so a call
-//   allocates nothing.
-// - One call at a time: a call that finds another one running returns
-//   false at once (the caller runs the host linkage, which gives the same
-//   merges), so concurrent clusterings never queue behind each other here.
+//   merges and scratch), the same matrix in page-locked host memory (128
+//   MiB at 4096: AhcCluster writes the distances there, so they cross at
+//   the link's speed and no call faults in fresh pages) and a non-blocking
+//   stream of its own, so a call allocates nothing.
+// - One call at a time: Reserve while another call is held returns null at
+//   once (the caller runs the host linkage, which gives the same merges),
+//   so concurrent clusterings never queue behind each other here.
 // - A CUDA error or a kernel that found nothing to merge (NaN distances)
 //   returns false as well, is counted, and is reported once as a
 //   diagnostic; the host linkage then answers the request.
@@ -23,6 +25,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,12 +45,14 @@ class CudaLinkage final : public pipeline::LinkageAccelerator {
   ~CudaLinkage() override;
 
   int max_n() const override { return max_n_; }
-  bool CentroidLinkage(const pipeline::SquareMatrix& upper, int n,
-                       std::vector<pipeline::Merge>* merges) override;
+  // Holds the linkage until the call is destroyed; its host matrix is the
+  // page-locked one.
+  std::unique_ptr<Call> Reserve(int n) override;
 
-  // The same call with its error (tests); Unavailable when busy.
+  // One linkage of the upper triangle of `upper` (n × n, anywhere in host
+  // memory) with its error (tests); Unavailable when busy.
   absl::StatusOr<std::vector<pipeline::Merge>> Run(
-      const pipeline::SquareMatrix& upper, int n);
+      std::span<const double> upper, int n);
 
   struct Counts {
     int64_t ran = 0;     // calls answered here
@@ -64,14 +69,18 @@ class CudaLinkage final : public pipeline::LinkageAccelerator {
   std::string Describe() const override;
 
  private:
+  class ReservedCall;
   CudaLinkage() = default;
   absl::StatusOr<std::vector<pipeline::Merge>> RunLocked(
-      const pipeline::SquareMatrix& upper, int n);
+      std::span<const double> upper, int n);
+  // Counts a finished run and reports the first failure; whether it ran.
+  bool Count(const absl::StatusOr<std::vector<pipeline::Merge>>& z);
 
   DeviceArena* arena_ = nullptr;
   int max_n_ = 0;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer matrix_, merges_, neighbor_, min_dist_, error_;
+  PinnedBuffer host_matrix_;  // max_n² float64, as 2 × max_n² floats
   std::mutex mu_;
   std::atomic<int64_t> ran_{0}, busy_{0}, failed_{0};
   std::atomic<bool> reported_{false};

@@ -3,11 +3,14 @@
 // random problems: every merge's clusters, size and height bit for bit.
 #include "engine/models/cuda_linkage.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -176,6 +179,42 @@ TEST(CudaLinkage, AhcClusterWithTheAcceleratorGivesTheHostLabels) {
   EXPECT_EQ(c.failed, 0);
   std::printf("%d of 4 on the GPU, %lld turned away busy\n", accelerated,
               static_cast<long long>(c.busy));
+}
+
+// A reserved call: the distances written into its page-locked host matrix
+// (upper triangle only) give the host's merges; while it is held a second
+// reservation is turned away (busy), and after it a new one is taken.
+TEST(CudaLinkage, AReservedCallRunsOnItsPageLockedMatrix) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto linkage = CudaLinkage::Create(arena.get());
+  ASSERT_TRUE(linkage.ok()) << linkage.status();
+  std::mt19937_64 rng(std::random_device{}());
+  for (int n : {2, 700, 2500 + static_cast<int>(rng() % 1597)}) {
+    const std::vector<float> x = Problem(Kind::kClustered, n, 256, rng);
+    dp::SquareMatrix full = dp::PdistSquare(x, n, 256);
+    std::unique_ptr<dp::LinkageAccelerator::Call> call = (*linkage)->Reserve(n);
+    ASSERT_NE(call, nullptr) << "n " << n;
+    EXPECT_EQ((*linkage)->Reserve(n), nullptr);  // held: busy
+    std::span<double> m = call->host_matrix();
+    ASSERT_EQ(m.size(), static_cast<size_t>(n) * n);
+    cudaPointerAttributes attributes{};
+    ASSERT_EQ(cudaPointerGetAttributes(&attributes, m.data()), cudaSuccess);
+    EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+    std::fill(m.begin(), m.end(), std::numeric_limits<double>::quiet_NaN());
+    dp::PdistSquareInto(x, n, 256, m, /*fill_lower=*/false);
+    std::vector<dp::Merge> gpu;
+    ASSERT_TRUE(call->Run(&gpu)) << "n " << n;
+    ExpectSameMerges(gpu, dp::CentroidLinkageSquare(full, n),
+                     "reserved n " + std::to_string(n));
+  }
+  EXPECT_NE((*linkage)->Reserve(64), nullptr);  // released
+  EXPECT_EQ((*linkage)->Reserve(1), nullptr);   // outside its range
+  EXPECT_EQ((*linkage)->Reserve(4097), nullptr);
+  const CudaLinkage::Counts c = (*linkage)->counts();
+  EXPECT_EQ(c.ran, 3);
+  EXPECT_EQ(c.busy, 3);
+  EXPECT_EQ(c.failed, 0);
 }
 
 TEST(CudaLinkage, RefusesSizesOutsideItsRange) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <new>
 #include <numeric>
 
@@ -165,16 +166,42 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
 
 SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
                          bool fill_lower) {
-  if (n <= 1024) return SquareFromCondensed(PdistEuclidean(x, n, d), n);
-  std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
-  return PdistSquareGram(xd, n, d, fill_lower);
+  SquareMatrix m(static_cast<size_t>(n) * n);
+  PdistSquareInto(x, n, d, m, fill_lower);
+  return m;
+}
+
+void PdistSquareInto(std::span<const float> x, int n, int d,
+                     std::span<double> out, bool fill_lower) {
+  if (n <= 1024) {
+    const std::vector<double> condensed = PdistEuclidean(x, n, d);
+    size_t k = 0;
+    for (int i = 0; i < n; ++i) {
+      double* row = out.data() + static_cast<size_t>(i) * n;
+      row[i] = 0.0;
+      for (int j = i + 1; j < n; ++j, ++k) {
+        row[j] = condensed[k];
+        if (fill_lower) out[static_cast<size_t>(j) * n + i] = condensed[k];
+      }
+    }
+    return;
+  }
+  const std::vector<double> xd(x.begin(),
+                               x.begin() + static_cast<size_t>(n) * d);
+  PdistSquareGramInto(xd, n, d, out, fill_lower);
 }
 
 SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d,
                              bool fill_lower) {
+  SquareMatrix m(static_cast<size_t>(n) * n);
+  PdistSquareGramInto(xd, n, d, m, fill_lower);
+  return m;
+}
+
+void PdistSquareGramInto(std::span<const double> xd, int n, int d,
+                         std::span<double> m, bool fill_lower) {
   // Gram form straight into the square matrix: one DSYRK (upper triangle of
   // X·Xᵀ, OpenBLAS), then distances in place and the mirror image.
-  SquareMatrix m(static_cast<size_t>(n) * n);
   cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, 1.0, xd.data(), d,
               0.0, m.data(), n);
   std::vector<double> sq(n);
@@ -196,10 +223,9 @@ SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d,
       r[j] = std::sqrt(std::max(sq[i] + sq[j] - 2.0 * r[j], 0.0));
   }
   if (fill_lower) MirrorUpperTriangle(m, n);
-  return m;
 }
 
-void MirrorUpperTriangle(SquareMatrix& m, int n) {
+void MirrorUpperTriangle(std::span<double> m, int n) {
   // 64 × 64 tiles (cache-friendly transpose).
   constexpr int kTile = 64;
   for (int i0 = 0; i0 < n; i0 += kTile) {
@@ -224,7 +250,7 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
   return CentroidLinkageSquare(m, n, initial_sizes);
 }
 
-std::vector<Merge> CentroidLinkageSquare(SquareMatrix& m, int n,
+std::vector<Merge> CentroidLinkageSquare(std::span<double> m, int n,
                                          std::span<const int> initial_sizes) {
   std::vector<Merge> z;
   if (n < 2) return z;
@@ -397,20 +423,27 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
   const std::vector<float> normed = NormalizeRowsF32(embeddings, n, d);
   std::vector<int> flat;
   if (n <= options.exact_max_n) {
-    LinkageAccelerator* accelerator =
+    // With an accelerator that takes the call, the distances go straight
+    // into its host matrix, upper triangle only (it mirrors on the device),
+    // mirrored here only if its run fails; else into a matrix of our own.
+    std::unique_ptr<LinkageAccelerator::Call> call =
         options.accelerator != nullptr && n <= options.accelerator->max_n()
-            ? options.accelerator
+            ? options.accelerator->Reserve(n)
             : nullptr;
-    // With an accelerator the mirror is left to it (it reads the upper
-    // triangle only), and made here only if it turns the call away.
-    SquareMatrix square =
-        PdistSquare(normed, n, d, /*fill_lower=*/accelerator == nullptr);
+    SquareMatrix own;
+    std::span<double> square;
+    if (call != nullptr) {
+      square = call->host_matrix();
+    } else {
+      own = SquareMatrix(static_cast<size_t>(n) * n);
+      square = own;
+    }
+    PdistSquareInto(normed, n, d, square, /*fill_lower=*/call == nullptr);
     const auto t1 = Clock::now();
     std::vector<Merge> z;
-    const bool accelerated =
-        accelerator != nullptr && accelerator->CentroidLinkage(square, n, &z);
+    const bool accelerated = call != nullptr && call->Run(&z);
     if (!accelerated) {
-      if (accelerator != nullptr) MirrorUpperTriangle(square, n);
+      if (call != nullptr) MirrorUpperTriangle(square, n);
       z = CentroidLinkageSquare(square, n);
     }
     flat = FclusterDistance(z, n, options.threshold);

@@ -85,6 +85,10 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
 // form above 1024 points skips its mirror; MirrorUpperTriangle fills it).
 SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
                          bool fill_lower = true);
+// PdistSquare into `out` (at least n × n), e.g. a LinkageAccelerator::Call's
+// host matrix.
+void PdistSquareInto(std::span<const float> x, int n, int d,
+                     std::span<double> out, bool fill_lower = true);
 
 // Euclidean distances of float64 rows as a full symmetric matrix through the
 // Gram form (one DSYRK): ~1e-16 relative at unit scale. `fill_lower` false:
@@ -92,13 +96,15 @@ SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
 // rest), for a LinkageAccelerator that mirrors the matrix itself.
 SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d,
                              bool fill_lower = true);
+void PdistSquareGramInto(std::span<const double> x, int n, int d,
+                         std::span<double> out, bool fill_lower = true);
 
 // Copies the upper triangle of an n × n matrix onto its lower one.
-void MirrorUpperTriangle(SquareMatrix& m, int n);
+void MirrorUpperTriangle(std::span<double> m, int n);
 
-// CentroidLinkage on a full symmetric matrix (overwritten).
+// CentroidLinkage on a full symmetric n × n matrix (overwritten).
 std::vector<Merge> CentroidLinkageSquare(
-    SquareMatrix& square, int n, std::span<const int> initial_sizes = {});
+    std::span<double> square, int n, std::span<const int> initial_sizes = {});
 
 // scipy fast_linkage with the centroid update; `condensed` is overwritten.
 // `initial_sizes` (optional, n entries) weights the starting points as
@@ -116,16 +122,28 @@ std::vector<int> FclusterDistance(const std::vector<Merge>& z, int n, double t);
 // on the GPU), with the same merges bit for bit. Thread-safe.
 class LinkageAccelerator {
  public:
+  // One linkage, reserved before its distances are computed, so that they
+  // are written straight into the host matrix the accelerator uploads
+  // fastest (page-locked, reused: no page faults, no staging copy).
+  class Call {
+   public:
+    virtual ~Call() = default;  // gives the accelerator back
+    // n × n, row-major: the caller writes the distances' upper triangle
+    // (i < j); the rest is not read by Run.
+    virtual std::span<double> host_matrix() = 0;
+    // Fills `merges` with CentroidLinkageSquare's merges for the upper
+    // triangle of host_matrix() and returns true; false when it failed (it
+    // says why in its own diagnostics): the caller then runs the host's
+    // linkage on host_matrix() (mirrored first), with the same merges.
+    virtual bool Run(std::vector<Merge>* merges) = 0;
+  };
+
   virtual ~LinkageAccelerator() = default;
   // The largest n it takes.
   virtual int max_n() const = 0;
-  // Fills `merges` with CentroidLinkageSquare's merges for the distances in
-  // the upper triangle of `upper` (n × n, row-major; the lower triangle is
-  // not read and `upper` is not changed) and returns true; false when it
-  // could not (busy with another call, or failed: it says why in its own
-  // diagnostics), and the caller runs the host's linkage instead.
-  virtual bool CentroidLinkage(const SquareMatrix& upper, int n,
-                               std::vector<Merge>* merges) = 0;
+  // A call for n points (2 <= n <= max_n()), or null when it cannot take
+  // one now (busy with another call): the caller runs the host's linkage.
+  virtual std::unique_ptr<Call> Reserve(int n) = 0;
   // One line on what it did so far (calls, time), for logs and benchmarks.
   virtual std::string Describe() const { return {}; }
 };

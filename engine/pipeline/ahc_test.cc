@@ -99,6 +99,79 @@ TEST(AhcTest, GemmAndDirectPdistAgree) {
   }
 }
 
+// An accelerator whose calls lend a host matrix poisoned with NaN (so a
+// read of what AhcCluster did not write shows) and then succeed with the
+// host linkage, or fail.
+class LendingAccelerator : public LinkageAccelerator {
+ public:
+  explicit LendingAccelerator(bool fail) : fail_(fail) {}
+  int max_n() const override { return 4096; }
+  std::unique_ptr<Call> Reserve(int n) override {
+    ++reserved;
+    return std::make_unique<LentCall>(this, n);
+  }
+  int reserved = 0, ran = 0;
+  bool lower_triangle_written = false;
+
+ private:
+  class LentCall : public Call {
+   public:
+    LentCall(LendingAccelerator* owner, int n)
+        : owner_(owner), n_(n), m_(static_cast<size_t>(n) * n, std::nan("")) {}
+    std::span<double> host_matrix() override { return m_; }
+    bool Run(std::vector<Merge>* merges) override {
+      ++owner_->ran;
+      for (int i = 1; i < n_; ++i) {
+        for (int j = 0; j < i; ++j) {
+          if (!std::isnan(m_[static_cast<size_t>(i) * n_ + j])) {
+            owner_->lower_triangle_written = true;
+          }
+        }
+      }
+      if (owner_->fail_) return false;
+      SquareMatrix copy(m_.begin(), m_.end());
+      MirrorUpperTriangle(copy, n_);
+      *merges = CentroidLinkageSquare(copy, n_);
+      return true;
+    }
+
+   private:
+    LendingAccelerator* owner_;
+    int n_;
+    std::vector<double> m_;
+  };
+  bool fail_;
+};
+
+// AhcCluster writes the distances' upper triangle into the accelerator's
+// host matrix; the labels are the host's whether the call succeeds or fails
+// (then the host linkage runs on that matrix, mirrored first), on both
+// distance paths (direct up to 1024 points, Gram above).
+TEST(AhcTest, ALentHostMatrixGivesTheHostLabels) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> g;
+  for (const int n : {300, 1500}) {
+    const int dim = 32;
+    std::vector<float> x(static_cast<size_t>(n) * dim);
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = g(rng) + 2.0f * static_cast<float>((i / dim) % 4 == i % 3);
+    }
+    const std::vector<int> host = AhcCluster(x, n, dim);
+    for (const bool fail : {false, true}) {
+      LendingAccelerator lender(fail);
+      AhcOptions options;
+      options.accelerator = &lender;
+      AhcTimes times;
+      EXPECT_EQ(AhcCluster(x, n, dim, options, &times), host)
+          << "n " << n << (fail ? ", failed call" : "");
+      EXPECT_EQ(lender.reserved, 1);
+      EXPECT_EQ(lender.ran, 1);
+      EXPECT_EQ(times.accelerated, !fail);
+      EXPECT_FALSE(lender.lower_triangle_written) << "n " << n;
+    }
+  }
+}
+
 // Same partition up to renaming.
 bool SamePartition(const std::vector<int>& a, const std::vector<int>& b) {
   if (a.size() != b.size()) return false;

@@ -14,12 +14,13 @@ LinkagePool::LinkagePool(
   }
 }
 
-bool LinkagePool::CentroidLinkage(const pipeline::SquareMatrix& upper, int n,
-                                  std::vector<pipeline::Merge>* merges) {
+std::unique_ptr<pipeline::LinkageAccelerator::Call> LinkagePool::Reserve(
+    int n) {
   for (const auto& m : members_) {
-    if (n <= m->max_n() && m->CentroidLinkage(upper, n, merges)) return true;
+    if (n > m->max_n()) continue;
+    if (std::unique_ptr<Call> call = m->Reserve(n)) return call;
   }
-  return false;
+  return nullptr;
 }
 
 }  // namespace diarization::runtime

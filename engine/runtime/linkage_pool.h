@@ -23,9 +23,9 @@ class LinkagePool final : public pipeline::LinkageAccelerator {
   bool empty() const { return members_.empty(); }
   // The largest max_n of the members.
   int max_n() const override { return max_n_; }
-  // Tries the members that take n, in order; false when none did.
-  bool CentroidLinkage(const pipeline::SquareMatrix& upper, int n,
-                       std::vector<pipeline::Merge>* merges) override;
+  // The first member that takes n and is free now, in order; null when
+  // none is.
+  std::unique_ptr<Call> Reserve(int n) override;
 
  private:
   std::vector<std::shared_ptr<pipeline::LinkageAccelerator>> members_;

@@ -10,25 +10,36 @@ namespace {
 
 namespace dp = diarization::pipeline;
 
-// Answers with the host linkage unless told to refuse; counts its calls.
+// Answers with the host linkage on a host matrix of its own unless told it
+// is busy; counts the reservations it was asked for.
 class FakeAccelerator : public dp::LinkageAccelerator {
  public:
-  FakeAccelerator(int max_n, bool refuse) : max_n_(max_n), refuse_(refuse) {}
+  FakeAccelerator(int max_n, bool busy) : max_n_(max_n), busy_(busy) {}
   int max_n() const override { return max_n_; }
-  bool CentroidLinkage(const dp::SquareMatrix& upper, int n,
-                       std::vector<dp::Merge>* merges) override {
+  std::unique_ptr<Call> Reserve(int n) override {
     ++calls;
-    if (refuse_) return false;
-    dp::SquareMatrix m = upper;
-    dp::MirrorUpperTriangle(m, n);
-    *merges = dp::CentroidLinkageSquare(m, n);
-    return true;
+    if (busy_) return nullptr;
+    return std::make_unique<HostCall>(n);
   }
   int calls = 0;
 
  private:
+  class HostCall : public Call {
+   public:
+    explicit HostCall(int n) : n_(n), m_(static_cast<size_t>(n) * n) {}
+    std::span<double> host_matrix() override { return m_; }
+    bool Run(std::vector<dp::Merge>* merges) override {
+      dp::MirrorUpperTriangle(m_, n_);
+      *merges = dp::CentroidLinkageSquare(m_, n_);
+      return true;
+    }
+
+   private:
+    int n_;
+    dp::SquareMatrix m_;
+  };
   int max_n_;
-  bool refuse_;
+  bool busy_;
 };
 
 std::vector<float> Points(int n, int d, uint64_t seed) {
