@@ -18,15 +18,16 @@
 //
 // Ordering: by default the copies and the gather are enqueued on the
 // caller's stream, so a batch's copies wait for every kernel queued before
-// them and the SMs idle while the bytes cross (about 0.8 ms for the 20 MB
-// of an embedding batch of 32 windows of 32 different streams, against ~10
-// ms of kernels). UseCopyStream moves the copies onto a stream of the
-// uploader's own: they wait only for the previous Upload's gather (the
-// staging's last reader), the caller's stream waits for them before the
-// gather, so the copies of the next batch overlap the kernels of the batch
-// before it. Only for an uploader with staging of its own: a caller's
-// staging (Create's device_staging) holds the caller's data between the
-// uploads.
+// them. UseCopyStream moves the copies onto a stream of the uploader's own,
+// which waits for nothing the caller queued; the caller's stream waits for
+// the copies (an event) before the gather. With one uploader per batch in
+// flight, the next batch's copies then overlap the kernels of the batch
+// before it (in the server, 20 MB per embedding batch of 32 windows of 32
+// streams; ADR 0086). The staging is free when the copies start, because
+// the caller synchronised its stream before this Upload (Lifetime). Only
+// for an uploader with staging of its own: a caller's staging (Create's
+// device_staging) may hold the caller's data until the caller's stream
+// reaches the gather.
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
 #define DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
 
