@@ -18,7 +18,7 @@
 #             QUALIFY_PARTS=qualify runs the harness alone (its whole-network
 #             check and timings, ~150 s asked): without the sanitizers it
 #             qualifies nothing, so its record is not one to commit
-#   tests     bench/gpu/verify_round.sh PARTS=tests (~220 s; with TESTS
+#   tests     bench/gpu/verify_round.sh PARTS=tests (~300 s; with TESTS
 #             and/or CUDA_MODELS_FILTER set, which verify_round.sh reads,
 #             ~60 s is asked)
 #   fixtures  bench/gpu/verify_round.sh PARTS=fixtures (~100 s; needs
@@ -39,8 +39,11 @@
 #             p50/p99 (~170 s)
 #   ratio     bench/gpu/ratio_ab.sh: rtfx_main against pyannote.audio on the
 #             same hour, $RATIO_PAIRS (3) alternating pairs, median ratio
-#             (~250 s; needs .whl from tools/device/fetch_wheels.sh, carried
-#             too: carry [".device", ".whl"], about 62 of the 64 MiB)
+#             (~190-250 s; needs .whl from tools/device/fetch_wheels.sh,
+#             carried too: carry [".device", ".whl"]; with the full round
+#             archive that is over the 64 MiB carry, so run
+#             tools/device/slim_round.sh first, which keeps the binaries of
+#             ratio, live, server, server_ab, rtfx and rtfx_ab)
 #   profile   ncu's time of every kernel of a short rtfx_main run (121
 #             windows, production's engines from a warmed engine cache),
 #             split by stage with bench/gpu/pass_split.py (~70 s)
@@ -120,7 +123,7 @@ for part in $PARTS; do
     tests | fixtures)
       need=100
       if [[ $part == tests ]]; then
-        need=220
+        need=300
         [[ -n "${TESTS:-}${CUDA_MODELS_FILTER:-}" ]] && need=60
       fi
       fits "$part" "$need" || continue
