@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/common/openblas_threads.h"
 #include "engine/io/fixture.h"
 #include "engine/io/npy.h"
 #include "engine/pipeline/ahc_blockwise.h"
@@ -97,6 +98,38 @@ TEST(AhcTest, GemmAndDirectPdistAgree) {
       EXPECT_NEAR(square[static_cast<size_t>(i) * n + j], std::sqrt(s), 1e-12);
     }
   }
+}
+
+// The Gram form's elementwise pass splits the rows over OpenBLAS's thread
+// count. On integer points every Gram entry is exact whatever the DSYRK's
+// own split, and so is each distance: every entry of the matrix, both
+// triangles, must be the directly computed one on any number of threads (a
+// row range skipped or done twice would leave Gram values or their roots).
+TEST(AhcTest, DistancesAreTheSameOnAnyNumberOfThreads) {
+  std::mt19937 rng(std::random_device{}());
+  const int before = openblas_get_num_threads();
+  for (const int n : {1500, 2049}) {
+    const int dim = 16;
+    std::vector<float> x(static_cast<size_t>(n) * dim);
+    for (float& v : x) v = static_cast<float>(static_cast<int>(rng() % 17) - 8);
+    for (const int threads : {1, 2, 3, 7}) {
+      openblas_set_num_threads(threads);
+      const SquareMatrix m = PdistSquare(x, n, dim);
+      int wrong = 0;
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+          double s = 0;
+          for (int t = 0; t < dim; ++t) {
+            const double diff = double{x[i * dim + t]} - double{x[j * dim + t]};
+            s += diff * diff;
+          }
+          wrong += m[static_cast<size_t>(i) * n + j] != std::sqrt(s);
+        }
+      }
+      EXPECT_EQ(wrong, 0) << "n " << n << ", " << threads << " threads";
+    }
+  }
+  openblas_set_num_threads(before);
 }
 
 // An accelerator whose calls lend a host matrix poisoned with NaN (so a

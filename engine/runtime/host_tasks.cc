@@ -4,9 +4,7 @@
 #include <limits>
 #include <utility>
 
-// OpenBLAS's own entry point (declared here rather than through a cblas.h,
-// which may be another BLAS's header).
-extern "C" void openblas_set_num_threads(int num_threads);
+#include "engine/common/openblas_threads.h"
 
 namespace diarization::runtime::internal {
 
