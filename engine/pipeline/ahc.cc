@@ -82,15 +82,24 @@ float PairwiseSumF32(const float* a, int n) {
 
 // scipy's condensed upper triangle (row-major, i < j) as a full symmetric
 // matrix with a zero diagonal.
-SquareMatrix SquareFromCondensed(std::span<const double> condensed, int n) {
-  SquareMatrix m(static_cast<size_t>(n) * n, 0.0);
+// Writes a condensed upper triangle into `out` (n × n, row-major): a zero
+// diagonal, the upper triangle, and its mirror when `fill_lower`.
+void ScatterCondensed(std::span<const double> condensed, int n,
+                      std::span<double> out, bool fill_lower) {
   size_t k = 0;
   for (int i = 0; i < n; ++i) {
+    double* row = out.data() + static_cast<size_t>(i) * n;
+    row[i] = 0.0;
     for (int j = i + 1; j < n; ++j, ++k) {
-      m[static_cast<size_t>(i) * n + j] = condensed[k];
-      m[static_cast<size_t>(j) * n + i] = condensed[k];
+      row[j] = condensed[k];
+      if (fill_lower) out[static_cast<size_t>(j) * n + i] = condensed[k];
     }
   }
+}
+
+SquareMatrix SquareFromCondensed(std::span<const double> condensed, int n) {
+  SquareMatrix m(static_cast<size_t>(n) * n);
+  ScatterCondensed(condensed, n, m, /*fill_lower=*/true);
   return m;
 }
 
@@ -212,16 +221,7 @@ SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
 void PdistSquareInto(std::span<const float> x, int n, int d,
                      std::span<double> out, bool fill_lower) {
   if (n <= 1024) {
-    const std::vector<double> condensed = PdistEuclidean(x, n, d);
-    size_t k = 0;
-    for (int i = 0; i < n; ++i) {
-      double* row = out.data() + static_cast<size_t>(i) * n;
-      row[i] = 0.0;
-      for (int j = i + 1; j < n; ++j, ++k) {
-        row[j] = condensed[k];
-        if (fill_lower) out[static_cast<size_t>(j) * n + i] = condensed[k];
-      }
-    }
+    ScatterCondensed(PdistEuclidean(x, n, d), n, out, fill_lower);
     return;
   }
   const std::vector<double> xd(x.begin(),

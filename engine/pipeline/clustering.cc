@@ -48,11 +48,9 @@ absl::StatusOr<ClusteringResult> VbxClustering(
   };
   auto t = Clock::now();
   if (summary != nullptr) {
-    if (summary->num_windows != num_windows ||
-        summary->inactive.size() != static_cast<size_t>(num_windows) * S) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the segmentation summary is of ", summary->num_windows,
-                       " windows, the clustering has ", num_windows));
+    if (absl::Status shape = CheckSummaryShape(*summary, num_windows);
+        !shape.ok()) {
+      return shape;
     }
     out.train = KeepFiniteEmbeddings(summary->clean, embeddings);
     out.inactive = summary->inactive;

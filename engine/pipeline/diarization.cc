@@ -30,14 +30,8 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
     ASSIGN_OR_RETURN(own,
                      SummarizeSegmentation(segmentations, num_windows, config));
     summary = &own;
-  } else if (summary->num_windows != num_windows || num_windows <= 0 ||
-             summary->grid.window_offset.size() !=
-                 static_cast<size_t>(num_windows) ||
-             summary->count.size() !=
-                 static_cast<size_t>(summary->grid.num_frames)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the segmentation summary is of ", summary->num_windows,
-                     " windows, the diarization has ", num_windows));
+  } else {
+    RETURN_IF_ERROR(CheckSummaryShape(*summary, num_windows));
   }
   const size_t want_emb = static_cast<size_t>(num_windows) * S * D;
   if (embeddings.size() != want_emb) {

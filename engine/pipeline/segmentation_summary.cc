@@ -1,5 +1,7 @@
 #include "engine/pipeline/segmentation_summary.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "engine/pipeline/speaker_count.h"
@@ -39,6 +41,20 @@ absl::StatusOr<SegmentationSummary> SummarizeSegmentation(
   summary.inactive = InactiveSpeakers(segmentations, num_windows);
   summary.clean = CleanActivePairs(segmentations, num_windows);
   return summary;
+}
+
+absl::Status CheckSummaryShape(const SegmentationSummary& summary,
+                               int num_windows) {
+  const size_t windows = static_cast<size_t>(std::max(num_windows, 0));
+  if (num_windows <= 0 || summary.num_windows != num_windows ||
+      summary.grid.window_offset.size() != windows ||
+      summary.count.size() != static_cast<size_t>(summary.grid.num_frames) ||
+      summary.inactive.size() != windows * kLocalSpeakers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the segmentation summary is of ", summary.num_windows,
+                     " windows, the call has ", num_windows));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace diarization::pipeline

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/pipeline/config.h"
 #include "engine/pipeline/train_filter.h"
@@ -35,6 +36,13 @@ struct SegmentationSummary {
 absl::StatusOr<SegmentationSummary> SummarizeSegmentation(
     std::span<const float> segmentations, int num_windows,
     const PipelineConfig& config);
+
+// Whether a summary a caller hands on has the shape of one made for
+// `num_windows` windows (num_windows > 0; the grid, count and inactive
+// pairs sized to match): InvalidArgument otherwise. It cannot tell whether
+// the summary is of the very segmentations it is handed with.
+absl::Status CheckSummaryShape(const SegmentationSummary& summary,
+                               int num_windows);
 
 }  // namespace diarization::pipeline
 
