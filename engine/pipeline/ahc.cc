@@ -13,10 +13,10 @@
 #include <memory>
 #include <new>
 #include <numeric>
-#include <thread>
 
 #include "engine/common/indexed_min_heap.h"
 #include "engine/common/openblas_threads.h"
+#include "engine/common/parallel_ranges.h"
 #include "engine/pipeline/ahc_blockwise.h"
 
 namespace diarization::pipeline {
@@ -129,13 +129,7 @@ void ForUpperTriangleRows(int n, int threads,
     }
     bounds[t] = i;
   }
-  std::vector<std::thread> workers;
-  workers.reserve(threads - 1);
-  for (int t = 1; t < threads; ++t) {
-    workers.emplace_back(body, bounds[t], bounds[t + 1]);
-  }
-  body(bounds[0], bounds[1]);
-  for (std::thread& w : workers) w.join();
+  RunRanges(bounds, body);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/openblas_threads.h"
 #include "engine/common/status_macros.h"
 #include "engine/pipeline/segments.h"
 
@@ -78,15 +79,18 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   }
 
   // The activations are the same for both views; only the count differs.
-  const Activations activations =
-      AggregateActivations(segmentations, details.hard, count, details.grid);
-  details.discrete = TopSpeakers(activations, count);
+  // On OpenBLAS's thread count, as the clustering's float64 steps: the
+  // result does not depend on it (reconstruction.h).
+  const int threads = openblas_get_num_threads();
+  const Activations activations = AggregateActivations(
+      segmentations, details.hard, count, details.grid, threads);
+  details.discrete = TopSpeakers(activations, count, threads);
   const std::vector<Turn> turns =
       Binarize(details.discrete, config.min_duration_off);
   const std::map<int, std::string> labels = SpeakerLabels(turns);
   std::vector<uint8_t> exclusive_count = count;
   for (uint8_t& c : exclusive_count) c = std::min<uint8_t>(c, 1);
-  details.exclusive = TopSpeakers(activations, exclusive_count);
+  details.exclusive = TopSpeakers(activations, exclusive_count, threads);
   const std::vector<Turn> exclusive_turns =
       Binarize(details.exclusive, config.min_duration_off);
 

@@ -22,6 +22,11 @@ struct DiscreteDiarization {
 // Σ over windows of max_{s: hard[c,s]=k} seg[c, ·, s] on the frame grid
 // (pyannote `aggregate(skip_average=True)`), (F × columns) float32 with
 // columns = max(max(hard) + 1, max(count)) (zero-padded).
+//
+// `threads` (>= 1) split the frames (AggregateActivations, TopSpeakers):
+// each frame's sum still adds its windows in ascending order on one thread,
+// so the result is the same for every thread count. The pipeline passes
+// OpenBLAS's thread count (openblas_threads.h), as its float64 steps use.
 struct Activations {
   int num_frames = 0;
   int columns = 0;
@@ -30,11 +35,12 @@ struct Activations {
 Activations AggregateActivations(std::span<const float> segmentations,
                                  std::span<const int> hard,
                                  std::span<const uint8_t> count,
-                                 const FrameGrid& grid);
+                                 const FrameGrid& grid, int threads = 1);
 
 // The count[t] most active columns of each frame (ties: lower column).
 DiscreteDiarization TopSpeakers(const Activations& activations,
-                                std::span<const uint8_t> count);
+                                std::span<const uint8_t> count,
+                                int threads = 1);
 
 // segmentations (C × 589 × 3), hard (C × 3; −2 = dropped), count (F).
 DiscreteDiarization Reconstruct(std::span<const float> segmentations,

@@ -1,6 +1,7 @@
 #include "engine/pipeline/reconstruction.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -86,6 +87,61 @@ TEST(ReconstructionTest, TopSpeakersEqualsAStableArgsortOnRandomTies) {
       want[order[i]] = 1.0f;
     for (int k = 0; k < act.columns; ++k)
       ASSERT_EQ(d.data[t * act.columns + k], want[k]) << t;
+  }
+}
+
+// The frames split over threads: for fresh random segmentations (NaNs
+// included), assignments (dropped speakers, shared clusters) and counts,
+// every thread count gives the bits of a frame-major reference that adds
+// each frame's windows in ascending order, as pyannote's aggregate does.
+// Enough windows (~35,000 frames) that 2-7 threads really split them.
+TEST(ReconstructionTest, ThreadCountDoesNotChangeABit) {
+  std::mt19937 rng(std::random_device{}());
+  constexpr int S = kLocalSpeakers;
+  const int num_windows = 600;
+  const FrameGrid grid = ComputeFrameGrid(num_windows, 1.0);
+  std::uniform_real_distribution<float> value(0.0f, 1.0f);
+  std::uniform_int_distribution<int> cluster(-2, 3), pct(0, 99), cnt(0, 3);
+  std::vector<float> seg(static_cast<size_t>(num_windows) * F * S);
+  for (float& v : seg) v = pct(rng) == 0 ? NAN : value(rng);
+  std::vector<int> hard(num_windows * S);
+  for (int& h : hard) h = cluster(rng) < 0 ? -2 : cluster(rng) & 3;
+  std::vector<uint8_t> count(grid.num_frames);
+  for (uint8_t& c : count) c = cnt(rng);
+
+  int columns = 0;
+  for (int h : hard) columns = std::max(columns, h + 1);
+  columns = std::max(columns, 3);
+  std::vector<float> want(static_cast<size_t>(grid.num_frames) * columns, 0);
+  for (int t = 0; t < grid.num_frames; ++t) {
+    for (int c = 0; c < num_windows; ++c) {
+      const int f = t - grid.window_offset[c];
+      if (f < 0 || f >= F) continue;
+      for (int k = 0; k < columns; ++k) {
+        float v = NAN;
+        bool any = false;
+        for (int s = 0; s < S; ++s) {
+          if (hard[c * S + s] != k) continue;
+          const float x = seg[(static_cast<size_t>(c) * F + f) * S + s];
+          v = any ? std::max(v, x) : x;
+          any = true;
+        }
+        if (any && !std::isnan(v)) want[size_t(t) * columns + k] += v;
+      }
+    }
+  }
+  const Activations one = AggregateActivations(seg, hard, count, grid, 1);
+  const DiscreteDiarization top_one = TopSpeakers(one, count, 1);
+  ASSERT_EQ(one.columns, columns);
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(one.data[i], want[i]) << "entry " << i;
+  }
+  for (int threads : {2, 3, 7}) {
+    const Activations act =
+        AggregateActivations(seg, hard, count, grid, threads);
+    ASSERT_EQ(act.data, one.data) << threads << " threads";
+    EXPECT_EQ(TopSpeakers(act, count, threads).data, top_one.data)
+        << threads << " threads";
   }
 }
 
