@@ -114,6 +114,12 @@ ABSL_FLAG(bool, graph_runtime_compilation, true,
 ABSL_FLAG(int, graph_max_candidates, 8,
           "With --conv_api graph/fastest: plans built and timed per layer "
           "shape.");
+ABSL_FLAG(double, graph_build_budget_ms,
+          diarization::models::CudaModelOptions().conv_graph_build_budget_ms,
+          "With --conv_api graph/fastest: host milliseconds per layer shape "
+          "after which no further candidate is built (once one is); 0: 1 s "
+          "without --conv_engine_cache, 30 s with it "
+          "(models::ConvGraphBuildBudgetMs).");
 ABSL_FLAG(
     int, graph_pointwise_candidates,
     diarization::models::CudaModelOptions().conv_graph_pointwise_candidates,
@@ -328,6 +334,8 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_graph_max_candidates);
   opt.embedding.conv_graph_pointwise_candidates =
       absl::GetFlag(FLAGS_graph_pointwise_candidates);
+  opt.embedding.conv_graph_build_budget_ms =
+      absl::GetFlag(FLAGS_graph_build_budget_ms);
   opt.embedding.conv_graph_workspace_cap_bytes =
       size_t(std::max(0, absl::GetFlag(FLAGS_graph_workspace_cap_mb))) << 20;
   opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);

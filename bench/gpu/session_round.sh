@@ -31,6 +31,9 @@
 #             (.device/baseline/diarization_server_cuda, the same payload
 #             otherwise) and the payload's, alternated A B A B ...,
 #             $SERVER_PAIRS (2) pairs, each run ~60 s
+#   server_variants  the server step once per line of $SERVER_VARIANTS
+#             ("name|server flags|client flags"), $SERVER_ROUNDS (1) rounds,
+#             each run ~60 s (TIMELINE=1: worker states per half second)
 #   rtfx_ab   bench/gpu/rtfx_ab.sh against .device/baseline/rtfx_main,
 #             $RTFX_PAIRS (2) pairs (~120 s)
 #   live      bench/service_overhead/grpc_streams.sh's live step alone: 64
@@ -164,6 +167,26 @@ for part in $PARTS; do
         done
       done
       ;;
+    server_variants)
+      # One line per variant of $SERVER_VARIANTS, "name|server flags|client
+      # flags" (empty server flags: grpc_streams.sh's default), each the
+      # server step on the payload's build, all variants once per round,
+      # $SERVER_ROUNDS (1) rounds; with TIMELINE=1 each step's worker
+      # states per half second.
+      for r in $(seq "${SERVER_ROUNDS:-1}"); do
+        while IFS='|' read -r name sflags cflags; do
+          [[ -z "$name" ]] && continue
+          fits "server_variants $name $r" 60 || break 2
+          s=$SECONDS
+          vars=(SKIP_LIVE=1 CLIENT_FLAGS="$cflags")
+          [[ -n "$sflags" ]] && vars+=(SERVER_FLAGS="$sflags")
+          run_grpc_streams "$LOGS/server_${name}_$r.log" "$LOGS/server_${name}_$r" "${vars[@]}"
+          say "server_variants $name $r [server: ${sflags:-default}; client: ${cflags:-default}] rc=$? $((SECONDS - s)) s"
+          grep -E "^(accurate|fast):|    cuda:0   (embedding|segmentation) +(busy|GPU)|timeline|^    [ 0-9.]+-" \
+            "$LOGS/server_${name}_$r.log" | tee -a "$SUMMARY"
+        done <<<"${SERVER_VARIANTS:-default||}"
+      done
+      ;;
     rtfx_ab)
       fits rtfx_ab 120 || continue
       run_pairs rtfx_ab bench/gpu/rtfx_ab.sh "${RTFX_PAIRS:-2}" "^run |RTFx [0-9]|B/A|warm-up"
@@ -206,7 +229,7 @@ for part in $PARTS; do
       /usr/bin/python3 bench/gpu/pass_split.py "$LOGS/profile.csv" --top 6 | tee -a "$SUMMARY"
       ;;
     *)
-      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server server_ab rtfx_ab live ratio profile)"
+      say "session_round.sh: unknown part '$part' (qualify tests fixtures rtfx server server_ab server_variants rtfx_ab live ratio profile)"
       ;;
   esac
 done

@@ -22,7 +22,9 @@
 # SKIP_LIVE=1 skips step 2, SKIP_THROUGHPUT=1 step 1. The live step also
 # prints the final's latency as the client itself measures it (half-close to
 # the final's arrival, --report_latency) and the server's call-log breakdown
-# of each final (tail_* fields, docs/operations.md). SERVER_FLAGS replaces the extra server flags
+# of each final (tail_* fields, docs/operations.md). CLIENT_FLAGS adds
+# client flags to the throughput steps; TIMELINE=1 prints their worker
+# states per half second. SERVER_FLAGS replaces the extra server flags
 # (default: a backlog limit that admits 64 × 10 min at once; the host threads
 # and BLAS threads are the server's own defaults since 921cb58).
 set -uo pipefail
@@ -61,7 +63,14 @@ PY
 tile $((MINUTES * 60)) "$WORK/long.wav" || { echo "FAILED: could not make the recordings"; exit 1; }
 tile $((LIVE_MINUTES * 60)) "$WORK/live.wav" || { echo "FAILED: could not make the recordings"; exit 1; }
 rm -f "$WORK/ports"
+# The trunk's engines kept in a file, as deploy/k8s's GPU overlay does
+# (--cuda_conv_engine_cache): one file per server binary (a baseline build
+# must not take another build's choices), kept in /tmp across the runs of
+# one machine start, so only a binary's first start times the candidates.
+# ENGINE_CACHE= (empty) runs without one.
+ENGINE_CACHE=${ENGINE_CACHE-/tmp/grpc_streams_engines_$(cksum <"$SERVER_BIN" | cut -d' ' -f1).tsv}
 "$SERVER_BIN" --models "$WORK/models" --device="$DEVICES" \
+  ${ENGINE_CACHE:+--cuda_conv_engine_cache="$ENGINE_CACHE"} \
   --listen 127.0.0.1:0 --port_file "$WORK/ports" --metrics_listen=127.0.0.1:0 \
   --max_concurrent_streams=$((STREAMS + 8)) ${SERVER_FLAGS:---max_backlog_audio_s=40000} \
   2>"$LOGS/server.log" &
@@ -96,7 +105,8 @@ run_batch() {  # $1 label, $2 mode, $3 file, rest: client flags
       echo "$? $s $EPOCHREALTIME" >"$WORK/$label/t$i"
     ) &
   done
-  wait $(jobs -p | grep -v "^$pid$") 2>/dev/null
+  # Not the server, nor the timeline's reader (it stops after the step).
+  wait $(jobs -p | grep -v -e "^$pid$" -e "^${timeline_pid:-none}$") 2>/dev/null
   [[ $live == 1 ]] && sleep 1  # the stderr stampers may still be writing
   local t1; t1=$(date +%s.%N)
   python3 - "$WORK/$label" "$label" "$STREAMS" "$(python3 -c "import wave;w=wave.open('$file');print(w.getnframes()/w.getframerate())")" "$t0" "$t1" "$LOGS/server.log" <<'PY' | tee -a "$LOGS/summary.txt"
@@ -224,11 +234,76 @@ for (name, lab), v in sorted(d.items()):
 PY
   prev_metrics=$now
 }
+# TIMELINE=1: while each throughput step runs, /metrics is read every 0.25 s
+# and the step's worker states are printed per half second of its wall
+# time (starved / busy seconds of each stage thread), so a shortfall can be
+# placed at the step's start (clients starting), middle (ingestion) or end
+# (the last clusterings).
+timeline_start() {  # $1 label
+  [[ "${TIMELINE:-0}" == 1 ]] || return 0
+  rm -f "$WORK/timeline_stop"
+  python3 - "$metrics_port" "$WORK/timeline_$1.tsv" "$WORK/timeline_stop" <<'PY' &
+import os, re, sys, time, urllib.request
+port, out, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+pat = re.compile(r'^diarization_device_worker_seconds_total\{([^}]*)\} (\S+)$')
+with open(out, "w") as f:
+    while not os.path.exists(stop):
+        t = time.time()
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+        except Exception:
+            time.sleep(0.25); continue
+        for line in body.splitlines():
+            m = pat.match(line)
+            if m:
+                l = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+                f.write(f"{t:.3f}\t{l.get('device')}\t{l.get('thread')}\t{l.get('state')}\t{m.group(2)}\n")
+        f.flush()
+        time.sleep(max(0.0, 0.25 - (time.time() - t)))
+PY
+  timeline_pid=$!
+}
+timeline_report() {  # $1 label
+  [[ "${TIMELINE:-0}" == 1 ]] || return 0
+  touch "$WORK/timeline_stop"; wait "$timeline_pid" 2>/dev/null
+  python3 - "$WORK/timeline_$1.tsv" "$1" <<'PY'
+import collections, sys
+rows = collections.defaultdict(dict)  # time -> (dev, thread, state) -> value
+for line in open(sys.argv[1]):
+    t, dev, th, st, v = line.rstrip("\n").split("\t")
+    rows[float(t)][(dev, th, st)] = float(v)
+times = sorted(rows)
+if len(times) < 2:
+    print(f"  timeline {sys.argv[2]}: too few samples"); sys.exit()
+threads = sorted({(d, th) for k in rows[times[0]] for d, th in [k[:2]]})
+print(f"  timeline of {sys.argv[2]} (per half second from the step's start; per thread: starved / busy seconds in it):")
+t0, prev, bucket_start = times[0], times[0], times[0]
+acc = collections.defaultdict(float)
+def flush(t_end):
+    cells = "  ".join(f"{th}: {acc[(d, th, 'starved')]:.2f}/{acc[(d, th, 'busy')]:.2f}" for d, th in threads)
+    print(f"    {bucket_start - t0:5.2f}-{t_end - t0:5.2f} s  {cells}")
+for t in times[1:]:
+    for k, v in rows[t].items():
+        acc[k] += v - rows[prev].get(k, v)
+    prev = t
+    if t - bucket_start >= 0.5:
+        flush(t); acc.clear(); bucket_start = t
+if acc:
+    flush(prev)
+PY
+}
 if [[ "${SKIP_THROUGHPUT:-0}" != 1 ]]; then
+  # CLIENT_FLAGS: extra diarize_client flags for both throughput steps
+  # (e.g. --chunk_ms=1000: ten times fewer messages per audio second).
+  read -r -a client_flags <<<"${CLIENT_FLAGS:-}"
   worker_report start
-  run_batch accurate stream "$WORK/long.wav"
+  timeline_start accurate
+  run_batch accurate stream "$WORK/long.wav" ${client_flags[@]+"${client_flags[@]}"}
+  timeline_report accurate
   worker_report accurate
-  run_batch fast stream "$WORK/long.wav" --fast
+  timeline_start fast
+  run_batch fast stream "$WORK/long.wav" --fast ${client_flags[@]+"${client_flags[@]}"}
+  timeline_report fast
   worker_report fast
 fi
 if [[ "${SKIP_LIVE:-0}" != 1 ]]; then

@@ -560,6 +560,7 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   o.compare_legacy = options.conv_api == "fastest";
   o.runtime_compilation = options.conv_graph_runtime_compilation;
   o.max_candidates = options.conv_graph_max_candidates;
+  o.build_budget_ms = ConvGraphBuildBudgetMs(options);
   o.workspace_cap_bytes =
       static_cast<int64_t>(options.conv_graph_workspace_cap_bytes);
   o.engine_cache = engine_cache;

@@ -736,6 +736,10 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
     // Only the precompiled engines: shorter loads for the timed cases.
     o.conv_graph_runtime_compilation = false;
     o.conv_engine_cache = cache_path;
+    // The cache's correctness is under test, not the engines' speed: the
+    // short budget of a load without a cache (a cached load would otherwise
+    // time every runtime-compiled conv2 candidate, ~10 s per shape).
+    o.conv_graph_build_budget_ms = 1000;
     o.max_batch = kB;
     o.max_masks_per_window = kMasks;
     Out out;

@@ -62,6 +62,13 @@ struct CudaModelOptions {
   // With conv_api "graph" / "fastest": candidates built and timed per layer
   // shape, and the most workspace one may need (0: the whole workspace).
   int conv_graph_max_candidates = 8;
+  // With conv_api "graph" / "fastest": host time per layer shape after which
+  // no further candidate is built once one is (GraphConv2d::Options); 0:
+  // ConvGraphBuildBudgetMs below. The runtime-compiled engines of the conv +
+  // bias + add + ReLU layers (every block's conv2) take 0.15-1.6 s each to
+  // build, so this, not the candidate count, decides how many of them are
+  // timed.
+  double conv_graph_build_budget_ms = 0;
   // The same for the 1x1 shortcut convolutions: cuDNN's heuristics rank
   // engines that need ~245 MB of workspace first there, and the fastest
   // (the zero-workspace eng67 family, ~4x faster on layer3.0's shortcut on
@@ -140,6 +147,22 @@ struct CudaModelOptions {
   // that bounds an overlapped pipeline; off: the default priority.
   bool high_priority_stream = false;
 };
+
+// The build budget per layer shape that `options` asks for. Its default
+// (conv_graph_build_budget_ms = 0) depends on whether the choices are kept:
+// without conv_engine_cache every load times the candidates again, so 1 s
+// keeps a load short (only the first one or two runtime-compiled conv2
+// engines are timed); with the cache the timing is a one-off per GPU and
+// library version, so 30 s lets all max_candidates of them be timed. On an
+// H200 that picked layer3's conv2 engine at 0.163-0.171 ms instead of
+// 0.19 ms (-2.7 % of the embeddings per audio hour, docs/benchmarks.md),
+// for about 30 s more at the first load.
+inline double ConvGraphBuildBudgetMs(const CudaModelOptions& options) {
+  if (options.conv_graph_build_budget_ms > 0) {
+    return options.conv_graph_build_budget_ms;
+  }
+  return options.conv_engine_cache.empty() ? 1000.0 : 30000.0;
+}
 
 }  // namespace diarization::models
 
