@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <numeric>
+#include <thread>
 
 #include "engine/common/indexed_min_heap.h"
 #include "engine/common/openblas_threads.h"
@@ -478,11 +479,19 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
     PdistSquareInto(normed, n, d, square, /*fill_lower=*/call == nullptr);
     const auto t1 = Clock::now();
     std::vector<Merge> z;
+    // While the device links, the caller's independent work runs beside it
+    // (the distances' BLAS call is done); joined before anything else here.
+    std::thread beside;
+    if (call != nullptr && options.beside_linkage) {
+      beside = std::thread(options.beside_linkage);
+    }
     const bool accelerated = call != nullptr && call->Run(&z);
+    if (beside.joinable()) beside.join();
     if (!accelerated) {
       if (call != nullptr) MirrorUpperTriangle(square, n);
       z = CentroidLinkageSquare(square, n);
     }
+    if (call == nullptr && options.beside_linkage) options.beside_linkage();
     flat = FclusterDistance(z, n, options.threshold);
     if (times != nullptr) {
       times->pdist_s = std::chrono::duration<double>(t1 - t0).count();
@@ -493,6 +502,7 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
   } else {
     flat = BlockwiseCentroidFcluster(normed, n, d, options.threshold,
                                      options.block_size);
+    if (options.beside_linkage) options.beside_linkage();
   }
   // np.unique(..., return_inverse=True): ranks of the distinct ids.
   std::vector<int> ids = flat;

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -163,6 +164,14 @@ struct AhcOptions {
   int exact_max_n = 4096;
   // Block size of the bounded-memory variant used above exact_max_n.
   int block_size = 2048;
+  // Work of the caller that does not depend on the clustering (VbxClustering:
+  // the PLDA transforms), run exactly once before AhcCluster returns: on a
+  // thread of its own while the accelerator's linkage runs, where the host
+  // would only wait for the device; otherwise after the host's linkage. Never
+  // beside the distances, whose BLAS call must have OpenBLAS's threads to
+  // itself (its partition, and with it the last bits, could otherwise
+  // depend on timing). Null: none.
+  std::function<void()> beside_linkage;
 };
 
 // The pyannote step: x̂ = x/‖x‖ in float32, centroid linkage, fcluster, then

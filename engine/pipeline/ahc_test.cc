@@ -1,8 +1,11 @@
 #include "engine/pipeline/ahc.h"
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "engine/common/openblas_threads.h"
@@ -203,6 +206,86 @@ TEST(AhcTest, ALentHostMatrixGivesTheHostLabels) {
       EXPECT_FALSE(lender.lower_triangle_written) << "n " << n;
     }
   }
+}
+
+// An accelerator whose call waits (up to 10 s) for the caller's
+// beside_linkage work to start before linking on the host, and records
+// whether it saw it start: so the work provably runs beside the device.
+// Reserve returns null when `busy`.
+class WaitingAccelerator : public LinkageAccelerator {
+ public:
+  explicit WaitingAccelerator(bool busy) : busy_(busy) {}
+  int max_n() const override { return 4096; }
+  std::unique_ptr<Call> Reserve(int n) override {
+    if (busy_) return nullptr;
+    return std::make_unique<WaitingCall>(this, n);
+  }
+  std::atomic<bool> beside_started{false};
+  bool saw_beside_during_run = false;
+
+ private:
+  class WaitingCall : public Call {
+   public:
+    WaitingCall(WaitingAccelerator* owner, int n)
+        : owner_(owner), n_(n), m_(static_cast<size_t>(n) * n) {}
+    std::span<double> host_matrix() override { return m_; }
+    bool Run(std::vector<Merge>* merges) override {
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!owner_->beside_started.load() &&
+             std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      owner_->saw_beside_during_run = owner_->beside_started.load();
+      SquareMatrix copy(m_.begin(), m_.end());
+      MirrorUpperTriangle(copy, n_);
+      *merges = CentroidLinkageSquare(copy, n_);
+      return true;
+    }
+
+   private:
+    WaitingAccelerator* owner_;
+    int n_;
+    std::vector<double> m_;
+  };
+  bool busy_;
+};
+
+// AhcOptions::beside_linkage runs exactly once on every path: beside an
+// accelerator's call (which sees it start while it runs), after the host's
+// linkage when the accelerator is busy or absent, and after the blockwise
+// variant; the labels are the host's on each.
+TEST(AhcTest, BesideLinkageWorkRunsOnceAndBesideTheDevice) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> g;
+  const int n = 700, dim = 16;
+  std::vector<float> x(static_cast<size_t>(n) * dim);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = g(rng) + 3.0f * static_cast<float>((i / dim) % 3 == i % 2);
+  }
+  const std::vector<int> host = AhcCluster(x, n, dim);
+  for (const int path : {0, 1, 2}) {  // accelerator, busy one, none
+    WaitingAccelerator device(/*busy=*/path == 1);
+    std::atomic<int> runs{0};
+    AhcOptions options;
+    if (path < 2) options.accelerator = &device;
+    options.beside_linkage = [&] {
+      runs.fetch_add(1);
+      device.beside_started.store(true);
+    };
+    AhcTimes times;
+    EXPECT_EQ(AhcCluster(x, n, dim, options, &times), host) << "path " << path;
+    EXPECT_EQ(runs.load(), 1) << "path " << path;
+    EXPECT_EQ(times.accelerated, path == 0);
+    if (path == 0) EXPECT_TRUE(device.saw_beside_during_run);
+  }
+  std::atomic<int> runs{0};
+  AhcOptions blockwise;
+  blockwise.exact_max_n = 100;
+  blockwise.block_size = 256;
+  blockwise.beside_linkage = [&] { runs.fetch_add(1); };
+  AhcCluster(x, n, dim, blockwise);
+  EXPECT_EQ(runs.load(), 1) << "blockwise";
 }
 
 // Same partition up to renaming.

@@ -84,14 +84,17 @@ absl::StatusOr<ClusteringResult> VbxClustering(
 
   AhcOptions ahc = options.ahc;
   ahc.threshold = options.threshold;
+  // The PLDA transforms need only the training set: they run while the
+  // accelerator links (AhcOptions::beside_linkage), else after the linkage.
+  ahc.beside_linkage = [&] {
+    const auto start = Clock::now();
+    out.xvec = XvecTransform(plda, train, n);
+    out.plda_features = PldaTransform(plda, out.xvec, n);
+    out.times.plda_s = since(start);
+  };
   t = Clock::now();
   out.ahc_labels = AhcCluster(train, n, D, ahc, &out.times.ahc);
   out.times.ahc_s = since(t);
-
-  t = Clock::now();
-  out.xvec = XvecTransform(plda, train, n);
-  out.plda_features = PldaTransform(plda, out.xvec, n);
-  out.times.plda_s = since(t);
   t = Clock::now();
   out.vbx = ClusterVbx(out.ahc_labels, out.plda_features, plda.lda_dim,
                        plda.phi, options.vbx, options.init_smoothing);

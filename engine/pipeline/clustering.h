@@ -35,6 +35,8 @@ struct ClusteringTimes {
   double filter_s = 0.0;      // training set and inactive speakers (with a
                               // summary: the NaN check and the rows only)
   double ahc_s = 0.0;         // normalisation, distances, linkage, fcluster
+                              // (and plda_s, unless the linkage ran on an
+                              // accelerator, beside which the PLDA runs)
   AhcTimes ahc;               // its split, and whether the linkage ran on
                               // AhcOptions::accelerator
   double plda_s = 0.0;        // x-vector and PLDA transforms
