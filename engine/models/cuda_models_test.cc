@@ -849,6 +849,60 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
   std::filesystem::remove(path);
 }
 
+// With an engine cache a shape's choice may take 30 s (ConvGraphBuildBudgetMs,
+// ADR 0087), so the conv2 layers (conv + bias + add + ReLU, runtime-compiled
+// engines only) time most of their candidates instead of the first one or
+// two. At the production batch (32) and from a fresh cache: the engines so
+// chosen keep the TF32 gate against the CPU network and replay the same
+// bits, and each conv2 shape really timed at least 6 candidates (the 1 s
+// budget timed 1-3 on the H200).
+TEST_F(CudaModelsTest, EmbeddingGraphConvWithACacheTimesTheConv2Candidates) {
+  auto arena = Arena();
+  ASSERT_NE(arena, nullptr);
+  auto w = Open(emb_path_);
+  const auto [win, masks, cpu] = CpuEmbeddingReference(*w);
+  ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
+  const std::string path = absl::StrCat(
+      std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp",
+      "/conv_engine_budget_", getpid(), ".tsv");
+  std::filesystem::remove(path);
+  CudaModelOptions o;
+  o.precision = "tf32";
+  o.conv_api = "graph";
+  o.conv_engine_cache = path;
+  o.max_batch = 32;
+  o.max_masks_per_window = kMasks;
+  ASSERT_EQ(ConvGraphBuildBudgetMs(o), 30000.0);
+  auto m = CudaEmbeddingModel::Create(*w, arena, o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<float> a(cpu.size(), NAN), b(cpu.size(), NAN);
+  ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, a).ok());
+  ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, b).ok());
+  const double rel = MaxRel(a, cpu, kEmbeddingDim);
+  std::printf(
+      "embedding tf32 (graph, engine-cache budget, batch 32) max relative "
+      "|cuda - cpu| = %.3g\n",
+      rel);
+  EXPECT_LT(rel, 1e-3);
+  EXPECT_EQ(a, b) << "eager run and graph replay differ";
+  int conv2_shapes = 0;
+  for (const std::string& line : (*m)->conv_engines()) {
+    if (line.find("conv+bias+add+relu") == std::string::npos) continue;
+    if (line.find("(from the engine cache") != std::string::npos) continue;
+    std::printf("  %s\n", line.substr(0, 300).c_str());
+    const size_t at = line.find(" candidates timed");
+    ASSERT_NE(at, std::string::npos) << line.substr(0, 300);
+    const size_t of = line.rfind(" of ", at);
+    const size_t semi = line.rfind("; ", of);
+    ASSERT_TRUE(of != std::string::npos && semi != std::string::npos);
+    const int timed = std::atoi(line.substr(semi + 2, of - semi - 2).c_str());
+    EXPECT_GE(timed, 6) << line.substr(0, 300);
+    ++conv2_shapes;
+  }
+  EXPECT_EQ(conv2_shapes, 3) << "one timed line per conv2 shape (layer2-4)";
+  std::filesystem::remove(path);
+}
+
 TEST_F(CudaModelsTest, EmbeddingGraphConvRejectsOtherPrecisions) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
