@@ -19,6 +19,7 @@
 #include "engine/common/openblas_threads.h"
 #include "engine/common/parallel_ranges.h"
 #include "engine/pipeline/ahc_blockwise.h"
+#include "engine/pipeline/pdist_direct.h"
 
 namespace diarization::pipeline {
 namespace {
@@ -155,20 +156,7 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   std::vector<double> out(static_cast<size_t>(n) * (n - 1) / 2);
   if (n <= 1024) {
     // Direct differences in float64, summed in order like scipy's loop.
-    size_t k = 0;
-    for (int i = 0; i < n; ++i) {
-      const float* xi = x.data() + static_cast<size_t>(i) * d;
-      for (int j = i + 1; j < n; ++j) {
-        const float* xj = x.data() + static_cast<size_t>(j) * d;
-        double s = 0.0;
-        for (int t = 0; t < d; ++t) {
-          const double diff =
-              static_cast<double>(xi[t]) - static_cast<double>(xj[t]);
-          s += diff * diff;
-        }
-        out[k++] = std::sqrt(s);
-      }
-    }
+    PdistDirect(x, n, d, out);
     return out;
   }
   // Large n: the Gram form ‖a‖² + ‖b‖² − 2a·b through a float64 GEMM
