@@ -6,12 +6,16 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/common/parallel_ranges.h"
 #include "engine/pipeline/config.h"
 
 namespace diarization::pipeline {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Below these a split costs more than it saves.
+constexpr int kMinRowsPerThread = 2048;
+constexpr int kMinWindowsPerThread = 512;
 
 }  // namespace
 
@@ -79,7 +83,7 @@ std::vector<double> MeanCentroids(std::span<const float> train, int n, int d,
 
 std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
                                  int d, std::span<const double> centroids,
-                                 int k) {
+                                 int k, int threads) {
   std::vector<double> cnorm(k, 0.0);
   for (int j = 0; j < k; ++j) {
     double s = 0.0;
@@ -90,30 +94,38 @@ std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
     cnorm[j] = s;
   }
   // u·v for every (row, centroid) through one float64 GEMM (OpenBLAS).
-  std::vector<double> e(embeddings.begin(),
-                        embeddings.begin() + static_cast<size_t>(rows) * d);
+  std::vector<double> e(static_cast<size_t>(rows) * d);
+  ForEvenRanges(rows, threads, kMinRowsPerThread, [&](int begin, int end) {
+    std::copy(embeddings.begin() + static_cast<size_t>(begin) * d,
+              embeddings.begin() + static_cast<size_t>(end) * d,
+              e.begin() + static_cast<size_t>(begin) * d);
+  });
   std::vector<double> dots(static_cast<size_t>(rows) * k);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, d, 1.0,
               e.data(), d, centroids.data(), d, 0.0, dots.data(), k);
   std::vector<double> soft(static_cast<size_t>(rows) * k);
-  for (int r = 0; r < rows; ++r) {
-    const double* er = e.data() + static_cast<size_t>(r) * d;
-    double ee = 0.0;
-    for (int t = 0; t < d; ++t) ee += er[t] * er[t];
-    for (int j = 0; j < k; ++j) {
-      // scipy cosine: 1 − u·v / sqrt(‖u‖²‖v‖²), clipped to [0, 2]; NaN stays.
-      double dist =
-          1.0 - dots[static_cast<size_t>(r) * k + j] / std::sqrt(ee * cnorm[j]);
-      if (dist < 0.0) dist = 0.0;
-      if (dist > 2.0) dist = 2.0;
-      soft[static_cast<size_t>(r) * k + j] = 2.0 - dist;
+  ForEvenRanges(rows, threads, kMinRowsPerThread, [&](int begin, int end) {
+    for (int r = begin; r < end; ++r) {
+      const double* er = e.data() + static_cast<size_t>(r) * d;
+      double ee = 0.0;
+      for (int t = 0; t < d; ++t) ee += er[t] * er[t];
+      for (int j = 0; j < k; ++j) {
+        // scipy cosine: 1 − u·v / sqrt(‖u‖²‖v‖²), clipped to [0, 2]; NaN
+        // stays.
+        double dist = 1.0 - dots[static_cast<size_t>(r) * k + j] /
+                                std::sqrt(ee * cnorm[j]);
+        if (dist < 0.0) dist = 0.0;
+        if (dist > 2.0) dist = 2.0;
+        soft[static_cast<size_t>(r) * k + j] = 2.0 - dist;
+      }
     }
-  }
+  });
   return soft;
 }
 
 std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_windows,
-                                   int k, const std::vector<bool>& inactive) {
+                                   int k, const std::vector<bool>& inactive,
+                                   int threads) {
   constexpr int S = kLocalSpeakers;
   // const = soft.min() − 1 (NaN when any entry is NaN, as numpy's min).
   double min_all = kInf;
@@ -142,15 +154,20 @@ std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_windows,
     if (std::isnan(v)) v = nanmin;
   }
   std::vector<int> hard(static_cast<size_t>(num_windows) * S, -2);
-  for (int c = 0; c < num_windows; ++c) {
-    const std::vector<int> col = LinearSumAssignmentMax(
-        std::span<const double>(work.data() + static_cast<size_t>(c) * S * k,
-                                S * k),
-        S, k);
-    for (int s = 0; s < S; ++s) {
-      if (col[s] >= 0) hard[c * S + s] = static_cast<int>(col[s]);
-    }
-  }
+  ForEvenRanges(
+      num_windows, threads, kMinWindowsPerThread, [&](int begin, int end) {
+        for (int c = begin; c < end; ++c) {
+          const std::vector<int> col = LinearSumAssignmentMax(
+              std::span<const double>(
+                  work.data() + static_cast<size_t>(c) * S * k, S * k),
+              S, k);
+          for (int s = 0; s < S; ++s) {
+            if (col[s] >= 0) {
+              hard[c * S + s] = static_cast<int>(col[s]);
+            }
+          }
+        }
+      });
   return hard;
 }
 

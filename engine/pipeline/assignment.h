@@ -28,16 +28,21 @@ std::vector<double> MeanCentroids(std::span<const float> train, int n, int d,
                                   std::span<const int> labels, int k);
 
 // soft[r, k] = 2 − cosine_distance(embedding_r, centroid_k) for the rows of
-// `embeddings` (rows × D float32); NaN rows give NaN.
+// `embeddings` (rows × D float32); NaN rows give NaN. `threads` (>= 1)
+// split the rows of the elementwise passes around the GEMM (each row is
+// computed alone: the same bits on any count; the pipeline passes
+// OpenBLAS's thread count, as for the GEMM).
 std::vector<double> SoftClusters(std::span<const float> embeddings, int rows,
                                  int d, std::span<const double> centroids,
-                                 int k);
+                                 int k, int threads = 1);
 
 // Constrained assignment: inactive rows get min(soft) − 1 (written into
-// `soft`, as pyannote), NaN → nanmin, then one LSAP per window of 3 rows.
-// Unassigned rows keep −2.
+// `soft`, as pyannote), NaN → nanmin, then one LSAP per window of 3 rows
+// (the windows split over `threads`, each solved alone: the same result on
+// any count). Unassigned rows keep −2.
 std::vector<int> ConstrainedArgmax(std::vector<double>& soft, int num_windows,
-                                   int k, const std::vector<bool>& inactive);
+                                   int k, const std::vector<bool>& inactive,
+                                   int threads = 1);
 
 // Unconstrained: argmax over k per row (first maximum; a NaN wins, as
 // np.argmax).

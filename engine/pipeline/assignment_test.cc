@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -105,6 +106,37 @@ TEST(AssignmentTest, CentroidsKeepSpeakersAbovePriorInOrder) {
   EXPECT_NEAR(c[1], 0.5 / 1.5, 1e-15);
   const auto m = MeanCentroids(train, 3, 2, std::vector<int>{1, 0, 1}, 2);
   EXPECT_EQ(m, (std::vector<double>{0, 1, 1, 0.5}));
+}
+
+// The rows and windows split over threads: for fresh random embeddings
+// (NaN rows included), centroids and inactive rows, every thread count
+// gives the one-thread soft scores and assignments bit for bit. Enough rows
+// (3 x 3000) that 2-7 threads really split them.
+TEST(AssignmentTest, ThreadCountDoesNotChangeABit) {
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> g;
+  const int windows = 3000, rows = windows * 3, d = 64, k = 4;
+  std::vector<float> e(static_cast<size_t>(rows) * d);
+  for (float& v : e) v = g(rng);
+  for (int r = 0; r < rows; r += 97) e[static_cast<size_t>(r) * d] = NAN;
+  std::vector<double> c(static_cast<size_t>(k) * d);
+  for (double& v : c) v = g(rng);
+  std::vector<bool> inactive(rows);
+  for (int r = 0; r < rows; ++r) inactive[r] = (r * 7919) % 5 == 0;
+  std::vector<double> soft_one = SoftClusters(e, rows, d, c, k, 1);
+  std::vector<double> work_one = soft_one;
+  const std::vector<int> hard_one =
+      ConstrainedArgmax(work_one, windows, k, inactive, 1);
+  for (int threads : {2, 3, 7}) {
+    std::vector<double> soft = SoftClusters(e, rows, d, c, k, threads);
+    ASSERT_EQ(soft.size(), soft_one.size());
+    ASSERT_EQ(
+        std::memcmp(soft.data(), soft_one.data(), soft.size() * sizeof(double)),
+        0)
+        << threads << " threads";
+    EXPECT_EQ(ConstrainedArgmax(soft, windows, k, inactive, threads), hard_one)
+        << threads << " threads";
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/openblas_threads.h"
 #include "engine/pipeline/assignment.h"
 #include "engine/pipeline/kmeans.h"
 
@@ -128,9 +129,13 @@ absl::StatusOr<ClusteringResult> VbxClustering(
   }
   out.num_clusters = k;
 
-  out.soft = SoftClusters(embeddings, num_windows * S, D, out.centroids, k);
+  // The elementwise passes on OpenBLAS's thread count, as its GEMM.
+  const int threads = openblas_get_num_threads();
+  out.soft =
+      SoftClusters(embeddings, num_windows * S, D, out.centroids, k, threads);
   if (!out.kmeans) {
-    out.hard = ConstrainedArgmax(out.soft, num_windows, k, out.inactive);
+    out.hard =
+        ConstrainedArgmax(out.soft, num_windows, k, out.inactive, threads);
   } else {
     out.hard = PlainArgmax(out.soft, num_windows * S, k);
   }
