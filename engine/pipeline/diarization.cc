@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -84,15 +85,28 @@ absl::StatusOr<DiarizationDetails> DiarizeDetailed(
   const int threads = openblas_get_num_threads();
   const Activations activations = AggregateActivations(
       segmentations, details.hard, count, details.grid, threads);
-  details.discrete = TopSpeakers(activations, count, threads);
+  // The exclusive view (at most one speaker per frame) needs only the
+  // activations: with more than one thread it is made beside the regular
+  // one, each view on half of them.
+  std::vector<Turn> exclusive_turns;
+  auto exclusive_view = [&](int view_threads) {
+    std::vector<uint8_t> exclusive_count = count;
+    for (uint8_t& c : exclusive_count) c = std::min<uint8_t>(c, 1);
+    details.exclusive = TopSpeakers(activations, exclusive_count, view_threads);
+    exclusive_turns = Binarize(details.exclusive, config.min_duration_off);
+  };
+  std::thread beside;
+  const int regular_threads = threads > 1 ? (threads + 1) / 2 : 1;
+  if (threads > 1) beside = std::thread(exclusive_view, threads / 2);
+  details.discrete = TopSpeakers(activations, count, regular_threads);
   const std::vector<Turn> turns =
       Binarize(details.discrete, config.min_duration_off);
   const std::map<int, std::string> labels = SpeakerLabels(turns);
-  std::vector<uint8_t> exclusive_count = count;
-  for (uint8_t& c : exclusive_count) c = std::min<uint8_t>(c, 1);
-  details.exclusive = TopSpeakers(activations, exclusive_count, threads);
-  const std::vector<Turn> exclusive_turns =
-      Binarize(details.exclusive, config.min_duration_off);
+  if (beside.joinable()) {
+    beside.join();
+  } else {
+    exclusive_view(1);
+  }
 
   DiarizationOutput& out = details.output;
   out.segments = ToSegments(turns, labels, uri);

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/openblas_threads.h"
 #include "engine/io/fixture.h"
 #include "engine/io/plda_files.h"
 #include "engine/pipeline/clustering.h"
@@ -111,6 +112,45 @@ TEST(DiarizationTest, ASummaryMadeEarlierGivesTheSameResult) {
           << name;
     }
   }
+}
+
+// The host passes that split over OpenBLAS's thread count (reconstruction,
+// assignment, the exclusive view beside the regular one) give one thread's
+// result on pyannote's recordings: the same assignments, frames and
+// segments, to the bit.
+TEST(DiarizationTest, OpenBlasThreadCountDoesNotChangeTheResult) {
+  const int before = openblas_get_num_threads();
+  for (const char* name : {"01_dialogue", "02_pyannote_sample"}) {
+    const io::PipelineInputs in = Fixture(name);
+    auto run = [&](int threads) {
+      openblas_set_num_threads(threads);
+      auto r = DiarizeDetailed(in.segmentations, in.embeddings, in.num_windows,
+                               Plda(), {}, {}, "u");
+      EXPECT_TRUE(r.ok()) << r.status();
+      return r.ok() ? *std::move(r) : DiarizationDetails{};
+    };
+    const DiarizationDetails one = run(1);
+    for (int threads : {2, 4}) {
+      const DiarizationDetails many = run(threads);
+      EXPECT_EQ(many.discrete.data, one.discrete.data) << name << threads;
+      EXPECT_EQ(many.exclusive.data, one.exclusive.data) << name << threads;
+      // The soft scores come out of OpenBLAS's GEMMs (the centroids, the
+      // dot products), whose last bits follow its thread count (seen on
+      // 01_dialogue: one ulp-level difference); the passes split here
+      // add none, and everything after the argmax is exact.
+      ASSERT_EQ(many.clustering.soft.size(), one.clustering.soft.size());
+      for (size_t i = 0; i < one.clustering.soft.size(); ++i) {
+        ASSERT_NEAR(many.clustering.soft[i], one.clustering.soft[i], 1e-12)
+            << name << threads << " entry " << i;
+      }
+      EXPECT_EQ(many.hard, one.hard) << name << threads;
+      EXPECT_EQ(many.output.segments, one.output.segments) << name << threads;
+      EXPECT_EQ(many.output.exclusive_segments, one.output.exclusive_segments)
+          << name << threads;
+      EXPECT_EQ(many.output.centroids, one.output.centroids) << name << threads;
+    }
+  }
+  openblas_set_num_threads(before);
 }
 
 TEST(DiarizationTest, ASummaryOfOtherWindowsIsInvalidArgument) {
