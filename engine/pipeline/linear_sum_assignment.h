@@ -2,8 +2,9 @@
 // maximize=True): the one implementation, used by the constrained
 // assignment of the pipeline (assignment.h) and by the DER's speaker
 // mapping (engine/eval/hungarian.h). No Debian C++ library offers
-// rectangular real-valued LSAP, so it is hand-written: successive shortest
-// augmenting paths with potentials (Hungarian method, the family scipy uses).
+// rectangular real-valued LSAP, so it is hand-written: scipy's own
+// formulation (shortest augmenting paths with potentials, Crouse 2016), so
+// that where several assignments are optimal the same one comes out.
 #ifndef DIARIZATION_ENGINE_PIPELINE_LINEAR_SUM_ASSIGNMENT_H_
 #define DIARIZATION_ENGINE_PIPELINE_LINEAR_SUM_ASSIGNMENT_H_
 
