@@ -59,6 +59,16 @@ static_assert(testing::kRecordedWindowSamples == kWindowSamples);
 
 std::vector<float> Windows() { return testing::ReadRecordedWindowsOrDie(); }
 
+// A path for an engine cache file of this process under the test's
+// temporary folder, with no file there yet.
+std::string FreshEngineCachePath(const std::string& name) {
+  const std::string path = absl::StrCat(
+      std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp", "/",
+      name, "_", getpid(), ".tsv");
+  std::filesystem::remove(path);
+  return path;
+}
+
 // `samples` in page-locked memory (as runtime::Device::pinned_host_floats
 // gives the engine's batches).
 absl::StatusOr<std::shared_ptr<float[]>> PageLockedCopy(
@@ -714,10 +724,7 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
-  const std::string path = absl::StrCat(
-      std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp",
-      "/conv_engine_cache_", getpid(), ".tsv");
-  std::filesystem::remove(path);
+  const std::string path = FreshEngineCachePath("conv_engine_cache");
   const auto [win, masks, cpu] = CpuEmbeddingReference(*w);
   ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
   struct Out {
@@ -862,10 +869,7 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvWithACacheTimesTheConv2Candidates) {
   auto w = Open(emb_path_);
   const auto [win, masks, cpu] = CpuEmbeddingReference(*w);
   ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
-  const std::string path = absl::StrCat(
-      std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp",
-      "/conv_engine_budget_", getpid(), ".tsv");
-  std::filesystem::remove(path);
+  const std::string path = FreshEngineCachePath("conv_engine_budget");
   CudaModelOptions o;
   o.precision = "tf32";
   o.conv_api = "graph";

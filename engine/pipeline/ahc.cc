@@ -82,8 +82,6 @@ float PairwiseSumF32(const float* a, int n) {
   return PairwiseSumF32(a, n2) + PairwiseSumF32(a + n2, n - n2);
 }
 
-// scipy's condensed upper triangle (row-major, i < j) as a full symmetric
-// matrix with a zero diagonal.
 // Writes a condensed upper triangle into `out` (n × n, row-major): a zero
 // diagonal, the upper triangle, and its mirror when `fill_lower`.
 void ScatterCondensed(std::span<const double> condensed, int n,
@@ -99,11 +97,17 @@ void ScatterCondensed(std::span<const double> condensed, int n,
   }
 }
 
+// scipy's condensed upper triangle (row-major, i < j) as a full symmetric
+// matrix with a zero diagonal.
 SquareMatrix SquareFromCondensed(std::span<const double> condensed, int n) {
   SquareMatrix m(static_cast<size_t>(n) * n);
   ScatterCondensed(condensed, n, m, /*fill_lower=*/true);
   return m;
 }
+
+// Up to this many points the distances are scipy's direct loop
+// (pdist_direct.h); above, the Gram form.
+constexpr int kDirectPdistMaxN = 1024;
 
 // Calls body(begin, end) on consecutive row ranges [begin, end) of the
 // upper triangle of an n × n matrix, `threads` ranges of about equal area
@@ -154,7 +158,7 @@ void FreeDistanceMatrix(void* p) { std::free(p); }
 
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   std::vector<double> out(static_cast<size_t>(n) * (n - 1) / 2);
-  if (n <= 1024) {
+  if (n <= kDirectPdistMaxN) {
     // Direct differences in float64, summed in order like scipy's loop.
     PdistDirect(x, n, d, out);
     return out;
@@ -203,7 +207,7 @@ SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
 
 void PdistSquareInto(std::span<const float> x, int n, int d,
                      std::span<double> out, bool fill_lower) {
-  if (n <= 1024) {
+  if (n <= kDirectPdistMaxN) {
     ScatterCondensed(PdistEuclidean(x, n, d), n, out, fill_lower);
     return;
   }

@@ -33,7 +33,7 @@ import numpy as np
 import scipy
 from scipy.cluster.hierarchy import fcluster, linkage
 
-DIRECT_MAX_N = 1024  # ahc.cc: PdistEuclidean/PdistSquare's direct form
+DIRECT_MAX_N = 1024  # ahc.cc: kDirectPdistMaxN
 
 
 def make_problem(rng, large):

@@ -137,17 +137,27 @@ TEST(AhcTest, DistancesAreTheSameOnAnyNumberOfThreads) {
 
 // An accelerator whose calls lend a host matrix poisoned with NaN (so a
 // read of what AhcCluster did not write shows) and then succeed with the
-// host linkage, or fail.
+// host linkage, or fail. With `wait_for`, a call first waits (up to 10 s)
+// for that flag and records whether it saw it set while running (so work
+// the caller starts beside the call provably runs beside it). `busy`: every
+// Reserve is turned away.
 class LendingAccelerator : public LinkageAccelerator {
  public:
-  explicit LendingAccelerator(bool fail) : fail_(fail) {}
+  struct Behaviour {
+    bool fail = false;
+    bool busy = false;
+    const std::atomic<bool>* wait_for = nullptr;
+  };
+  explicit LendingAccelerator(Behaviour behaviour) : behaviour_(behaviour) {}
   int max_n() const override { return 4096; }
   std::unique_ptr<Call> Reserve(int n) override {
+    if (behaviour_.busy) return nullptr;
     ++reserved;
     return std::make_unique<LentCall>(this, n);
   }
   int reserved = 0, ran = 0;
   bool lower_triangle_written = false;
+  bool saw_flag_during_run = false;
 
  private:
   class LentCall : public Call {
@@ -157,6 +167,14 @@ class LendingAccelerator : public LinkageAccelerator {
     std::span<double> host_matrix() override { return m_; }
     bool Run(std::vector<Merge>* merges) override {
       ++owner_->ran;
+      if (const std::atomic<bool>* flag = owner_->behaviour_.wait_for) {
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!flag->load() && std::chrono::steady_clock::now() < until) {
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        owner_->saw_flag_during_run = flag->load();
+      }
       for (int i = 1; i < n_; ++i) {
         for (int j = 0; j < i; ++j) {
           if (!std::isnan(m_[static_cast<size_t>(i) * n_ + j])) {
@@ -164,7 +182,7 @@ class LendingAccelerator : public LinkageAccelerator {
           }
         }
       }
-      if (owner_->fail_) return false;
+      if (owner_->behaviour_.fail) return false;
       SquareMatrix copy(m_.begin(), m_.end());
       MirrorUpperTriangle(copy, n_);
       *merges = CentroidLinkageSquare(copy, n_);
@@ -176,7 +194,7 @@ class LendingAccelerator : public LinkageAccelerator {
     int n_;
     std::vector<double> m_;
   };
-  bool fail_;
+  Behaviour behaviour_;
 };
 
 // AhcCluster writes the distances' upper triangle into the accelerator's
@@ -194,7 +212,7 @@ TEST(AhcTest, ALentHostMatrixGivesTheHostLabels) {
     }
     const std::vector<int> host = AhcCluster(x, n, dim);
     for (const bool fail : {false, true}) {
-      LendingAccelerator lender(fail);
+      LendingAccelerator lender({.fail = fail});
       AhcOptions options;
       options.accelerator = &lender;
       AhcTimes times;
@@ -207,49 +225,6 @@ TEST(AhcTest, ALentHostMatrixGivesTheHostLabels) {
     }
   }
 }
-
-// An accelerator whose call waits (up to 10 s) for the caller's
-// beside_linkage work to start before linking on the host, and records
-// whether it saw it start: so the work provably runs beside the device.
-// Reserve returns null when `busy`.
-class WaitingAccelerator : public LinkageAccelerator {
- public:
-  explicit WaitingAccelerator(bool busy) : busy_(busy) {}
-  int max_n() const override { return 4096; }
-  std::unique_ptr<Call> Reserve(int n) override {
-    if (busy_) return nullptr;
-    return std::make_unique<WaitingCall>(this, n);
-  }
-  std::atomic<bool> beside_started{false};
-  bool saw_beside_during_run = false;
-
- private:
-  class WaitingCall : public Call {
-   public:
-    WaitingCall(WaitingAccelerator* owner, int n)
-        : owner_(owner), n_(n), m_(static_cast<size_t>(n) * n) {}
-    std::span<double> host_matrix() override { return m_; }
-    bool Run(std::vector<Merge>* merges) override {
-      const auto until =
-          std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (!owner_->beside_started.load() &&
-             std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-      }
-      owner_->saw_beside_during_run = owner_->beside_started.load();
-      SquareMatrix copy(m_.begin(), m_.end());
-      MirrorUpperTriangle(copy, n_);
-      *merges = CentroidLinkageSquare(copy, n_);
-      return true;
-    }
-
-   private:
-    WaitingAccelerator* owner_;
-    int n_;
-    std::vector<double> m_;
-  };
-  bool busy_;
-};
 
 // AhcOptions::beside_linkage runs exactly once on every path: beside an
 // accelerator's call (which sees it start while it runs), after the host's
@@ -265,19 +240,20 @@ TEST(AhcTest, BesideLinkageWorkRunsOnceAndBesideTheDevice) {
   }
   const std::vector<int> host = AhcCluster(x, n, dim);
   for (const int path : {0, 1, 2}) {  // accelerator, busy one, none
-    WaitingAccelerator device(/*busy=*/path == 1);
+    std::atomic<bool> beside_started{false};
+    LendingAccelerator device({.busy = path == 1, .wait_for = &beside_started});
     std::atomic<int> runs{0};
     AhcOptions options;
     if (path < 2) options.accelerator = &device;
     options.beside_linkage = [&] {
       runs.fetch_add(1);
-      device.beside_started.store(true);
+      beside_started.store(true);
     };
     AhcTimes times;
     EXPECT_EQ(AhcCluster(x, n, dim, options, &times), host) << "path " << path;
     EXPECT_EQ(runs.load(), 1) << "path " << path;
     EXPECT_EQ(times.accelerated, path == 0);
-    if (path == 0) EXPECT_TRUE(device.saw_beside_during_run);
+    if (path == 0) EXPECT_TRUE(device.saw_flag_during_run);
   }
   std::atomic<int> runs{0};
   AhcOptions blockwise;
