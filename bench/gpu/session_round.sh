@@ -101,6 +101,19 @@ run_grpc_streams() {
   return $rc
 }
 
+# server_step LABEL NAME [VAR=VALUE ...]: grpc_streams.sh's throughput steps
+# (no live step) with the given variables, output in $LOGS/NAME.log, LABEL
+# and its exit status in the summary with each step's aggregate, the stage
+# threads' busy and GPU seconds and, with TIMELINE=1, the timeline.
+server_step() {
+  local label=$1 name=$2 s=$SECONDS
+  shift 2
+  run_grpc_streams "$LOGS/$name.log" "$LOGS/$name" SKIP_LIVE=1 "$@"
+  say "$label rc=$? $((SECONDS - s)) s"
+  grep -E "^(accurate|fast):|    cuda:0   (embedding|segmentation) +(busy|GPU)|timeline|^    [ 0-9.]+-" \
+    "$LOGS/$name.log" | tee -a "$SUMMARY"
+}
+
 # run_pairs PART SCRIPT PAIRS PATTERN: a script that alternates two builds
 # (rtfx_ab.sh, ratio_ab.sh) with OUT=$LOGS and PAIRS, its output in
 # $LOGS/PART.log, and the lines matching PATTERN in the summary.
@@ -157,13 +170,9 @@ for part in $PARTS; do
       for i in $(seq "${SERVER_PAIRS:-2}"); do
         for b in A B; do
           fits "server_ab $b$i" 60 || break 2
-          s=$SECONDS
           bin=()
           [[ $b == A ]] && bin=(SERVER_BIN="$base")
-          run_grpc_streams "$LOGS/server_$b$i.log" "$LOGS/server_$b$i" SKIP_LIVE=1 "${bin[@]}"
-          say "server_ab $b$i rc=$? $((SECONDS - s)) s"
-          grep -E "^(accurate|fast):|    cuda:0   (embedding|segmentation) +(busy|GPU)" \
-            "$LOGS/server_$b$i.log" | tee -a "$SUMMARY"
+          server_step "server_ab $b$i" "server_$b$i" ${bin[@]+"${bin[@]}"}
         done
       done
       ;;
@@ -177,13 +186,10 @@ for part in $PARTS; do
         while IFS='|' read -r name sflags cflags; do
           [[ -z "$name" ]] && continue
           fits "server_variants $name $r" 60 || break 2
-          s=$SECONDS
-          vars=(SKIP_LIVE=1 CLIENT_FLAGS="$cflags")
+          vars=(CLIENT_FLAGS="$cflags")
           [[ -n "$sflags" ]] && vars+=(SERVER_FLAGS="$sflags")
-          run_grpc_streams "$LOGS/server_${name}_$r.log" "$LOGS/server_${name}_$r" "${vars[@]}"
-          say "server_variants $name $r [server: ${sflags:-default}; client: ${cflags:-default}] rc=$? $((SECONDS - s)) s"
-          grep -E "^(accurate|fast):|    cuda:0   (embedding|segmentation) +(busy|GPU)|timeline|^    [ 0-9.]+-" \
-            "$LOGS/server_${name}_$r.log" | tee -a "$SUMMARY"
+          server_step "server_variants $name $r [server: ${sflags:-default}; client: ${cflags:-default}]" \
+            "server_${name}_$r" "${vars[@]}"
         done <<<"${SERVER_VARIANTS:-default||}"
       done
       ;;
