@@ -72,27 +72,6 @@ __device__ ArgMin BlockArgMin(ArgMin m, ArgMin* warp_best) {
   return r;
 }
 
-// Fills the lower triangle from the upper one, in 32 × 32 tiles.
-__global__ void MirrorKernel(double* m, int n) {
-  __shared__ double tile[32][33];
-  const int bi = blockIdx.y, bj = blockIdx.x;  // tile (bi, bj), bi > bj
-  if (bi < bj) return;
-  // Read tile (bj, bi) of the upper triangle, write it transposed at (bi, bj).
-  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
-    const int i = bj * 32 + r, j = bi * 32 + threadIdx.x;
-    if (i < n && j < n && i < j) {
-      tile[r][threadIdx.x] = m[static_cast<size_t>(i) * n + j];
-    }
-  }
-  __syncthreads();
-  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
-    const int i = bi * 32 + r, j = bj * 32 + threadIdx.x;
-    if (i < n && j < n && i > j) {
-      m[static_cast<size_t>(i) * n + j] = tile[threadIdx.x][r];
-    }
-  }
-}
-
 // The host's initial find_min for every row x < n - 1, one warp per row.
 __global__ void InitialNeighboursKernel(const double* m, int n, int* neighbor,
                                         double* min_dist) {
@@ -113,8 +92,13 @@ __global__ void InitialNeighboursKernel(const double* m, int n, int* neighbor,
 }
 
 struct Shared {
-  double* values;        // n: min_dist / the heap's values, by key
-  double* pending;       // n: this merge's new candidate values
+  double* values;   // n: min_dist / the heap's values, by key
+  double* pending;  // n: this merge's new candidate values
+  // n: d(z, neighbor[z]) as the matrix holds it now, kept beside each
+  // neighbour change and each update of that entry, so the candidate's
+  // exactness test (the host's `dist == row(x)[y]`) reads shared memory
+  // instead of a matrix entry in device memory.
+  double* current;
   int* heap;             // n
   int* pos;              // n
   int* neighbor;         // n
@@ -126,7 +110,7 @@ struct Shared {
 
 __host__ __device__ size_t SharedBytes(int n) {
   const size_t words = (static_cast<size_t>(n) + 31) / 32;
-  return 2 * sizeof(double) * n + 5 * sizeof(int) * n +
+  return 3 * sizeof(double) * n + 5 * sizeof(int) * n +
          sizeof(unsigned) * words + n + 16;
 }
 
@@ -134,7 +118,8 @@ __device__ Shared Carve(unsigned char* base, int n) {
   Shared s;
   s.values = reinterpret_cast<double*>(base);
   s.pending = s.values + n;
-  s.heap = reinterpret_cast<int*>(s.pending + n);
+  s.current = s.pending + n;
+  s.heap = reinterpret_cast<int*>(s.current + n);
   s.pos = s.heap + n;
   s.neighbor = s.pos + n;
   s.size = s.neighbor + n;
@@ -158,6 +143,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   for (int i = tid; i < n; i += kThreads) {
     s.values[i] = i < n - 1 ? init_min[i] : inf;
+    s.current[i] = s.values[i];
     s.neighbor[i] = i < n - 1 ? init_neighbor[i] : -1;
     s.heap[i] = i;
     s.pos[i] = i;
@@ -171,18 +157,40 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tid == 0) heap.Heapify();
   __syncthreads();
 
+  // Thread 0's record of merge k of x into y at `dist` (the heap's
+  // RemoveMin comes later, beside the update pass's loads).
+  auto record = [&](int k, int x, int y, double dist) {
+    int id_x = s.cluster_id[x], id_y = s.cluster_id[y];
+    const int nx = s.size[x], ny = s.size[y];
+    if (id_x > id_y) {
+      const int t = id_x;
+      id_x = id_y;
+      id_y = t;
+    }
+    merges[k] = LinkageMerge{id_x, id_y, nx + ny, 0, dist};
+    s.size[x] = 0;
+    s.size[y] = nx + ny;
+    s.cluster_id[y] = n + k;
+    s.alive[x] = 0;
+    s_nx = nx;
+    s_ny = ny;
+  };
+
   for (int k = 0; k < n - 1; ++k) {
     // Pop candidates until one is still exact (lazy repair); the heap's
-    // size lives in thread 0's copy only, which alone touches the heap.
+    // size lives in thread 0's copy only, which alone touches the heap. An
+    // exact candidate is recorded before the barrier that announces it.
     for (int it = 0; it < n - k; ++it) {
       if (tid == 0) {
         const int x = s.heap[0];
         const double dist = s.values[x];
         const int y = s.neighbor[x];
+        const bool exact = y >= 0 && dist == s.current[x];
         s_x = x;
         s_y = y;
         s_dist = dist;
-        s_exact = y >= 0 && dist == m[static_cast<size_t>(x) * n + y];
+        s_exact = exact;
+        if (exact) record(k, x, y, dist);
       }
       __syncthreads();
       if (s_exact) break;
@@ -199,34 +207,23 @@ __global__ void __launch_bounds__(kThreads, 1)
         s_y = best.key;
         s_dist = best.value;
         s.neighbor[x] = best.key;
+        s.current[x] = best.value;
         heap.ChangeValue(x, best.value);
       }
       __syncthreads();
     }
     const int x = s_x, y = s_y;
     const double dist = s_dist;
-    if (y < 0) {
-      if (tid == 0) *error = 1;
-      return;
-    }
-    if (tid == 0) {
-      heap.RemoveMin();
-      int id_x = s.cluster_id[x], id_y = s.cluster_id[y];
-      const int nx = s.size[x], ny = s.size[y];
-      if (id_x > id_y) {
-        const int t = id_x;
-        id_x = id_y;
-        id_y = t;
+    if (!s_exact) {
+      // No exact candidate within the host's bound of tries: the host takes
+      // the last repaired one.
+      if (y < 0) {
+        if (tid == 0) *error = 1;
+        return;
       }
-      merges[k] = LinkageMerge{id_x, id_y, nx + ny, 0, dist};
-      s.size[x] = 0;
-      s.size[y] = nx + ny;
-      s.cluster_id[y] = n + k;
-      s.alive[x] = 0;
-      s_nx = nx;
-      s_ny = ny;
+      if (tid == 0) record(k, x, y, dist);
+      __syncthreads();
     }
-    __syncthreads();
     const int nx = s_nx, ny = s_ny;
     const double* rx = m + static_cast<size_t>(x) * n;
     double* ry = m + static_cast<size_t>(y) * n;
@@ -235,6 +232,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     // improve (applied to the heap below, in ascending z), and y's own
     // nearest neighbour among the new values (the host's find_min(y)).
     ArgMin best{inf, -1};
+    // y's neighbour before this merge: its entry's new value is y's
+    // `current` unless y finds a new neighbour below.
+    const int y_neighbor = s.neighbor[y];
     // Every round's two loads first (they are independent), then the
     // arithmetic: one memory latency per merge instead of one per round.
     double dx[kRounds], dy[kRounds];
@@ -246,6 +246,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         dy[r] = ry[z];
       }
     }
+    // Thread 0 takes the merged candidate off the heap while the loads are
+    // in flight: it touches only the heap's order (heap, pos), which nothing
+    // in this pass reads, and it still precedes the pass's heap updates.
+    if (tid == 0) heap.RemoveMin();
 #pragma unroll
     for (int r = 0; r < kRounds; ++r) {
       const int z = r * kThreads + tid;
@@ -260,6 +264,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           s.pending[z] = v;
           improves = true;
         }
+        if (s.neighbor[z] == y) s.current[z] = v;
+        if (z == y_neighbor) s.current[y] = v;
         if (z > y && v < best.value) best = {v, z};
       }
       const unsigned ballot = __ballot_sync(kFull, improves);
@@ -288,6 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       if (lane == 0 && y < n - 1 && best.key != -1) {
         s.neighbor[y] = best.key;
+        s.current[y] = best.value;
         heap.ChangeValue(y, best.value);
       }
     }
@@ -310,8 +317,6 @@ absl::Status LaunchCentroidLinkage(const CentroidLinkageParams& p,
     return absl::InvalidArgumentError("centroid linkage: null buffer");
   }
   const int n = p.n;
-  const int tiles = (n + 31) / 32;
-  MirrorKernel<<<dim3(tiles, tiles), dim3(32, 8), 0, stream>>>(p.matrix, n);
   const int rows_per_block = 8;  // warps per block
   InitialNeighboursKernel<<<(n - 1 + rows_per_block - 1) / rows_per_block,
                             32 * rows_per_block, 0, stream>>>(

@@ -31,8 +31,8 @@
 
 namespace diarization::kernels {
 
-// The largest n the kernel takes: its shared memory holds ~37 bytes per
-// point (148 KiB at 4096), and the host clusters larger inputs blockwise
+// The largest n the kernel takes: its shared memory holds ~45 bytes per
+// point (181 KiB at 4096), and the host clusters larger inputs blockwise
 // anyway (AhcOptions::exact_max_n).
 inline constexpr int kCentroidLinkageMaxN = 4096;
 
@@ -46,9 +46,9 @@ struct LinkageMerge {
 };
 
 struct CentroidLinkageParams {
-  // n × n float64, row-major, on the device: the distances in the upper
-  // triangle (i < j). The lower triangle is filled here; the whole matrix is
-  // overwritten by the merges. The diagonal is never read.
+  // n × n float64, row-major, on the device: the symmetric distances
+  // (euclidean_distances.h writes them). The whole matrix is overwritten by
+  // the merges. The diagonal is never read.
   double* matrix = nullptr;
   int n = 0;  // 2 .. kCentroidLinkageMaxN
   // n - 1 merges (device), in scipy's order.
@@ -62,7 +62,7 @@ struct CentroidLinkageParams {
   int* error = nullptr;
 };
 
-// Mirror, initial neighbours and the merge loop, in order on `stream`.
+// The initial neighbours and the merge loop, in order on `stream`.
 absl::Status LaunchCentroidLinkage(const CentroidLinkageParams& p,
                                    cudaStream_t stream);
 

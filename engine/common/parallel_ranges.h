@@ -24,6 +24,13 @@ void RunRanges(std::span<const int> bounds,
 void ForEvenRanges(int n, int threads, int min_per_range,
                    const std::function<void(int, int)>& body);
 
+// The rows [0, n) of an n × n matrix's upper triangle (row i holds
+// n − 1 − i entries) as at most min(threads, n / min_rows_per_range)
+// consecutive ranges of about equal area (one range for small n), then
+// RunRanges.
+void ForUpperTriangleRows(int n, int threads, int min_rows_per_range,
+                          const std::function<void(int, int)>& body);
+
 }  // namespace diarization
 
 #endif  // DIARIZATION_ENGINE_COMMON_PARALLEL_RANGES_H_

@@ -1,6 +1,7 @@
-// The GPU linkage against the host's CentroidLinkageSquare (which matches
-// scipy merge for merge: engine/pipeline/ahc_scipy_parity_test), on fresh
-// random problems: every merge's clusters, size and height bit for bit.
+// The GPU's distances and linkage against the host's PdistDirectScalar (scipy's
+// loop) and CentroidLinkageSquare (which matches scipy merge for merge:
+// engine/pipeline/ahc_scipy_parity_test), on fresh random problems: every
+// distance, and every merge's clusters, size and height, bit for bit.
 #include "engine/models/cuda_linkage.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "engine/models/device_arena_cuda.h"
 #include "engine/pipeline/ahc.h"
+#include "engine/pipeline/pdist_direct.h"
 #include "gtest/gtest.h"
 
 namespace diarization::models::cuda {
@@ -109,21 +111,33 @@ TEST(CudaLinkage, MatchesHostLinkageBitForBit) {
          {Kind::kGaussian, Kind::kClustered, Kind::kDuplicates, Kind::kGrid}) {
       const int d = kind == Kind::kGrid ? 2 : 256;
       const std::vector<float> x = Problem(kind, n, d, rng);
-      dp::SquareMatrix full = dp::PdistSquare(x, n, d);
-      // What the GPU gets: the upper triangle, the lower one poisoned so a
-      // read of it would show.
-      dp::SquareMatrix upper = full;
-      for (int i = 1; i < n; ++i) {
-        for (int j = 0; j < i; ++j) {
-          upper[static_cast<size_t>(i) * n + j] =
-              std::numeric_limits<double>::quiet_NaN();
-        }
-      }
-      const std::vector<dp::Merge> host = dp::CentroidLinkageSquare(full, n);
-      absl::StatusOr<std::vector<dp::Merge>> gpu = (*linkage)->Run(upper, n);
       const std::string what = "n " + std::to_string(n) + " kind " +
                                std::to_string(static_cast<int>(kind));
+      // The reference distances: scipy's plain loop, not the host's vector
+      // paths (which pdist_direct_test holds to it).
+      std::vector<double> condensed(static_cast<size_t>(n) * (n - 1) / 2);
+      dp::PdistDirectScalar(x, n, d, condensed);
+      std::vector<double> device_distances;
+      absl::StatusOr<std::vector<dp::Merge>> gpu =
+          (*linkage)->Run(x, n, d, &device_distances);
       ASSERT_TRUE(gpu.ok()) << what << ": " << gpu.status();
+      ASSERT_EQ(device_distances.size(), static_cast<size_t>(n) * n) << what;
+      size_t k = 0;
+      for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(device_distances[static_cast<size_t>(i) * n + i], 0.0)
+            << what << " diagonal " << i;
+        for (int j = i + 1; j < n; ++j, ++k) {
+          const double upper = device_distances[static_cast<size_t>(i) * n + j];
+          const double lower = device_distances[static_cast<size_t>(j) * n + i];
+          ASSERT_EQ(std::memcmp(&upper, &condensed[k], 8), 0)
+              << what << " d(" << i << ", " << j << "): " << upper << " vs "
+              << condensed[k];
+          ASSERT_EQ(std::memcmp(&lower, &condensed[k], 8), 0)
+              << what << " d(" << j << ", " << i << ")";
+        }
+      }
+      dp::SquareMatrix full = dp::PdistSquare(x, n, d);
+      const std::vector<dp::Merge> host = dp::CentroidLinkageSquare(full, n);
       ExpectSameMerges(*gpu, host, what);
       ++problems;
       total_merges += n - 1;
@@ -181,10 +195,10 @@ TEST(CudaLinkage, AhcClusterWithTheAcceleratorGivesTheHostLabels) {
               static_cast<long long>(c.busy));
 }
 
-// A reserved call: the distances written into its page-locked host matrix
-// (upper triangle only) give the host's merges; while it is held a second
-// reservation is turned away (busy), and after it a new one is taken.
-TEST(CudaLinkage, AReservedCallRunsOnItsPageLockedMatrix) {
+// A reserved call: the rows it is given yield the host's merges; while it is
+// held a second reservation is turned away (busy), and after it a new one is
+// taken; sizes and widths outside its range are refused.
+TEST(CudaLinkage, AReservedCallGivesTheHostMerges) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto linkage = CudaLinkage::Create(arena.get());
@@ -193,41 +207,45 @@ TEST(CudaLinkage, AReservedCallRunsOnItsPageLockedMatrix) {
   for (int n : {2, 700, 2500 + static_cast<int>(rng() % 1597)}) {
     const std::vector<float> x = Problem(Kind::kClustered, n, 256, rng);
     dp::SquareMatrix full = dp::PdistSquare(x, n, 256);
-    std::unique_ptr<dp::LinkageAccelerator::Call> call = (*linkage)->Reserve(n);
+    std::unique_ptr<dp::LinkageAccelerator::Call> call =
+        (*linkage)->Reserve(n, 256);
     ASSERT_NE(call, nullptr) << "n " << n;
-    EXPECT_EQ((*linkage)->Reserve(n), nullptr);  // held: busy
-    std::span<double> m = call->host_matrix();
-    ASSERT_EQ(m.size(), static_cast<size_t>(n) * n);
-    cudaPointerAttributes attributes{};
-    ASSERT_EQ(cudaPointerGetAttributes(&attributes, m.data()), cudaSuccess);
-    EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
-    std::fill(m.begin(), m.end(), std::numeric_limits<double>::quiet_NaN());
-    dp::PdistSquareInto(x, n, 256, m, /*fill_lower=*/false);
+    EXPECT_EQ((*linkage)->Reserve(n, 256), nullptr);  // held: busy
     std::vector<dp::Merge> gpu;
-    ASSERT_TRUE(call->Run(&gpu)) << "n " << n;
+    ASSERT_TRUE(call->Run(x, &gpu)) << "n " << n;
     ExpectSameMerges(gpu, dp::CentroidLinkageSquare(full, n),
                      "reserved n " + std::to_string(n));
   }
-  EXPECT_NE((*linkage)->Reserve(64), nullptr);  // released
-  EXPECT_EQ((*linkage)->Reserve(1), nullptr);   // outside its range
-  EXPECT_EQ((*linkage)->Reserve(4097), nullptr);
+  EXPECT_NE((*linkage)->Reserve(64, 256), nullptr);  // released
+  EXPECT_EQ((*linkage)->Reserve(1, 256), nullptr);   // outside its range
+  EXPECT_EQ((*linkage)->Reserve(4097, 256), nullptr);
+  EXPECT_EQ((*linkage)->Reserve(64, 257), nullptr);  // wider than max_d
   const CudaLinkage::Counts c = (*linkage)->counts();
   EXPECT_EQ(c.ran, 3);
   EXPECT_EQ(c.busy, 3);
   EXPECT_EQ(c.failed, 0);
+  EXPECT_GT(c.distances_s, 0.0);
 }
 
 TEST(CudaLinkage, RefusesSizesOutsideItsRange) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
-  auto small = CudaLinkage::Create(arena.get(), 64);
+  auto small = CudaLinkage::Create(arena.get(), 64, 8);
   ASSERT_TRUE(small.ok()) << small.status();
-  dp::SquareMatrix m(65 * 65, 1.0);
-  EXPECT_EQ((*small)->Run(m, 65).status().code(),
+  std::vector<float> rows(65 * 9, 1.0f);
+  EXPECT_EQ((*small)->Run(rows, 65, 8).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ((*small)->Run(m, 1).status().code(),
+  EXPECT_EQ((*small)->Run(rows, 1, 8).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*small)->Run(rows, 64, 9).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*small)
+                ->Run(std::span<const float>(rows).first(10), 64, 8)
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(CudaLinkage::Create(arena.get(), 5000).ok());
+  EXPECT_FALSE(CudaLinkage::Create(arena.get(), 64, 0).ok());
 }
 
 }  // namespace

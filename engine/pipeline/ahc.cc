@@ -105,39 +105,6 @@ SquareMatrix SquareFromCondensed(std::span<const double> condensed, int n) {
   return m;
 }
 
-// Up to this many points the distances are scipy's direct loop
-// (pdist_direct.h); above, the Gram form.
-constexpr int kDirectPdistMaxN = 1024;
-
-// Calls body(begin, end) on consecutive row ranges [begin, end) of the
-// upper triangle of an n × n matrix, `threads` ranges of about equal area
-// (row i holds n − 1 − i entries), on threads − 1 new threads and this one.
-// One range, on this thread, for small n or one thread. Rows are written by
-// one range each.
-void ForUpperTriangleRows(int n, int threads,
-                          const std::function<void(int, int)>& body) {
-  constexpr int kMinRowsPerThread = 256;
-  threads = std::clamp(std::min(threads, n / kMinRowsPerThread), 1, 64);
-  if (threads == 1) {
-    body(0, n);
-    return;
-  }
-  // Range t ends where the entries before it reach (t + 1) / threads of the
-  // n(n−1)/2: rows [0, i) hold i·n − i(i+1)/2 entries.
-  const double total = 0.5 * n * (n - 1.0);
-  std::vector<int> bounds(threads + 1, n);
-  bounds[0] = 0;
-  int i = 0;
-  for (int t = 1; t < threads; ++t) {
-    const double want = total * t / threads;
-    while (i < n && static_cast<double>(i) * n - 0.5 * i * (i + 1.0) < want) {
-      ++i;
-    }
-    bounds[t] = i;
-  }
-  RunRanges(bounds, body);
-}
-
 }  // namespace
 
 void* AllocateDistanceMatrix(size_t bytes) {
@@ -158,43 +125,7 @@ void FreeDistanceMatrix(void* p) { std::free(p); }
 
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   std::vector<double> out(static_cast<size_t>(n) * (n - 1) / 2);
-  if (n <= kDirectPdistMaxN) {
-    // Direct differences in float64, summed in order like scipy's loop.
-    PdistDirect(x, n, d, out);
-    return out;
-  }
-  // Large n: the Gram form ‖a‖² + ‖b‖² − 2a·b through a float64 GEMM
-  // (OpenBLAS, kernels chosen for the CPU at run time). Its rounding differs
-  // from the direct form by ~1e-16 relative at the threshold scale; only
-  // near-zero distances lose relative precision.
-  std::vector<double> xd(x.begin(), x.begin() + static_cast<size_t>(n) * d);
-  std::vector<double> sq(n);
-  for (int i = 0; i < n; ++i) {
-    const double* row = xd.data() + static_cast<size_t>(i) * d;
-    double s = 0.0;
-    for (int t = 0; t < d; ++t) s += row[t] * row[t];
-    sq[i] = s;
-  }
-  constexpr int kBlock = 256;
-  std::vector<double> g(static_cast<size_t>(kBlock) * n);
-  for (int i0 = 0; i0 < n; i0 += kBlock) {
-    const int bi = std::min(kBlock, n - i0);
-    const int cols = n - i0;
-    // g (bi × cols) = X[i0 : i0+bi] · X[i0 :]ᵀ
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi, cols, d, 1.0,
-                xd.data() + static_cast<size_t>(i0) * d, d,
-                xd.data() + static_cast<size_t>(i0) * d, d, 0.0, g.data(),
-                cols);
-    for (int i = 0; i < bi; ++i) {
-      const int gi = i0 + i;
-      int64_t k = CondensedIndex(n, gi, gi + 1);
-      const double* grow = g.data() + static_cast<size_t>(i) * cols - i0;
-      for (int j = gi + 1; j < n; ++j) {
-        const double v = sq[gi] + sq[j] - 2.0 * grow[j];
-        out[k++] = std::sqrt(std::max(v, 0.0));
-      }
-    }
-  }
+  PdistDirect(x, n, d, out, openblas_get_num_threads());
   return out;
 }
 
@@ -207,13 +138,8 @@ SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
 
 void PdistSquareInto(std::span<const float> x, int n, int d,
                      std::span<double> out, bool fill_lower) {
-  if (n <= kDirectPdistMaxN) {
-    ScatterCondensed(PdistEuclidean(x, n, d), n, out, fill_lower);
-    return;
-  }
-  const std::vector<double> xd(x.begin(),
-                               x.begin() + static_cast<size_t>(n) * d);
-  PdistSquareGramInto(xd, n, d, out, fill_lower);
+  PdistDirectSquare(x, n, d, out, openblas_get_num_threads());
+  if (fill_lower) MirrorUpperTriangle(out, n);
 }
 
 SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d,
@@ -234,24 +160,26 @@ void PdistSquareGramInto(std::span<const double> xd, int n, int d,
   // The elementwise pass (~12 ms for 3906 points on one core) takes as many
   // threads as the DSYRK had: each entry is computed alone, so the split
   // does not change a bit.
-  ForUpperTriangleRows(n, openblas_get_num_threads(), [&](int begin, int end) {
-    for (int i = begin; i < end; ++i) {
-      double* r = m.data() + static_cast<size_t>(i) * n;
-      r[i] = 0.0;
-      const __m128d si = _mm_set1_pd(sq[i]);
-      const __m128d two = _mm_set1_pd(2.0);
-      const __m128d zero = _mm_setzero_pd();
-      int j = i + 1;
-      // SSE2 (every x86-64): IEEE sqrt, bit-identical to std::sqrt.
-      for (; j + 1 < n; j += 2) {
-        __m128d v = _mm_sub_pd(_mm_add_pd(si, _mm_loadu_pd(&sq[j])),
-                               _mm_mul_pd(two, _mm_loadu_pd(r + j)));
-        _mm_storeu_pd(r + j, _mm_sqrt_pd(_mm_max_pd(v, zero)));
-      }
-      for (; j < n; ++j)
-        r[j] = std::sqrt(std::max(sq[i] + sq[j] - 2.0 * r[j], 0.0));
-    }
-  });
+  ForUpperTriangleRows(
+      n, openblas_get_num_threads(), /*min_rows_per_range=*/256,
+      [&](int begin, int end) {
+        for (int i = begin; i < end; ++i) {
+          double* r = m.data() + static_cast<size_t>(i) * n;
+          r[i] = 0.0;
+          const __m128d si = _mm_set1_pd(sq[i]);
+          const __m128d two = _mm_set1_pd(2.0);
+          const __m128d zero = _mm_setzero_pd();
+          int j = i + 1;
+          // SSE2 (every x86-64): IEEE sqrt, bit-identical to std::sqrt.
+          for (; j + 1 < n; j += 2) {
+            __m128d v = _mm_sub_pd(_mm_add_pd(si, _mm_loadu_pd(&sq[j])),
+                                   _mm_mul_pd(two, _mm_loadu_pd(r + j)));
+            _mm_storeu_pd(r + j, _mm_sqrt_pd(_mm_max_pd(v, zero)));
+          }
+          for (; j < n; ++j)
+            r[j] = std::sqrt(std::max(sq[i] + sq[j] - 2.0 * r[j], 0.0));
+        }
+      });
   if (fill_lower) MirrorUpperTriangle(m, n);
 }
 
@@ -453,42 +381,46 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
   const std::vector<float> normed = NormalizeRowsF32(embeddings, n, d);
   std::vector<int> flat;
   if (n <= options.exact_max_n) {
-    // With an accelerator that takes the call, the distances go straight
-    // into its host matrix, upper triangle only (it mirrors on the device),
-    // mirrored here only if its run fails; else into a matrix of our own.
     std::unique_ptr<LinkageAccelerator::Call> call =
         options.accelerator != nullptr && n <= options.accelerator->max_n()
-            ? options.accelerator->Reserve(n)
+            ? options.accelerator->Reserve(n, d)
             : nullptr;
-    SquareMatrix own;
-    std::span<double> square;
-    if (call != nullptr) {
-      square = call->host_matrix();
-    } else {
-      own = SquareMatrix(static_cast<size_t>(n) * n);
-      square = own;
-    }
-    PdistSquareInto(normed, n, d, square, /*fill_lower=*/call == nullptr);
+    double pdist_s = std::chrono::duration<double>(Clock::now() - t0).count();
     const auto t1 = Clock::now();
     std::vector<Merge> z;
-    // While the device links, the caller's independent work runs beside it
-    // (the distances' BLAS call is done); joined before anything else here.
-    std::thread beside;
-    if (call != nullptr && options.beside_linkage) {
-      beside = std::thread(options.beside_linkage);
+    bool accelerated = false, beside_done = false;
+    if (call != nullptr) {
+      // The device computes the distances and the merges; the caller's
+      // independent work runs beside it, joined before anything else here.
+      std::thread beside;
+      if (options.beside_linkage) {
+        beside = std::thread(options.beside_linkage);
+        beside_done = true;
+      }
+      accelerated = call->Run(normed, &z);
+      if (beside.joinable()) beside.join();
+      call.reset();  // gives the accelerator back before the host's work
     }
-    const bool accelerated = call != nullptr && call->Run(&z);
-    if (beside.joinable()) beside.join();
+    double host_pdist_s = 0.0;
     if (!accelerated) {
-      if (call != nullptr) MirrorUpperTriangle(square, n);
+      // The same distances and merges on the host (also when the device's
+      // call failed).
+      const auto h0 = Clock::now();
+      SquareMatrix square(static_cast<size_t>(n) * n);
+      PdistSquareInto(normed, n, d, square);
+      host_pdist_s = std::chrono::duration<double>(Clock::now() - h0).count();
       z = CentroidLinkageSquare(square, n);
     }
-    if (call == nullptr && options.beside_linkage) options.beside_linkage();
+    // Without a device call the caller's work runs here, after the host's
+    // distances and merges (never beside the distances' threads).
+    if (!beside_done && options.beside_linkage) options.beside_linkage();
     flat = FclusterDistance(z, n, options.threshold);
     if (times != nullptr) {
-      times->pdist_s = std::chrono::duration<double>(t1 - t0).count();
+      pdist_s += host_pdist_s;
+      times->pdist_s = pdist_s;
       times->linkage_s =
-          std::chrono::duration<double>(Clock::now() - t1).count();
+          std::chrono::duration<double>(Clock::now() - t1).count() -
+          host_pdist_s;
       times->accelerated = accelerated;
     }
   } else {

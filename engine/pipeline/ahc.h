@@ -78,23 +78,23 @@ inline int64_t CondensedIndex(int64_t n, int64_t i, int64_t j) {
 }
 
 // scipy pdist(x, "euclidean") over float32 rows promoted to float64
-// (n × d, row-major); condensed, n(n-1)/2 entries.
+// (n × d, row-major); condensed, n(n-1)/2 entries. scipy's own loop and
+// bits for every n (pdist_direct.h), on OpenBLAS's thread count.
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
 
 // The same distances as a full symmetric n × n matrix (row-major).
-// `fill_lower` false: the lower triangle may be left unwritten (the Gram
-// form above 1024 points skips its mirror; MirrorUpperTriangle fills it).
+// `fill_lower` false: the lower triangle is left unwritten.
 SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
                          bool fill_lower = true);
-// PdistSquare into `out` (at least n × n), e.g. a LinkageAccelerator::Call's
-// host matrix.
+// PdistSquare into `out` (at least n × n).
 void PdistSquareInto(std::span<const float> x, int n, int d,
                      std::span<double> out, bool fill_lower = true);
 
 // Euclidean distances of float64 rows as a full symmetric matrix through the
-// Gram form (one DSYRK): ~1e-16 relative at unit scale. `fill_lower` false:
-// only the upper triangle (i < j) is written (MirrorUpperTriangle fills the
-// rest), for a LinkageAccelerator that mirrors the matrix itself.
+// Gram form (one DSYRK): ~1e-16 relative at unit scale, not scipy's bits.
+// The blockwise variant's weighted centroids (ahc_blockwise.h), above
+// exact_max_n. `fill_lower` false: only the upper triangle (i < j) is
+// written.
 SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d,
                              bool fill_lower = true);
 void PdistSquareGramInto(std::span<const double> x, int n, int d,
@@ -119,40 +119,43 @@ std::vector<Merge> CentroidLinkage(std::vector<double>& condensed, int n,
 // largest merge height inside it is <= t.
 std::vector<int> FclusterDistance(const std::vector<Merge>& z, int n, double t);
 
-// Runs CentroidLinkageSquare somewhere else (engine/models/cuda_linkage.h:
-// on the GPU), with the same merges bit for bit. Thread-safe.
+// Runs the distances and CentroidLinkageSquare somewhere else
+// (engine/models/cuda_linkage.h: on the GPU), with the host's distances and
+// merges bit for bit. Thread-safe.
 class LinkageAccelerator {
  public:
-  // One linkage, reserved before its distances are computed, so that they
-  // are written straight into the host matrix the accelerator uploads
-  // fastest (page-locked, reused: no page faults, no staging copy).
+  // One linkage, reserved before the caller commits to it: a refused
+  // reservation costs nothing, and the caller runs the host's instead.
   class Call {
    public:
     virtual ~Call() = default;  // gives the accelerator back
-    // n × n, row-major: the caller writes the distances' upper triangle
-    // (i < j); the rest is not read by Run.
-    virtual std::span<double> host_matrix() = 0;
-    // Fills `merges` with CentroidLinkageSquare's merges for the upper
-    // triangle of host_matrix() and returns true; false when it failed (it
-    // says why in its own diagnostics): the caller then runs the host's
-    // linkage on host_matrix() (mirrored first), with the same merges.
-    virtual bool Run(std::vector<Merge>* merges) = 0;
+    // `rows`: the n unit rows of the reservation (n × d float32,
+    // row-major). Computes PdistSquare's distances of them and fills
+    // `merges` with CentroidLinkageSquare's merges, both with the host's
+    // bits, and returns true; false when it failed (it says why in its own
+    // diagnostics): the caller then runs both on the host, with the same
+    // merges.
+    virtual bool Run(std::span<const float> rows,
+                     std::vector<Merge>* merges) = 0;
   };
 
   virtual ~LinkageAccelerator() = default;
   // The largest n it takes.
   virtual int max_n() const = 0;
-  // A call for n points (2 <= n <= max_n()), or null when it cannot take
-  // one now (busy with another call): the caller runs the host's linkage.
-  virtual std::unique_ptr<Call> Reserve(int n) = 0;
+  // A call for n points of d coordinates (2 <= n <= max_n()), or null when
+  // it cannot take one now (busy with another call, or d beyond what it
+  // holds): the caller runs the host's linkage.
+  virtual std::unique_ptr<Call> Reserve(int n, int d) = 0;
   // One line on what it did so far (calls, time), for logs and benchmarks.
   virtual std::string Describe() const { return {}; }
 };
 
 // Where AhcCluster's time went (seconds), when the caller asks.
 struct AhcTimes {
-  double pdist_s = 0.0;    // normalisation + distance matrix
-  double linkage_s = 0.0;  // the merges (host or accelerator) + fcluster
+  // Normalisation, and the distance matrix when the host computes it.
+  double pdist_s = 0.0;
+  // The merges + fcluster; with an accelerator also its distances.
+  double linkage_s = 0.0;
   bool accelerated = false;
 };
 
@@ -166,11 +169,10 @@ struct AhcOptions {
   int block_size = 2048;
   // Work of the caller that does not depend on the clustering (VbxClustering:
   // the PLDA transforms), run exactly once before AhcCluster returns: on a
-  // thread of its own while the accelerator's linkage runs, where the host
-  // would only wait for the device; otherwise after the host's linkage. Never
-  // beside the distances, whose BLAS call must have OpenBLAS's threads to
-  // itself (its partition, and with it the last bits, could otherwise
-  // depend on timing). Null: none.
+  // thread of its own while the accelerator's call runs, where the host
+  // would only wait for the device; otherwise after the host's linkage.
+  // Never beside the host's distances, which take OpenBLAS's thread count
+  // of threads. Null: none.
   std::function<void()> beside_linkage;
 };
 

@@ -41,7 +41,8 @@ std::vector<int> ExactFlat(const Points& p, int begin, int count, double t) {
                                      static_cast<size_t>(count));
   std::vector<Merge> z;
   if (count > 256) {
-    // The exact path's storage and DSYRK distances (ahc.h).
+    // The exact path's storage, with DSYRK distances (ahc.h
+    // PdistSquareGram): the weighted centroids are float64 already.
     SquareMatrix square = PdistSquareGram(
         std::span<const double>(p.x.data() + static_cast<size_t>(begin) * p.d,
                                 static_cast<size_t>(count) * p.d),

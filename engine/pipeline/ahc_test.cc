@@ -135,12 +135,11 @@ TEST(AhcTest, DistancesAreTheSameOnAnyNumberOfThreads) {
   openblas_set_num_threads(before);
 }
 
-// An accelerator whose calls lend a host matrix poisoned with NaN (so a
-// read of what AhcCluster did not write shows) and then succeed with the
-// host linkage, or fail. With `wait_for`, a call first waits (up to 10 s)
-// for that flag and records whether it saw it set while running (so work
-// the caller starts beside the call provably runs beside it). `busy`: every
-// Reserve is turned away.
+// An accelerator whose calls compute the host's distances and merges from
+// the rows they are given, or fail. With `wait_for`, a call first waits (up
+// to 10 s) for that flag and records whether it saw it set while running
+// (so work the caller starts beside the call provably runs beside it).
+// `busy`: every Reserve is turned away.
 class LendingAccelerator : public LinkageAccelerator {
  public:
   struct Behaviour {
@@ -150,22 +149,21 @@ class LendingAccelerator : public LinkageAccelerator {
   };
   explicit LendingAccelerator(Behaviour behaviour) : behaviour_(behaviour) {}
   int max_n() const override { return 4096; }
-  std::unique_ptr<Call> Reserve(int n) override {
+  std::unique_ptr<Call> Reserve(int n, int d) override {
     if (behaviour_.busy) return nullptr;
     ++reserved;
-    return std::make_unique<LentCall>(this, n);
+    return std::make_unique<LentCall>(this, n, d);
   }
   int reserved = 0, ran = 0;
-  bool lower_triangle_written = false;
   bool saw_flag_during_run = false;
+  std::vector<float> rows_seen;
 
  private:
   class LentCall : public Call {
    public:
-    LentCall(LendingAccelerator* owner, int n)
-        : owner_(owner), n_(n), m_(static_cast<size_t>(n) * n, std::nan("")) {}
-    std::span<double> host_matrix() override { return m_; }
-    bool Run(std::vector<Merge>* merges) override {
+    LentCall(LendingAccelerator* owner, int n, int d)
+        : owner_(owner), n_(n), d_(d) {}
+    bool Run(std::span<const float> rows, std::vector<Merge>* merges) override {
       ++owner_->ran;
       if (const std::atomic<bool>* flag = owner_->behaviour_.wait_for) {
         const auto until =
@@ -175,33 +173,26 @@ class LendingAccelerator : public LinkageAccelerator {
         }
         owner_->saw_flag_during_run = flag->load();
       }
-      for (int i = 1; i < n_; ++i) {
-        for (int j = 0; j < i; ++j) {
-          if (!std::isnan(m_[static_cast<size_t>(i) * n_ + j])) {
-            owner_->lower_triangle_written = true;
-          }
-        }
-      }
+      owner_->rows_seen.assign(rows.begin(), rows.end());
       if (owner_->behaviour_.fail) return false;
-      SquareMatrix copy(m_.begin(), m_.end());
-      MirrorUpperTriangle(copy, n_);
-      *merges = CentroidLinkageSquare(copy, n_);
+      SquareMatrix m =
+          PdistSquare(rows.first(static_cast<size_t>(n_) * d_), n_, d_);
+      *merges = CentroidLinkageSquare(m, n_);
       return true;
     }
 
    private:
     LendingAccelerator* owner_;
-    int n_;
-    std::vector<double> m_;
+    int n_, d_;
   };
   Behaviour behaviour_;
 };
 
-// AhcCluster writes the distances' upper triangle into the accelerator's
-// host matrix; the labels are the host's whether the call succeeds or fails
-// (then the host linkage runs on that matrix, mirrored first), on both
-// distance paths (direct up to 1024 points, Gram above).
-TEST(AhcTest, ALentHostMatrixGivesTheHostLabels) {
+// AhcCluster hands the accelerator the unit rows (NormalizeRowsF32's, all
+// n × d of them); the labels are the host's whether the call succeeds or
+// fails (then the host computes the distances and merges itself), below and
+// above 1024 points.
+TEST(AhcTest, AnAcceleratorGetsTheUnitRowsAndGivesTheHostLabels) {
   std::mt19937 rng(std::random_device{}());
   std::normal_distribution<float> g;
   for (const int n : {300, 1500}) {
@@ -221,7 +212,7 @@ TEST(AhcTest, ALentHostMatrixGivesTheHostLabels) {
       EXPECT_EQ(lender.reserved, 1);
       EXPECT_EQ(lender.ran, 1);
       EXPECT_EQ(times.accelerated, !fail);
-      EXPECT_FALSE(lender.lower_triangle_written) << "n " << n;
+      EXPECT_EQ(lender.rows_seen, NormalizeRowsF32(x, n, dim)) << "n " << n;
     }
   }
 }

@@ -15,10 +15,10 @@ LinkagePool::LinkagePool(
 }
 
 std::unique_ptr<pipeline::LinkageAccelerator::Call> LinkagePool::Reserve(
-    int n) {
+    int n, int d) {
   for (const auto& m : members_) {
     if (n > m->max_n()) continue;
-    if (std::unique_ptr<Call> call = m->Reserve(n)) return call;
+    if (std::unique_ptr<Call> call = m->Reserve(n, d)) return call;
   }
   return nullptr;
 }

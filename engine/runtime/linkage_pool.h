@@ -23,9 +23,9 @@ class LinkagePool final : public pipeline::LinkageAccelerator {
   bool empty() const { return members_.empty(); }
   // The largest max_n of the members.
   int max_n() const override { return max_n_; }
-  // The first member that takes n and is free now, in order; null when
-  // none is.
-  std::unique_ptr<Call> Reserve(int n) override;
+  // The first member that takes (n, d) and is free now, in order; null
+  // when none is.
+  std::unique_ptr<Call> Reserve(int n, int d) override;
 
  private:
   std::vector<std::shared_ptr<pipeline::LinkageAccelerator>> members_;

@@ -10,33 +10,32 @@ namespace {
 
 namespace dp = diarization::pipeline;
 
-// Answers with the host linkage on a host matrix of its own unless told it
+// Answers with the host's distances and linkage unless told it
 // is busy; counts the reservations it was asked for.
 class FakeAccelerator : public dp::LinkageAccelerator {
  public:
   FakeAccelerator(int max_n, bool busy) : max_n_(max_n), busy_(busy) {}
   int max_n() const override { return max_n_; }
-  std::unique_ptr<Call> Reserve(int n) override {
+  std::unique_ptr<Call> Reserve(int n, int d) override {
     ++calls;
     if (busy_) return nullptr;
-    return std::make_unique<HostCall>(n);
+    return std::make_unique<HostCall>(n, d);
   }
   int calls = 0;
 
  private:
   class HostCall : public Call {
    public:
-    explicit HostCall(int n) : n_(n), m_(static_cast<size_t>(n) * n) {}
-    std::span<double> host_matrix() override { return m_; }
-    bool Run(std::vector<dp::Merge>* merges) override {
-      dp::MirrorUpperTriangle(m_, n_);
-      *merges = dp::CentroidLinkageSquare(m_, n_);
+    HostCall(int n, int d) : n_(n), d_(d) {}
+    bool Run(std::span<const float> rows,
+             std::vector<dp::Merge>* merges) override {
+      dp::SquareMatrix m = dp::PdistSquare(rows, n_, d_);
+      *merges = dp::CentroidLinkageSquare(m, n_);
       return true;
     }
 
    private:
-    int n_;
-    dp::SquareMatrix m_;
+    int n_, d_;
   };
   int max_n_;
   bool busy_;
