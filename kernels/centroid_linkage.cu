@@ -99,6 +99,7 @@ struct Shared {
   // exactness test (the host's `dist == row(x)[y]`) reads shared memory
   // instead of a matrix entry in device memory.
   double* current;
+  double* heap_values;   // n: the heap's values by heap position
   int* heap;             // n
   int* pos;              // n
   int* neighbor;         // n
@@ -110,7 +111,7 @@ struct Shared {
 
 __host__ __device__ size_t SharedBytes(int n) {
   const size_t words = (static_cast<size_t>(n) + 31) / 32;
-  return 3 * sizeof(double) * n + 5 * sizeof(int) * n +
+  return 4 * sizeof(double) * n + 5 * sizeof(int) * n +
          sizeof(unsigned) * words + n + 16;
 }
 
@@ -119,7 +120,8 @@ __device__ Shared Carve(unsigned char* base, int n) {
   s.values = reinterpret_cast<double*>(base);
   s.pending = s.values + n;
   s.current = s.pending + n;
-  s.heap = reinterpret_cast<int*>(s.current + n);
+  s.heap_values = s.current + n;
+  s.heap = reinterpret_cast<int*>(s.heap_values + n);
   s.pos = s.heap + n;
   s.neighbor = s.pos + n;
   s.size = s.neighbor + n;
@@ -153,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   // The host's heap (run by thread 0 only, which alone touches it).
-  IndexedMinHeap heap{s.values, s.heap, s.pos, n - 1};
+  IndexedMinHeap heap{s.values, s.heap_values, s.heap, s.pos, n - 1};
   if (tid == 0) heap.Heapify();
   __syncthreads();
 
@@ -183,7 +185,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int it = 0; it < n - k; ++it) {
       if (tid == 0) {
         const int x = s.heap[0];
-        const double dist = s.values[x];
+        const double dist = heap.top_value();
         const int y = s.neighbor[x];
         const bool exact = y >= 0 && dist == s.current[x];
         s_x = x;
@@ -196,11 +198,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (s_exact) break;
       const int x = s_x;
       const double* rx = m + static_cast<size_t>(x) * n;
+      // The host's find_min(x) over the live j > x: every round's load
+      // first (one memory latency per repair instead of one per round),
+      // then this thread's first strict minimum in ascending j.
+      double row[kRounds];
+#pragma unroll
+      for (int r = 0; r < kRounds; ++r) {
+        const int j = x + 1 + r * kThreads + tid;
+        row[r] = j < n && s.alive[j] ? rx[j] : inf;
+      }
       ArgMin best{inf, -1};
-      for (int j = x + 1 + tid; j < n; j += kThreads) {
-        if (!s.alive[j]) continue;
-        const double v = rx[j];
-        if (v < best.value) best = {v, j};
+#pragma unroll
+      for (int r = 0; r < kRounds; ++r) {
+        const int j = x + 1 + r * kThreads + tid;
+        if (j < n && s.alive[j] && row[r] < best.value) best = {row[r], j};
       }
       best = BlockArgMin(best, warp_best);
       if (tid == 0) {

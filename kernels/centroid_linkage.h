@@ -31,8 +31,8 @@
 
 namespace diarization::kernels {
 
-// The largest n the kernel takes: its shared memory holds ~45 bytes per
-// point (181 KiB at 4096), and the host clusters larger inputs blockwise
+// The largest n the kernel takes: its shared memory holds ~53 bytes per
+// point (213 KiB at 4096), and the host clusters larger inputs blockwise
 // anyway (AhcOptions::exact_max_n).
 inline constexpr int kCentroidLinkageMaxN = 4096;
 

@@ -30,10 +30,13 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 class MinHeap {
  public:
   explicit MinHeap(const std::vector<double>& values)
-      : values_(values), heap_(values.size()), pos_(values.size()) {
+      : values_(values),
+        heap_values_(values.size()),
+        heap_(values.size()),
+        pos_(values.size()) {
     std::iota(heap_.begin(), heap_.end(), 0);
     std::iota(pos_.begin(), pos_.end(), 0);
-    h_ = {values_.data(), heap_.data(), pos_.data(),
+    h_ = {values_.data(), heap_values_.data(), heap_.data(), pos_.data(),
           static_cast<int>(values_.size())};
     h_.Heapify();
   }
@@ -44,6 +47,7 @@ class MinHeap {
 
  private:
   std::vector<double> values_;
+  std::vector<double> heap_values_;
   std::vector<int> heap_;
   std::vector<int> pos_;
   diarization::IndexedMinHeap h_;
