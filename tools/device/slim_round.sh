@@ -6,7 +6,9 @@
 # of 50, so that it travels with the pyannote wheels (.whl, ~8 MiB) under
 # the device tool's 64 MiB carry, which the full archive does not (seen
 # 2026-12-04). The full archive is kept at $FULL (default
-# /tmp/round_full.tar.xz), outside the carried folder.
+# /tmp/round_full.tar.xz), outside the carried folder. KEEP_EXTRA (names,
+# space-separated) keeps more binaries, e.g. "cuda_linkage_test" for
+# bench/gpu/linkage_sanitizers.sh in the same call.
 #
 #   here:  tools/device/pack_round.sh; tools/device/slim_round.sh
 #   run:   carry [".device", ".whl"], command
@@ -15,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 FULL=${FULL:-/tmp/round_full.tar.xz}
-KEEP=(diarization_server_cuda diarize_client make_random_models rtfx_main)
+KEEP=(diarization_server_cuda diarize_client make_random_models rtfx_main ${KEEP_EXTRA:-})
 [[ -f .device/round.tar.xz ]] || { echo "slim_round.sh: no .device/round.tar.xz (tools/device/pack_round.sh)"; exit 2; }
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
