@@ -2,7 +2,8 @@
 # On the GPU machine: where the clustering's linkage kernel
 # (kernels/centroid_linkage.cu, MergeLoopKernel) spends its time on an audio
 # hour's points. One rtfx_main pass of the default configuration
-# (rtfx_default.sh) under ncu, profiling only the first MergeLoopKernel
+# (rtfx_default.sh, without CUDA graphs: rtfx_main under ncu with graphs
+# exited with status 11 on 2026-12-04) under ncu, profiling only the first MergeLoopKernel
 # launch (the hour's ~3900 points) with the warp-state, scheduler and
 # source-counter sections (the kernel carries line tables, -lineinfo, so
 # the stalls are attributed to source lines).
@@ -27,7 +28,8 @@ RTFX_LAUNCHER="$NCU --kernel-name regex:MergeLoopKernel --launch-count 1 \
   --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
   --section SourceCounters --section LaunchStats --section Occupancy \
   --import-source yes -f -o $LOGS/linkage" \
-  rtfx_default "$WORK/bin/rtfx_main" "$LOGS/rtfx.log" 1 "$WORK/engines.tsv"
+  rtfx_default "$WORK/bin/rtfx_main" "$LOGS/rtfx.log" 1 "$WORK/engines.tsv" \
+  --graphs=false
 echo "ncu rc=$? $((SECONDS - start)) s"
 if [[ -f "$LOGS/linkage.ncu-rep" ]]; then
   "$NCU" --import "$LOGS/linkage.ncu-rep" --page details --csv >"$LOGS/details.csv" 2>&1
