@@ -144,6 +144,18 @@ bool CudaLinkage::Count(const absl::StatusOr<std::vector<pipeline::Merge>>& z) {
 
 absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::RunLocked(
     std::span<const float> rows, int n, int d, std::vector<double>* distances) {
+  absl::StatusOr<std::vector<pipeline::Merge>> z =
+      RunOnStream(rows, n, d, distances);
+  // A call that failed after enqueueing may leave the rows' upload or the
+  // kernels in flight; the next call rewrites the same staging and device
+  // buffers, so nothing may still be running on the stream when the lock
+  // is released (a sticky error makes this return at once).
+  if (!z.ok()) cudaStreamSynchronize(stream_);
+  return z;
+}
+
+absl::StatusOr<std::vector<pipeline::Merge>> CudaLinkage::RunOnStream(
+    std::span<const float> rows, int n, int d, std::vector<double>* distances) {
   if (n < 2 || n > max_n_ || d < 1 || d > max_d_) {
     return absl::InvalidArgumentError(
         absl::StrCat("CUDA linkage: n must be in [2, ", max_n_,

@@ -79,7 +79,12 @@ class CudaLinkage final : public pipeline::LinkageAccelerator {
  private:
   class ReservedCall;
   CudaLinkage() = default;
+  // One call under the lock: RunOnStream, then, if it failed, waits for
+  // whatever it left on the stream.
   absl::StatusOr<std::vector<pipeline::Merge>> RunLocked(
+      std::span<const float> rows, int n, int d,
+      std::vector<double>* distances);
+  absl::StatusOr<std::vector<pipeline::Merge>> RunOnStream(
       std::span<const float> rows, int n, int d,
       std::vector<double>* distances);
   // Counts a finished run and reports the first failure; whether it ran.
