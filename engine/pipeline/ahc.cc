@@ -93,16 +93,16 @@ float PairwiseSumF32(const float* a, int n) {
 }
 
 // Writes a condensed upper triangle into `out` (n × n, row-major): a zero
-// diagonal, the upper triangle, and its mirror when `fill_lower`.
+// diagonal, the upper triangle, and its mirror.
 void ScatterCondensed(std::span<const double> condensed, int n,
-                      std::span<double> out, bool fill_lower) {
+                      std::span<double> out) {
   size_t k = 0;
   for (int i = 0; i < n; ++i) {
     double* row = out.data() + static_cast<size_t>(i) * n;
     row[i] = 0.0;
     for (int j = i + 1; j < n; ++j, ++k) {
       row[j] = condensed[k];
-      if (fill_lower) out[static_cast<size_t>(j) * n + i] = condensed[k];
+      out[static_cast<size_t>(j) * n + i] = condensed[k];
     }
   }
 }
@@ -111,7 +111,7 @@ void ScatterCondensed(std::span<const double> condensed, int n,
 // matrix with a zero diagonal.
 SquareMatrix SquareFromCondensed(std::span<const double> condensed, int n) {
   SquareMatrix m(static_cast<size_t>(n) * n);
-  ScatterCondensed(condensed, n, m, /*fill_lower=*/true);
+  ScatterCondensed(condensed, n, m);
   return m;
 }
 
@@ -139,28 +139,26 @@ std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d) {
   return out;
 }
 
-SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
-                         bool fill_lower) {
+SquareMatrix PdistSquare(std::span<const float> x, int n, int d) {
   SquareMatrix m(static_cast<size_t>(n) * n);
-  PdistSquareInto(x, n, d, m, fill_lower);
+  PdistSquareInto(x, n, d, m);
   return m;
 }
 
 void PdistSquareInto(std::span<const float> x, int n, int d,
-                     std::span<double> out, bool fill_lower) {
+                     std::span<double> out) {
   PdistDirectSquare(x, n, d, out, openblas_get_num_threads());
-  if (fill_lower) MirrorUpperTriangle(out, n);
+  MirrorUpperTriangle(out, n);
 }
 
-SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d,
-                             bool fill_lower) {
+SquareMatrix PdistSquareGram(std::span<const double> xd, int n, int d) {
   SquareMatrix m(static_cast<size_t>(n) * n);
-  PdistSquareGramInto(xd, n, d, m, fill_lower);
+  PdistSquareGramInto(xd, n, d, m);
   return m;
 }
 
 void PdistSquareGramInto(std::span<const double> xd, int n, int d,
-                         std::span<double> m, bool fill_lower) {
+                         std::span<double> m) {
   // Gram form straight into the square matrix: one DSYRK (upper triangle of
   // X·Xᵀ, OpenBLAS), then distances in place and the mirror image.
   cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, 1.0, xd.data(), d,
@@ -190,7 +188,7 @@ void PdistSquareGramInto(std::span<const double> xd, int n, int d,
             r[j] = std::sqrt(std::max(sq[i] + sq[j] - 2.0 * r[j], 0.0));
         }
       });
-  if (fill_lower) MirrorUpperTriangle(m, n);
+  MirrorUpperTriangle(m, n);
 }
 
 void MirrorUpperTriangle(std::span<double> m, int n) {

@@ -83,22 +83,18 @@ inline int64_t CondensedIndex(int64_t n, int64_t i, int64_t j) {
 std::vector<double> PdistEuclidean(std::span<const float> x, int n, int d);
 
 // The same distances as a full symmetric n × n matrix (row-major).
-// `fill_lower` false: the lower triangle is left unwritten.
-SquareMatrix PdistSquare(std::span<const float> x, int n, int d,
-                         bool fill_lower = true);
+SquareMatrix PdistSquare(std::span<const float> x, int n, int d);
 // PdistSquare into `out` (at least n × n).
 void PdistSquareInto(std::span<const float> x, int n, int d,
-                     std::span<double> out, bool fill_lower = true);
+                     std::span<double> out);
 
 // Euclidean distances of float64 rows as a full symmetric matrix through the
 // Gram form (one DSYRK): ~1e-16 relative at unit scale, not scipy's bits.
 // The blockwise variant's weighted centroids (ahc_blockwise.h), above
-// exact_max_n. `fill_lower` false: only the upper triangle (i < j) is
-// written.
-SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d,
-                             bool fill_lower = true);
+// exact_max_n.
+SquareMatrix PdistSquareGram(std::span<const double> x, int n, int d);
 void PdistSquareGramInto(std::span<const double> x, int n, int d,
-                         std::span<double> out, bool fill_lower = true);
+                         std::span<double> out);
 
 // Copies the upper triangle of an n × n matrix onto its lower one.
 void MirrorUpperTriangle(std::span<double> m, int n);

@@ -9,8 +9,7 @@
 // int32 labels of AhcCluster.
 //
 // Like the production binaries (ADR 0080) it runs with the kernels
-// ReexecWithOpenBlasKernels chooses (the Gram-form pdist above 1024 points
-// is a DSYRK).
+// ReexecWithOpenBlasKernels chooses.
 #include <cstdint>
 #include <fstream>
 #include <iostream>
