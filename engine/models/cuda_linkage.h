@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/common/shapes.h"
 #include "engine/models/cuda_buffers.h"
 #include "engine/models/device_arena.h"
 #include "engine/pipeline/ahc.h"
@@ -39,14 +40,10 @@ namespace diarization::models::cuda {
 
 class CudaLinkage final : public pipeline::LinkageAccelerator {
  public:
-  // The coordinates per row a linkage holds by default: the embedding
-  // model's 256.
-  static constexpr int kDefaultMaxD = 256;
-
   // max_n: 2 .. kernels::kCentroidLinkageMaxN (0: that maximum);
-  // max_d >= 1.
+  // max_d >= 1 (default: the embedding model's width).
   static absl::StatusOr<std::unique_ptr<CudaLinkage>> Create(
-      DeviceArena* arena, int max_n = 0, int max_d = kDefaultMaxD);
+      DeviceArena* arena, int max_n = 0, int max_d = kEmbeddingDim);
   ~CudaLinkage() override;
 
   int max_n() const override { return max_n_; }

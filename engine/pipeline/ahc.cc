@@ -14,6 +14,7 @@
 #include <new>
 #include <numeric>
 #include <thread>
+#include <utility>
 
 #include "engine/common/indexed_min_heap.h"
 #include "engine/common/openblas_threads.h"
@@ -26,14 +27,17 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// IndexedMinHeap over arrays of its own, initialised from `values`.
+// IndexedMinHeap over arrays of its own, initialised from `values` (by
+// key), which it then owns: value(key) is each key's current value.
 class MinHeap {
  public:
-  explicit MinHeap(const std::vector<double>& values)
-      : values_(values),
-        heap_values_(values.size()),
-        heap_(values.size()),
-        pos_(values.size()) {
+  explicit MinHeap(std::vector<double> values)
+      // values_ is declared (so initialised) first; the others take its
+      // size, `values` being moved from.
+      : values_(std::move(values)),
+        heap_values_(values_.size()),
+        heap_(values_.size()),
+        pos_(values_.size()) {
     std::iota(heap_.begin(), heap_.end(), 0);
     std::iota(pos_.begin(), pos_.end(), 0);
     h_ = {values_.data(), heap_values_.data(), heap_.data(), pos_.data(),
@@ -41,6 +45,7 @@ class MinHeap {
     h_.Heapify();
   }
   int top_key() const { return h_.top_key(); }
+  double value(int key) const { return values_[key]; }
   double top_value() const { return h_.top_value(); }
   void RemoveMin() { h_.RemoveMin(); }
   void ChangeValue(int key, double value) { h_.ChangeValue(key, value); }
@@ -253,7 +258,8 @@ std::vector<Merge> CentroidLinkageSquare(std::span<double> m, int n,
     neighbor[x] = key;
     min_dist[x] = value;
   }
-  MinHeap heap(min_dist);
+  // From here the heap holds the candidates' distances (scipy's min_dist).
+  MinHeap heap(std::move(min_dist));
 
   for (int k = 0; k < n - 1; ++k) {
     int x = 0, y = 0;
@@ -268,7 +274,6 @@ std::vector<Merge> CentroidLinkageSquare(std::span<double> m, int n,
       y = key;
       dist = value;
       neighbor[x] = y;
-      min_dist[x] = dist;
       heap.ChangeValue(x, dist);
     }
     heap.RemoveMin();
@@ -301,9 +306,8 @@ std::vector<Merge> CentroidLinkageSquare(std::span<double> m, int n,
       ry[zi] = v;
       row(zi)[y] = v;
       if (zi < x && neighbor[zi] == x) neighbor[zi] = y;
-      if (zi < y && v < min_dist[zi]) {
+      if (zi < y && v < heap.value(zi)) {
         neighbor[zi] = y;
-        min_dist[zi] = v;
         heap.ChangeValue(zi, v);
       }
     }
@@ -311,7 +315,6 @@ std::vector<Merge> CentroidLinkageSquare(std::span<double> m, int n,
       auto [key, value] = find_min(y);
       if (key != -1) {
         neighbor[y] = key;
-        min_dist[y] = value;
         heap.ChangeValue(y, value);
       }
     }
@@ -394,7 +397,6 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
         options.accelerator != nullptr && n <= options.accelerator->max_n()
             ? options.accelerator->Reserve(n, d)
             : nullptr;
-    double pdist_s = std::chrono::duration<double>(Clock::now() - t0).count();
     const auto t1 = Clock::now();
     std::vector<Merge> z;
     bool accelerated = false, beside_done = false;
@@ -425,8 +427,8 @@ std::vector<int> AhcCluster(std::span<const float> embeddings, int n, int d,
     if (!beside_done && options.beside_linkage) options.beside_linkage();
     flat = FclusterDistance(z, n, options.threshold);
     if (times != nullptr) {
-      pdist_s += host_pdist_s;
-      times->pdist_s = pdist_s;
+      times->pdist_s =
+          std::chrono::duration<double>(t1 - t0).count() + host_pdist_s;
       times->linkage_s =
           std::chrono::duration<double>(Clock::now() - t1).count() -
           host_pdist_s;
