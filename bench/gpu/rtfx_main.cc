@@ -86,6 +86,13 @@ ABSL_FLAG(int, seg_batch,
           diarization::runtime::EngineOptions().segmentation_batch_size,
           "Windows per segmentation launch (default: the engine's; 0: same as "
           "--batch).");
+ABSL_FLAG(int, seg_first_batch, 0,
+          "Windows in the pass's first segmentation launch (0: --seg_batch): "
+          "with --overlap the embeddings start once that batch has its masks "
+          "(runtime::OfflineNetworksOptions::first_segmentation_batch_size).");
+ABSL_FLAG(int, embedding_workspace_mb, 0,
+          "The embedding network's cuDNN workspace, MiB (0: the default, "
+          "CudaModelOptions::workspace_bytes).");
 ABSL_FLAG(bool, overlap, false,
           "Segment on a second thread while embedding the windows already "
           "segmented.");
@@ -319,6 +326,9 @@ absl::Status Run() {
   opt.segmentation.segmentation_activations =
       absl::GetFlag(FLAGS_seg_activations);
   opt.embedding.max_batch = batch;
+  if (const int mb = absl::GetFlag(FLAGS_embedding_workspace_mb); mb > 0) {
+    opt.embedding.workspace_bytes = size_t(mb) << 20;
+  }
   opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
   opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
   opt.embedding.fused_conv_epilogue = absl::GetFlag(FLAGS_fused_epilogue);
@@ -386,6 +396,8 @@ absl::Status Run() {
         runtime::RunOfflineNetworks(device, samples, config,
                                     {.segmentation_batch_size = seg_batch,
                                      .embedding_batch_size = batch,
+                                     .first_segmentation_batch_size =
+                                         absl::GetFlag(FLAGS_seg_first_batch),
                                      .concurrent_stages = overlap}));
     sample_free();
     t.segmentation += nets.segmentation_s;
@@ -479,6 +491,13 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);
   std::printf("  model load + arena: %.2f s; warm-up pass %.2f s\n", load_s,
               warm.total());
+  std::printf(
+      "  first segmentation batch %d windows; embedding cuDNN workspace %zu "
+      "MiB\n",
+      absl::GetFlag(FLAGS_seg_first_batch) > 0
+          ? absl::GetFlag(FLAGS_seg_first_batch)
+          : seg_batch,
+      opt.embedding.workspace_bytes >> 20);
   if (!opt.embedding.conv_engine_cache.empty()) {
     std::printf("  conv engine cache %s (%s)\n",
                 opt.embedding.conv_engine_cache.c_str(),

@@ -14,6 +14,10 @@
 #   VARIANTS: one "name|flags" per line (the first is the baseline of the
 #   ratios); ROUNDS (2), REPEATS (2, passes per run); ENV_<name> is put in
 #   front of that variant's command (e.g. ENV_t1="OPENBLAS_NUM_THREADS=1").
+#   CACHE_PER_VARIANT=1 gives each variant an engine cache of its own, for
+#   flags that change which engines may run (--embedding_workspace_mb,
+#   --graph_workspace_cap_mb): each variant's first run then chooses its
+#   engines at load, outside the timed passes.
 #
 # Prints each run's per-pass line, the host steps and RTFx, then per
 # variant the RTFx of every round and its ratio to the first variant's in
@@ -43,7 +47,9 @@ run() {  # variant, log name, passes
     # shellcheck disable=SC2086
     [[ -n "${!envvar:-}" ]] && export ${!envvar}
     # shellcheck disable=SC2086
-    rtfx_default "$WORK/bin/rtfx_main" "$LOGS/$2.log" "$3" "$CACHE" ${flags[$1]}
+    cache=$CACHE
+    [[ "${CACHE_PER_VARIANT:-0}" == 1 ]] && cache=$WORK/conv_engines_$1.tsv
+    rtfx_default "$WORK/bin/rtfx_main" "$LOGS/$2.log" "$3" "$cache" ${flags[$1]}
   )
 }
 
@@ -61,6 +67,7 @@ for r in $(seq "${ROUNDS:-2}"); do
     echo "    $(grep -o 'GPU linkage: .*' "$log")"
     echo "    $(grep -o 'device busy.*' "$log")"
     echo "    $(grep -o 'LSTM recurrence[^;]*' "$log" | head -1); RTFx ${rtfx[$n,$r]:-none}"
+    echo "    $(grep -o 'arena: reserved.*' "$log" | head -1)"
     [[ -n "${rtfx[$n,$r]}" ]] || tail -3 "$log" | sed 's/^/    /'
   done
 done

@@ -76,6 +76,13 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
         absl::StrCat("batch sizes must be >= 1, got segmentation ", seg_batch,
                      " and embedding ", emb_batch));
   }
+  const int first_seg_batch = options.first_segmentation_batch_size;
+  if (first_seg_batch < 0 || first_seg_batch > seg_batch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the first segmentation batch size must be 0 (the segmentation batch "
+        "size) to the segmentation batch size (",
+        seg_batch, "), got ", first_seg_batch));
+  }
   if (device.segmentation == nullptr || device.embedding == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("device '", device.name, "' lacks a model"));
@@ -90,6 +97,12 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   out.segmentations.resize(num_windows * kSegmentation);
   out.embeddings.resize(num_windows * kEmbeddings);
   std::vector<float> masks(num_windows * kMasks);
+  // Windows in the segmentation call that starts at window `first`.
+  auto seg_batch_at = [&](int first) {
+    const int size =
+        first == 0 && first_seg_batch > 0 ? first_seg_batch : seg_batch;
+    return std::min(size, num_windows - first);
+  };
 
   // Segmentation of windows [first, first + n), then each window's host
   // step; only the stage's own thread touches its windows and log_probs.
@@ -171,8 +184,9 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   };
 
   if (!options.concurrent_stages) {
-    for (int first = 0; first < num_windows; first += seg_batch) {
-      RETURN_IF_ERROR(segment(first, std::min(seg_batch, num_windows - first)));
+    for (int first = 0, n; first < num_windows; first += n) {
+      n = seg_batch_at(first);
+      RETURN_IF_ERROR(segment(first, n));
     }
     RETURN_IF_ERROR(summarize());
     absl::Status status;
@@ -200,13 +214,12 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     absl::Status status =
         device.on_worker_start ? device.on_worker_start() : absl::OkStatus();
     int done = 0;  // windows segmented by this thread
-    for (int first = 0; status.ok() && first < num_windows;
-         first += seg_batch) {
+    for (int first = 0, n; status.ok() && first < num_windows; first += n) {
       {
         absl::MutexLock lock(&mu);
         if (stop) break;
       }
-      const int n = std::min(seg_batch, num_windows - first);
+      n = seg_batch_at(first);
       status = segment(first, n);
       if (!status.ok()) break;
       done = first + n;

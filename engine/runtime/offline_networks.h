@@ -29,7 +29,8 @@
 //    first call (an error is returned as is), and on_worker_stop on the
 //    thread it started; the calling thread keeps what on_worker_start set
 //    (e.g. the current CUDA device).
-//  - Batch sizes must be >= 1 (else INVALID_ARGUMENT). The outputs do not
+//  - Batch sizes must be >= 1, and a first segmentation batch size 0 to
+//    segmentation_batch_size (else INVALID_ARGUMENT). The outputs do not
 //    depend on concurrent_stages; with a float32 backend they may depend on
 //    the batch sizes in the last bits (oneDNN and cuDNN pick kernels per
 //    batch size), as the engine's do.
@@ -87,6 +88,13 @@ struct OfflineNetworksOptions {
   // EngineOptions::segmentation_batch_size / embedding_batch_size).
   int segmentation_batch_size = 32;
   int embedding_batch_size = 32;
+  // Windows in the first segmentation call, 1 to segmentation_batch_size
+  // (0: segmentation_batch_size). With concurrent stages the embedding stage
+  // starts only when its first batch's windows have their masks, so while
+  // the first segmentation batch runs the device does nothing else; a
+  // smaller first batch (e.g. one embedding batch) starts the embeddings
+  // sooner. The later calls are segmentation_batch_size windows each.
+  int first_segmentation_batch_size = 0;
   // Segment on a second thread while the calling thread embeds the windows
   // already segmented, as the engine runs a Device with concurrent_stages.
   bool concurrent_stages = false;
