@@ -14,10 +14,11 @@
 #   VARIANTS: one "name|flags" per line (the first is the baseline of the
 #   ratios); ROUNDS (2), REPEATS (2, passes per run); ENV_<name> is put in
 #   front of that variant's command (e.g. ENV_t1="OPENBLAS_NUM_THREADS=1").
-#   CACHE_PER_VARIANT=1 gives each variant an engine cache of its own, for
-#   flags that change which engines may run (--embedding_workspace_mb,
-#   --graph_workspace_cap_mb): each variant's first run then chooses its
-#   engines at load, outside the timed passes.
+#   CACHE_PER_VARIANT=1 gives each variant an engine cache of its own, a
+#   copy of the cache the warm-up run left, for flags that change which
+#   engines may run (--embedding_workspace_mb, --graph_workspace_cap_mb): a
+#   cached engine that does not fit is chosen again at that variant's load
+#   (outside the timed passes) without changing the other variants' choices.
 #
 # Prints each run's per-pass line, the host steps and RTFx, then per
 # variant the RTFx of every round and its ratio to the first variant's in
@@ -46,14 +47,20 @@ run() {  # variant, log name, passes
   (
     # shellcheck disable=SC2086
     [[ -n "${!envvar:-}" ]] && export ${!envvar}
-    # shellcheck disable=SC2086
+    # The warm-up's cache until the variants get their copies.
     cache=$CACHE
-    [[ "${CACHE_PER_VARIANT:-0}" == 1 ]] && cache=$WORK/conv_engines_$1.tsv
+    [[ -f "$WORK/conv_engines_$1.tsv" ]] && cache=$WORK/conv_engines_$1.tsv
+    # shellcheck disable=SC2086
     rtfx_default "$WORK/bin/rtfx_main" "$LOGS/$2.log" "$3" "$cache" ${flags[$1]}
   )
 }
 
 run "${names[0]}" warm 1
+if [[ "${CACHE_PER_VARIANT:-0}" == 1 ]]; then
+  for n in "${names[@]}"; do
+    [[ -f "$WORK/conv_engines_$n.tsv" ]] || cp "$CACHE" "$WORK/conv_engines_$n.tsv" 2>/dev/null
+  done
+fi
 echo "warm-up (${names[0]}): RTFx $(rtfx_of "$LOGS/warm.log")"
 declare -A rtfx
 for r in $(seq "${ROUNDS:-2}"); do
