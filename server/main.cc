@@ -95,6 +95,13 @@ ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
           "entries of another GPU or cuDNN version are ignored). With it the "
           "first load times more candidates (about 30 s more on an H200) "
           "and picks faster engines (ADR 0087). Empty: none");
+ABSL_FLAG(int, cuda_embedding_workspace_mb, 0,
+          "The embedding network's cuDNN workspace per pipeline, MiB; it also "
+          "caps the workspace of the trunk engines it may choose. 0: the "
+          "backend's default");
+ABSL_FLAG(bool, cuda_direct_stem, false,
+          "The embedding stem (one input channel) on the project's direct "
+          "kernel (float32 FMAs) instead of cuDNN (TF32 only)");
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 0,
@@ -383,6 +390,13 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_cuda_embedding_conv_api);
   backend.cuda_conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
   backend.cuda_layer1_kernel = absl::GetFlag(FLAGS_cuda_layer1_kernel);
+  if (const int mb = absl::GetFlag(FLAGS_cuda_embedding_workspace_mb); mb < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cuda_embedding_workspace_mb must be >= 0, got ", mb));
+  } else {
+    backend.cuda_embedding_workspace_bytes = static_cast<size_t>(mb) << 20;
+  }
+  backend.cuda_direct_stem = absl::GetFlag(FLAGS_cuda_direct_stem);
   // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
   // kCpuSegmentationBatchSize, says why).
   int segmentation_batch_size = absl::GetFlag(FLAGS_segmentation_batch_size);

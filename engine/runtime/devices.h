@@ -17,6 +17,7 @@
 #ifndef DIARIZATION_ENGINE_RUNTIME_DEVICES_H_
 #define DIARIZATION_ENGINE_RUNTIME_DEVICES_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,13 @@ struct DevicesOptions {
   // layer shape across restarts (models::CudaModelOptions::
   // conv_engine_cache); empty = none.
   std::string cuda_conv_engine_cache;
+  // The embedding network's cuDNN workspace in bytes (models::
+  // CudaModelOptions::workspace_bytes, which also caps the workspace of
+  // the graph engines it may choose); 0 = that option's default.
+  size_t cuda_embedding_workspace_bytes = 0;
+  // The embedding stem on kernels/stem_conv (models::CudaModelOptions::
+  // direct_stem_conv; TF32 only).
+  bool cuda_direct_stem = false;
   // Largest batch each CUDA network's buffers are sized for: the engine's
   // segmentation and embedding batch sizes (larger calls are split into
   // launches of this size). Each network is sized for its own, so a larger
@@ -113,6 +121,8 @@ struct CudaDeviceOptions {
   std::string embedding_conv_api = "auto";  // ADR 0072, 0077, 0078
   std::string conv_engine_cache;            // ADR 0072, addendum
   bool layer1_kernel = true;                // ADR 0084
+  size_t embedding_workspace_bytes = 0;     // 0: CudaModelOptions' default
+  bool direct_stem = false;
   // Windows per launch each network's buffers are sized for.
   int segmentation_max_batch = 128;
   int embedding_max_batch = 32;

@@ -138,6 +138,11 @@ absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
   options.embedding.conv_api = device_options.embedding_conv_api;
   options.embedding.conv_engine_cache = device_options.conv_engine_cache;
   options.embedding.layer1_conv_kernel = device_options.layer1_kernel;
+  if (device_options.embedding_workspace_bytes > 0) {
+    options.embedding.workspace_bytes =
+        device_options.embedding_workspace_bytes;
+  }
+  options.embedding.direct_stem_conv = device_options.direct_stem;
   ASSIGN_OR_RETURN(CudaDeviceParts parts,
                    MakeCudaDeviceParts(dir, ordinal, device_options, options));
   return std::move(parts.device);
