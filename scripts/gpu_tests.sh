@@ -27,7 +27,7 @@ mkdir -p "$TEST_TMPDIR"
 } 2>&1 | tee "$LOGS/env.txt"
 
 passed=0; failed=0; summary=""
-TEST_LIST="device_arena_test device_arena_cuda_test kernels_test window_gather_test stem_conv_test conv3x3_c32_test cuda_models_test cuda_reference_test cuda_linkage_test"
+TEST_LIST="device_arena_test device_arena_cuda_test kernels_test window_gather_test stem_conv_test conv1d_pool_test conv3x3_c32_test cuda_models_test cuda_reference_test cuda_linkage_test"
 [[ "${TESTS:-1}" == 1 ]] || TEST_LIST=""
 for t in $TEST_LIST; do
   start=$(date +%s%N)

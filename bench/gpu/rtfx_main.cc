@@ -96,6 +96,9 @@ ABSL_FLAG(int, embedding_workspace_mb, 0,
 ABSL_FLAG(bool, overlap, false,
           "Segment on a second thread while embedding the windows already "
           "segmented.");
+ABSL_FLAG(bool, direct_conv1d, false,
+          "Segmentation's two 1-D convolutions and their max-pool through "
+          "kernels/conv1d_pool instead of cuDNN + a pooling kernel.");
 ABSL_FLAG(bool, direct_sinc, true,
           "SincNet filter bank through kernels/sinc_conv (else cuDNN).");
 ABSL_FLAG(std::string, seg_activations,
@@ -314,6 +317,7 @@ absl::Status Run() {
   }
   opt.segmentation.max_batch = seg_batch;
   opt.segmentation.direct_sinc_conv = absl::GetFlag(FLAGS_direct_sinc);
+  opt.segmentation.direct_conv1d = absl::GetFlag(FLAGS_direct_conv1d);
   opt.segmentation.high_priority_stream =
       absl::GetFlag(FLAGS_segmentation_high_priority);
   opt.embedding.high_priority_stream =
@@ -469,12 +473,14 @@ absl::Status Run() {
   if (conv_api == "auto") conv_api += graph_trunk ? " = graph" : " = legacy";
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
-      "(segmentation %d, %s sinc, %s activations), embedding %s (%s, %s "
+      "(segmentation %d, %s sinc, %s conv1d, %s activations), embedding %s "
+      "(%s, %s "
       "epilogue, conv api "
       "%s%s%s%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       device.description.c_str(), audio_s, audio_s / 3600, num_windows, batch,
       seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
+      opt.segmentation.direct_conv1d ? "direct" : "cuDNN",
       opt.segmentation.segmentation_activations.c_str(),
       device.embedding->precision().c_str(),
       opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"

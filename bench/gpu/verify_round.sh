@@ -38,7 +38,7 @@ if has tests; then
   tar -C "$W" -xJf .device/payload.tar.xz || { say "verify_round.sh: no payload"; exit 2; }
   mkdir -p "$W/tmp"  # the tests write their random weights there
   for t in ${TESTS:-kernels_test cuda_models_test cuda_reference_test device_arena_test \
-           device_arena_cuda_test window_gather_test stem_conv_test conv3x3_c32_test \
+           device_arena_cuda_test window_gather_test stem_conv_test conv1d_pool_test conv3x3_c32_test \
            cuda_linkage_test}; do
     [[ -x "$W/bin/$t" ]] || { say "$t: not in the payload"; continue; }
     filter=()

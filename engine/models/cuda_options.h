@@ -116,6 +116,11 @@ struct CudaModelOptions {
   // Segmentation only: the SincNet filter bank through the project's kernel
   // (kernels/sinc_conv.h) instead of cuDNN.
   bool direct_sinc_conv = true;
+  // Segmentation only: the two 1-D convolutions with their max-pool and
+  // bias through the project's kernel (kernels/conv1d_pool.h: float32 FMAs,
+  // the unpooled output never written) instead of cuDNN + a pooling kernel.
+  // Opt-in until measured.
+  bool direct_conv1d = false;
   // Segmentation only: where the activations live in their one buffer
   // (engine/models/cuda_segmentation_layout.h). "packed" (default): tensors
   // live at different steps share bytes, 3.0 MB per window (H200: the bits

@@ -68,7 +68,8 @@ size_t SegTensorFloats(SegTensor t) {
   return 0;
 }
 
-std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv) {
+std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv,
+                                          bool direct_conv1d) {
   using T = SegTensor;
   std::vector<SegStep> s;
   s.push_back({"upload: covering audio to the device", {}, {T::kStaging}});
@@ -81,11 +82,19 @@ std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv) {
     s.push_back({"|.| + max-pool", {T::kSincOut}, {T::kPool0}});
   }
   s.push_back({"InstanceNorm 0 (in place)", {T::kPool0}, {T::kPool0}});
-  s.push_back({"conv 1", {T::kPool0}, {T::kConv1}});
-  s.push_back({"bias + max-pool 1", {T::kConv1}, {T::kPool1}});
+  if (direct_conv1d) {
+    s.push_back({"conv 1 + max-pool 1 + bias", {T::kPool0}, {T::kPool1}});
+  } else {
+    s.push_back({"conv 1", {T::kPool0}, {T::kConv1}});
+    s.push_back({"bias + max-pool 1", {T::kConv1}, {T::kPool1}});
+  }
   s.push_back({"InstanceNorm 1 (in place)", {T::kPool1}, {T::kPool1}});
-  s.push_back({"conv 2", {T::kPool1}, {T::kConv2}});
-  s.push_back({"bias + max-pool 2", {T::kConv2}, {T::kPool2}});
+  if (direct_conv1d) {
+    s.push_back({"conv 2 + max-pool 2 + bias", {T::kPool1}, {T::kPool2}});
+  } else {
+    s.push_back({"conv 2", {T::kPool1}, {T::kConv2}});
+    s.push_back({"bias + max-pool 2", {T::kConv2}, {T::kPool2}});
+  }
   s.push_back({"InstanceNorm 2, transposed", {T::kPool2}, {T::kSeq}});
   constexpr T kOuts[] = {T::kLstmOut0, T::kLstmOut1, T::kLstmOut2,
                          T::kLstmOut3};
@@ -106,7 +115,8 @@ std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv) {
 }
 
 absl::StatusOr<SegmentationActivationLayout> SegmentationActivationLayout::Plan(
-    std::string_view mode, bool direct_sinc_conv, int max_batch) {
+    std::string_view mode, bool direct_sinc_conv, int max_batch,
+    bool direct_conv1d) {
   if (max_batch < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "segmentation activation layout: max_batch ", max_batch, " < 1"));
@@ -117,10 +127,17 @@ absl::StatusOr<SegmentationActivationLayout> SegmentationActivationLayout::Plan(
                      "separate, not '",
                      std::string(mode), "'"));
   }
+  if (mode == "pools" && direct_conv1d) {
+    return absl::InvalidArgumentError(
+        "segmentation activations 'pools' keep the pooled tensors in one "
+        "pool, which the direct 1-D convolutions read and write at once; use "
+        "'packed' or 'separate'");
+  }
   SegmentationActivationLayout L;
   L.mode_ = std::string(mode);
   L.max_batch_ = max_batch;
-  const std::vector<SegStep> steps = SegmentationSchedule(direct_sinc_conv);
+  const std::vector<SegStep> steps =
+      SegmentationSchedule(direct_sinc_conv, direct_conv1d);
   for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
     for (const auto* list : {&steps[i].reads, &steps[i].writes}) {
       for (SegTensor t : *list) {

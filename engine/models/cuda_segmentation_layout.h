@@ -77,9 +77,12 @@ struct SegStep {
 };
 // The forward pass, step by step, as CudaSegmentationModel enqueues it
 // (direct_sinc_conv: kernels/sinc_conv; else cuDNN + max-pool, through
-// kSincOut). LSTM layer l reads kSeq (l = 0) or kLstmOut<l-1> and writes
-// kLstmOut<l>.
-std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv);
+// kSincOut; direct_conv1d: kernels/conv1d_pool, each 1-D convolution and
+// its max-pool in one step that reads kPool<i-1> while it writes kPool<i>,
+// so kConv1 and kConv2 are not used; else cuDNN + max-pool through them).
+// LSTM layer l reads kSeq (l = 0) or kLstmOut<l-1> and writes kLstmOut<l>.
+std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv,
+                                          bool direct_conv1d = false);
 
 class SegmentationActivationLayout {
  public:
@@ -87,9 +90,12 @@ class SegmentationActivationLayout {
   static constexpr size_t kAlignment = 256;
 
   // The layout `mode` ("packed", "pools" or "separate") of the schedule for
-  // `max_batch` windows, checked (Validate) before it is returned.
+  // `max_batch` windows, checked (Validate) before it is returned. "pools"
+  // keeps the pooled tensors in one pool, so it does not take direct_conv1d
+  // (InvalidArgument).
   static absl::StatusOr<SegmentationActivationLayout> Plan(
-      std::string_view mode, bool direct_sinc_conv, int max_batch);
+      std::string_view mode, bool direct_sinc_conv, int max_batch,
+      bool direct_conv1d = false);
 
   // Whether the schedule uses `t` (kSincOut only on the cuDNN path).
   bool used(SegTensor t) const { return slot(t).used; }

@@ -69,9 +69,10 @@ struct Range {
 
 // Live steps from the schedule, ranges from the layout.
 std::vector<Range> Ranges(const SegmentationActivationLayout& layout,
-                          bool direct) {
+                          bool direct, bool direct_conv1d = false) {
   std::vector<Range> r(kSegTensorCount);
-  const std::vector<SegStep> steps = SegmentationSchedule(direct);
+  const std::vector<SegStep> steps =
+      SegmentationSchedule(direct, direct_conv1d);
   for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
     std::vector<T> touched = steps[i].reads;
     touched.insert(touched.end(), steps[i].writes.begin(),
@@ -127,17 +128,21 @@ size_t LowerBound(const std::vector<Range>& r, int steps) {
 
 TEST(SegmentationSchedule, EveryTensorIsWrittenBeforeItIsRead) {
   for (bool direct : {true, false}) {
-    std::vector<bool> written(kSegTensorCount, false);
-    for (const SegStep& s : SegmentationSchedule(direct)) {
-      for (T t : s.reads) {
-        EXPECT_TRUE(written[static_cast<int>(t)])
-            << s.what << " reads " << SegTensorName(t);
+    for (bool conv1d : {false, true}) {
+      std::vector<bool> written(kSegTensorCount, false);
+      for (const SegStep& s : SegmentationSchedule(direct, conv1d)) {
+        for (T t : s.reads) {
+          EXPECT_TRUE(written[static_cast<int>(t)])
+              << s.what << " reads " << SegTensorName(t);
+        }
+        for (T t : s.writes) written[static_cast<int>(t)] = true;
       }
-      for (T t : s.writes) written[static_cast<int>(t)] = true;
-    }
-    for (int t = 0; t < kSegTensorCount; ++t) {
-      EXPECT_EQ(written[t], direct ? T(t) != T::kSincOut : true)
-          << SegTensorName(T(t));
+      for (int t = 0; t < kSegTensorCount; ++t) {
+        const bool unused =
+            (direct && T(t) == T::kSincOut) ||
+            (conv1d && (T(t) == T::kConv1 || T(t) == T::kConv2));
+        EXPECT_EQ(written[t], !unused) << SegTensorName(T(t));
+      }
     }
   }
 }
@@ -149,23 +154,43 @@ TEST(SegmentationActivationLayout, NoTwoLiveTensorsShareBytes) {
   for (int n : batches) {
     for (bool direct : {true, false}) {
       for (const char* mode : {"packed", "pools", "separate"}) {
-        auto layout = SegmentationActivationLayout::Plan(mode, direct, n);
-        ASSERT_TRUE(layout.ok()) << layout.status();
-        const std::vector<Range> r = Ranges(*layout, direct);
-        EXPECT_EQ(Clash(r, layout->total_bytes()), "")
-            << mode << " direct " << direct << " batch " << n;
-        for (int t = 0; t < kSegTensorCount; ++t) {
-          EXPECT_EQ(layout->used(T(t)), r[t].used) << SegTensorName(T(t));
-          if (!r[t].used) continue;
-          EXPECT_EQ(layout->bytes(T(t)),
-                    Round(sizeof(float) * ReferenceFloats(T(t)) * n))
-              << SegTensorName(T(t));
+        for (bool conv1d : {false, true}) {
+          // "pools" refuses the direct 1-D convolutions (RefusesBadArguments).
+          if (conv1d && std::string(mode) == "pools") continue;
+          auto layout =
+              SegmentationActivationLayout::Plan(mode, direct, n, conv1d);
+          ASSERT_TRUE(layout.ok()) << layout.status();
+          const std::vector<Range> r = Ranges(*layout, direct, conv1d);
+          EXPECT_EQ(Clash(r, layout->total_bytes()), "")
+              << mode << " direct " << direct << " conv1d " << conv1d
+              << " batch " << n;
+          for (int t = 0; t < kSegTensorCount; ++t) {
+            EXPECT_EQ(layout->used(T(t)), r[t].used) << SegTensorName(T(t));
+            if (!r[t].used) continue;
+            EXPECT_EQ(layout->bytes(T(t)),
+                      Round(sizeof(float) * ReferenceFloats(T(t)) * n))
+                << SegTensorName(T(t));
+          }
+          // The upload and the download address the buffer from its start.
+          EXPECT_EQ(layout->offset(T::kAudio), 0u);
+          EXPECT_EQ(layout->offset(T::kOut), 0u);
+          EXPECT_EQ(
+              layout->peak_live_bytes(),
+              LowerBound(r, int(SegmentationSchedule(direct, conv1d).size())));
+          // The direct 1-D convolutions read a pooled tensor while they
+          // write the next: in no layout may the two share bytes.
+          if (conv1d) {
+            for (auto [in, out] : {std::pair(T::kPool0, T::kPool1),
+                                   std::pair(T::kPool1, T::kPool2)}) {
+              const Range &a = r[static_cast<int>(in)],
+                          &b = r[static_cast<int>(out)];
+              EXPECT_TRUE(a.offset + a.bytes <= b.offset ||
+                          b.offset + b.bytes <= a.offset)
+                  << mode << " batch " << n << ": " << SegTensorName(in)
+                  << " and " << SegTensorName(out) << " overlap";
+            }
+          }
         }
-        // The upload and the download address the buffer from its start.
-        EXPECT_EQ(layout->offset(T::kAudio), 0u);
-        EXPECT_EQ(layout->offset(T::kOut), 0u);
-        EXPECT_EQ(layout->peak_live_bytes(),
-                  LowerBound(r, int(SegmentationSchedule(direct).size())));
       }
     }
   }
@@ -192,9 +217,18 @@ TEST(SegmentationActivationLayout, Sizes) {
   };
   const size_t f = sizeof(float) * n;
   // Direct sinc: the LSTM steps (gates + one layer's output) are the peak,
-  // and packed meets it.
+  // and packed meets it, with the direct 1-D convolutions too (pool0 and
+  // pool1 together are smaller).
   EXPECT_EQ(total("packed", true),
             Round(f * 589 * 1024) + Round(f * 589 * 256));
+  {
+    auto l = SegmentationActivationLayout::Plan("packed", true, n,
+                                                /*direct_conv1d=*/true);
+    ASSERT_TRUE(l.ok()) << l.status();
+    EXPECT_EQ(l->total_bytes(), total("packed", true));
+    EXPECT_FALSE(l->used(T::kConv1));
+    EXPECT_FALSE(l->used(T::kConv2));
+  }
   // Pools: the windows and the upload's staging, then pools of 60 × 5321,
   // 80 × 5325 and 589 × 1024 floats per window (the layout before
   // "packed").
@@ -231,6 +265,13 @@ TEST(SegmentationActivationLayout, RefusesBadArguments) {
   auto bad_batch = SegmentationActivationLayout::Plan("packed", true, 0);
   ASSERT_FALSE(bad_batch.ok());
   EXPECT_EQ(bad_batch.status().code(), absl::StatusCode::kInvalidArgument);
+  auto pools_conv1d =
+      SegmentationActivationLayout::Plan("pools", true, 4,
+                                         /*direct_conv1d=*/true);
+  ASSERT_FALSE(pools_conv1d.ok());
+  EXPECT_EQ(pools_conv1d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(pools_conv1d.status().message()),
+              HasSubstr("'packed' or 'separate'"));
 }
 
 }  // namespace

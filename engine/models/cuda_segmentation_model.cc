@@ -24,6 +24,7 @@
 #include "engine/models/model_specs.h"
 #include "engine/models/sincnet_filters.h"
 #include "engine/models/weights.h"
+#include "kernels/conv1d_pool.h"
 #include "kernels/cooperative_token.h"
 #include "kernels/lstm.h"
 #include "kernels/lstm_cluster.h"
@@ -58,6 +59,10 @@ static_assert(kP2 == kFramesPerWindow);
 static_assert(kernels::kLstmHidden == HP::kLstmHidden);
 static_assert(kernels::kSincConvChannels == HP::kSincFilters);
 static_assert(kernels::kSincConvMaxTaps >= HP::kSincKernel);
+static_assert(kernels::kConv1dPoolOutChannels == HP::kConvChannels &&
+              kernels::kConv1dPoolTaps == HP::kConvKernel &&
+              kernels::Conv1dPoolLength(kP0) == kP1 &&
+              kernels::Conv1dPoolLength(kP1) == kP2);
 
 struct Norm {
   DeviceBuffer gamma, beta;
@@ -84,6 +89,9 @@ struct CudaSegmentationModel::Impl {
   Norm wav_norm, norm[3];
   std::unique_ptr<Conv2d> conv[3];
   DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
+  // conv1d.1 and conv1d.2's weights in torch's (60, in, 5) layout, for the
+  // direct kernel (options.direct_conv1d).
+  DeviceBuffer conv1d_weights[2];
   DeviceBuffer sinc_filters;  // (80, 251), for the direct kernel
   // The filters are even / odd about their centre, as ComputeSincFilters
   // writes them: the direct kernel then reads each tap pair once.
@@ -281,14 +289,26 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 1: conv 80→60 (+bias) → max-pool → InstanceNorm → LeakyReLU.
-  RETURN_IF_ERROR(conv[1]->Forward(p0, n, 1, kP0, c1));
-  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c1,
-                                           .bias = conv_bias[0].f32(),
-                                           .out = p1,
-                                           .rows = int64_t{n} * kConv,
-                                           .channels = kConv,
-                                           .in_len = kL1},
-                                          stream));
+  if (options.direct_conv1d) {
+    RETURN_IF_ERROR(
+        kernels::LaunchConv1dMaxPool3({.x = p0,
+                                       .weights = conv1d_weights[0].f32(),
+                                       .bias = conv_bias[0].f32(),
+                                       .y = p1,
+                                       .batch = n,
+                                       .in_channels = kSinc,
+                                       .len = kP0},
+                                      stream));
+  } else {
+    RETURN_IF_ERROR(conv[1]->Forward(p0, n, 1, kP0, c1));
+    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c1,
+                                             .bias = conv_bias[0].f32(),
+                                             .out = p1,
+                                             .rows = int64_t{n} * kConv,
+                                             .channels = kConv,
+                                             .in_len = kL1},
+                                            stream));
+  }
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p1,
                                                .gamma = norm[1].gamma.f32(),
                                                .beta = norm[1].beta.f32(),
@@ -300,14 +320,26 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 2, written as (batch, frame, feature) for the LSTM.
-  RETURN_IF_ERROR(conv[2]->Forward(p1, n, 1, kP1, c2));
-  RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c2,
-                                           .bias = conv_bias[1].f32(),
-                                           .out = pooled2,
-                                           .rows = int64_t{n} * kConv,
-                                           .channels = kConv,
-                                           .in_len = kL2},
-                                          stream));
+  if (options.direct_conv1d) {
+    RETURN_IF_ERROR(
+        kernels::LaunchConv1dMaxPool3({.x = p1,
+                                       .weights = conv1d_weights[1].f32(),
+                                       .bias = conv_bias[1].f32(),
+                                       .y = pooled2,
+                                       .batch = n,
+                                       .in_channels = kConv,
+                                       .len = kP1},
+                                      stream));
+  } else {
+    RETURN_IF_ERROR(conv[2]->Forward(p1, n, 1, kP1, c2));
+    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c2,
+                                             .bias = conv_bias[1].f32(),
+                                             .out = pooled2,
+                                             .rows = int64_t{n} * kConv,
+                                             .channels = kConv,
+                                             .in_len = kL2},
+                                            stream));
+  }
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = pooled2,
                                                .gamma = norm[2].gamma.f32(),
                                                .beta = norm[2].beta.f32(),
@@ -453,6 +485,10 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                                                     .kernel_h = 1,
                                                     .kernel_w = kConvKernel},
                                                    cw, wo));
+    if (options.direct_conv1d) {
+      ASSIGN_OR_RETURN(impl->conv1d_weights[i - 1],
+                       DeviceBuffer::FromHost(arena, cw, wo));
+    }
     ASSIGN_OR_RETURN(
         impl->conv_bias[i - 1],
         upload(absl::StrCat("sincnet.conv1d.", i, ".bias"), kConv));
@@ -512,10 +548,10 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
 
   // Activations for max_batch windows.
   const size_t bm = static_cast<size_t>(options.max_batch);
-  ASSIGN_OR_RETURN(impl->layout,
-                   SegmentationActivationLayout::Plan(
-                       options.segmentation_activations,
-                       options.direct_sinc_conv, options.max_batch));
+  ASSIGN_OR_RETURN(impl->layout, SegmentationActivationLayout::Plan(
+                                     options.segmentation_activations,
+                                     options.direct_sinc_conv,
+                                     options.max_batch, options.direct_conv1d));
   const SegmentationActivationLayout& layout = impl->layout;
   ASSIGN_OR_RETURN(impl->activations,
                    DeviceBuffer::Allocate(arena, layout.total_bytes(),

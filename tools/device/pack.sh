@@ -27,6 +27,7 @@ TARGETS=(
   //kernels:kernels_test
   //kernels:window_gather_test
   //kernels:stem_conv_test
+  //kernels:conv1d_pool_test
   //kernels:conv3x3_c32_test
   //engine/models:cuda_models_test
   //engine/models:cuda_reference_test
