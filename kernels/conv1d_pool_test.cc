@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/conv1d_pool_reference.h"
 
 namespace diarization::kernels {
 namespace {
@@ -29,45 +30,6 @@ float* ToDevice(const std::vector<float>& h) {
       cudaMemcpy(p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice),
       cudaSuccess);
   return p;
-}
-
-struct Reference {
-  std::vector<double> y;      // (batch, 60, pooled)
-  std::vector<double> scale;  // Σ |w·x| of the pooled output's largest term
-};
-
-Reference Expected(const std::vector<float>& x, const std::vector<float>& w,
-                   const std::vector<float>& bias, int batch, int c_in,
-                   int len) {
-  const int pooled = Conv1dPoolLength(len);
-  Reference r;
-  r.y.resize(size_t(batch) * kCo * pooled);
-  r.scale.resize(r.y.size());
-  for (int b = 0; b < batch; ++b) {
-    for (int o = 0; o < kCo; ++o) {
-      for (int p = 0; p < pooled; ++p) {
-        double best = -INFINITY, scale = 0;
-        for (int r3 = 0; r3 < 3; ++r3) {
-          const int t = 3 * p + r3;
-          double acc = 0, abs_sum = 0;
-          for (int c = 0; c < c_in; ++c) {
-            for (int k = 0; k < kK; ++k) {
-              const double term = double(w[(size_t(o) * c_in + c) * kK + k]) *
-                                  x[(size_t(b) * c_in + c) * len + t + k];
-              acc += term;
-              abs_sum += std::abs(term);
-            }
-          }
-          best = std::max(best, acc);
-          scale = std::max(scale, abs_sum);
-        }
-        const size_t i = (size_t(b) * kCo + o) * pooled + p;
-        r.y[i] = best + bias[o];
-        r.scale[i] = scale;
-      }
-    }
-  }
-  return r;
 }
 
 TEST(Conv1dPoolTest, MatchesFloat64ReferenceOnRandomInputs) {
@@ -112,7 +74,8 @@ TEST(Conv1dPoolTest, MatchesFloat64ReferenceOnRandomInputs) {
     ASSERT_EQ(
         cudaMemcpy(got.data(), dy, ny * sizeof(float), cudaMemcpyDeviceToHost),
         cudaSuccess);
-    const Reference want = Expected(x, w, bias, s.batch, s.c_in, s.len);
+    const testing::Conv1dPoolReference want = testing::Conv1dMaxPool3Reference(
+        x, w, bias, s.batch, s.c_in, kCo, s.len, kK);
     double max_rel = 0;
     for (size_t i = 0; i < ny; ++i) {
       ASSERT_TRUE(std::isfinite(got[i])) << "output " << i << " not written";
