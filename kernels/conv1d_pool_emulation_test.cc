@@ -12,9 +12,11 @@
 
 #include "gtest/gtest.h"
 #include "testing/conv1d_pool_reference.h"
+// The kernel's source after the emulation's macros.
+// clang-format off
 #include "testing/cuda_host_emulation.h"
-// After the emulation's macros.
 #include "kernels/conv1d_pool_kernel.inc"
+// clang-format on
 
 namespace diarization::kernels {
 namespace {

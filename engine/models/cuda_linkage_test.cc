@@ -19,6 +19,7 @@
 #include "engine/pipeline/ahc.h"
 #include "engine/pipeline/pdist_direct.h"
 #include "gtest/gtest.h"
+#include "testing/linkage_problems.h"
 
 namespace diarization::models::cuda {
 namespace {
@@ -33,58 +34,11 @@ std::shared_ptr<DeviceArena> Arena() {
   return a.ok() ? std::shared_ptr<DeviceArena>(std::move(*a)) : nullptr;
 }
 
-enum class Kind { kGaussian, kClustered, kDuplicates, kGrid };
+using testing::ExpectSameMerges;
+using Kind = testing::LinkageProblemKind;
 
-// n × d float32 rows of the given kind, L2-normalised as AhcCluster does
-// (except the grid, whose exact ties are the point).
 std::vector<float> Problem(Kind kind, int n, int d, std::mt19937_64& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(n) * d);
-  if (kind == Kind::kGrid) {
-    std::uniform_int_distribution<int> cell(0, 6);
-    for (float& v : x) v = static_cast<float>(cell(rng));
-    return x;
-  }
-  if (kind == Kind::kClustered) {
-    const int k = 2 + static_cast<int>(rng() % 8);
-    std::vector<float> centers(static_cast<size_t>(k) * d);
-    for (float& v : centers) v = normal(rng);
-    for (int i = 0; i < n; ++i) {
-      const int c = static_cast<int>(rng() % k);
-      for (int t = 0; t < d; ++t) {
-        x[static_cast<size_t>(i) * d + t] =
-            centers[static_cast<size_t>(c) * d + t] + 0.6f * normal(rng);
-      }
-    }
-  } else {
-    for (float& v : x) v = normal(rng);
-  }
-  if (kind == Kind::kDuplicates) {
-    // A fifth of the rows are exact copies of earlier ones: zero distances
-    // and equal heights, where the order of ties decides the merges.
-    for (int i = 1; i < n; ++i) {
-      if (rng() % 5 == 0) {
-        const int j = static_cast<int>(rng() % i);
-        std::memcpy(&x[static_cast<size_t>(i) * d],
-                    &x[static_cast<size_t>(j) * d], sizeof(float) * d);
-      }
-    }
-  }
-  return dp::NormalizeRowsF32(x, n, d);
-}
-
-void ExpectSameMerges(const std::vector<dp::Merge>& gpu,
-                      const std::vector<dp::Merge>& host,
-                      const std::string& what) {
-  ASSERT_EQ(gpu.size(), host.size()) << what;
-  for (size_t k = 0; k < host.size(); ++k) {
-    ASSERT_EQ(gpu[k].a, host[k].a) << what << " merge " << k;
-    ASSERT_EQ(gpu[k].b, host[k].b) << what << " merge " << k;
-    ASSERT_EQ(gpu[k].size, host[k].size) << what << " merge " << k;
-    ASSERT_EQ(std::memcmp(&gpu[k].distance, &host[k].distance, 8), 0)
-        << what << " merge " << k << ": " << gpu[k].distance << " vs "
-        << host[k].distance;
-  }
+  return testing::LinkageProblem(kind, n, d, rng);
 }
 
 TEST(CudaLinkage, MatchesHostLinkageBitForBit) {
