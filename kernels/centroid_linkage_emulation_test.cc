@@ -8,11 +8,15 @@
 // the repairs) on every CI run; speed, races and the device's arithmetic
 // remain for cuda_linkage_test and the sanitizers on the GPU.
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/common/indexed_min_heap.h"
 #include "engine/pipeline/ahc.h"
 #include "gtest/gtest.h"
@@ -69,9 +73,36 @@ TEST(CentroidLinkageEmulationTest, KernelSourceGivesTheHostsMerges) {
   // a warp's and two warps' worth of clusters.
   std::vector<int> sizes = {2, 3, 33, 65};
   sizes.push_back(4 + static_cast<int>(rng() % 60));
+  // LINKAGE_EMULATION_SIZES="1100,2100" replaces them, for a run by hand
+  // over more than 1024 clusters, where a thread of the block takes several
+  // (a minute or more per hundred merges on two cores).
+  if (const char* env = std::getenv("LINKAGE_EMULATION_SIZES")) {
+    sizes.clear();
+    for (absl::string_view part : absl::StrSplit(env, ',')) {
+      int n = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(part, &n) && n >= 2 &&
+                  n <= kCentroidLinkageMaxN)
+          << "LINKAGE_EMULATION_SIZES: '" << part << "'";
+      sizes.push_back(n);
+    }
+  }
+  // LINKAGE_EMULATION_KINDS="2" keeps only these kinds (0 Gaussian, 1
+  // clustered, 2 duplicates, 3 grid), for the same runs.
+  std::vector<testing::LinkageProblemKind> kinds(
+      std::begin(testing::kLinkageProblemKinds),
+      std::end(testing::kLinkageProblemKinds));
+  if (const char* env = std::getenv("LINKAGE_EMULATION_KINDS")) {
+    kinds.clear();
+    for (absl::string_view part : absl::StrSplit(env, ',')) {
+      int kind = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(part, &kind) && kind >= 0 && kind <= 3)
+          << "LINKAGE_EMULATION_KINDS: '" << part << "'";
+      kinds.push_back(testing::kLinkageProblemKinds[kind]);
+    }
+  }
   int merges = 0;
   for (int n : sizes) {
-    for (testing::LinkageProblemKind kind : testing::kLinkageProblemKinds) {
+    for (testing::LinkageProblemKind kind : kinds) {
       const int d = kind == testing::LinkageProblemKind::kGrid ? 2 : 16;
       const std::vector<float> x = testing::LinkageProblem(kind, n, d, rng);
       dp::SquareMatrix square = dp::PdistSquare(x, n, d);
