@@ -1,6 +1,8 @@
 #include "testing/cuda_host_emulation.h"
 
+#include <algorithm>
 #include <barrier>
+#include <cstddef>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -12,12 +14,15 @@ namespace {
 struct Block {
   explicit Block(unsigned threads, size_t shared_bytes)
       : barrier(threads), shared((shared_bytes + 15) / 16) {
-    for (unsigned w = 0; w < threads / 32; ++w) {
-      warps.push_back(std::make_unique<Warp>());
+    // A last, partial warp has only its own lanes.
+    for (unsigned w = 0; w * 32 < threads; ++w) {
+      warps.push_back(std::make_unique<Warp>(
+          static_cast<std::ptrdiff_t>(std::min(32u, threads - w * 32))));
     }
   }
   struct Warp {
-    std::barrier<> barrier{32};
+    explicit Warp(std::ptrdiff_t lanes) : barrier(lanes) {}
+    std::barrier<> barrier;
     uint64_t slots[32] = {};
   };
   std::barrier<> barrier;
@@ -30,7 +35,7 @@ struct Block {
 };
 Block* block = nullptr;
 
-Block::Warp& ThisWarp() { return *block->warps[threadIdx.x / 32]; }
+Block::Warp& ThisWarp() { return *block->warps[EmulatedLinearThread() / 32]; }
 
 }  // namespace
 
@@ -44,30 +49,40 @@ unsigned char* EmulatedDynamicSharedMemory() {
   return block->shared.empty() ? nullptr : block->shared.front().bytes;
 }
 
+void RunEmulatedGrid2d(EmulatedDim3 grid, EmulatedDim3 block_dim,
+                       const std::function<void()>& kernel,
+                       size_t dynamic_shared_bytes) {
+  gridDim = {grid.x, grid.y, 1};
+  blockDim = {block_dim.x, block_dim.y, 1};
+  const unsigned threads = block_dim.x * block_dim.y;
+  for (unsigned by = 0; by < grid.y; ++by) {
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      Block current(threads, dynamic_shared_bytes);
+      block = &current;
+      std::vector<std::thread> pool;
+      pool.reserve(threads);
+      for (unsigned t = 0; t < threads; ++t) {
+        pool.emplace_back([&kernel, &current, bx, by, t, block_dim] {
+          blockIdx = {bx, by, 0};
+          threadIdx = {t % block_dim.x, t / block_dim.x, 0};
+          kernel();
+          // An exited thread no longer counts at its block's or its warp's
+          // barriers, as on the GPU.
+          current.barrier.arrive_and_drop();
+          current.warps[t / 32]->barrier.arrive_and_drop();
+        });
+      }
+      for (std::thread& th : pool) th.join();
+      block = nullptr;
+    }
+  }
+}
+
 void RunEmulatedGrid(unsigned blocks, unsigned threads,
                      const std::function<void()>& kernel,
                      size_t dynamic_shared_bytes) {
-  gridDim = {blocks, 1, 1};
-  blockDim = {threads, 1, 1};
-  for (unsigned b = 0; b < blocks; ++b) {
-    Block current(threads, dynamic_shared_bytes);
-    block = &current;
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) {
-      pool.emplace_back([&kernel, &current, b, t] {
-        blockIdx = {b, 0, 0};
-        threadIdx = {t, 0, 0};
-        kernel();
-        // An exited thread no longer counts at its block's or its warp's
-        // barriers, as on the GPU.
-        current.barrier.arrive_and_drop();
-        current.warps[t / 32]->barrier.arrive_and_drop();
-      });
-    }
-    for (std::thread& th : pool) th.join();
-    block = nullptr;
-  }
+  RunEmulatedGrid2d({blocks, 1, 1}, {threads, 1, 1}, kernel,
+                    dynamic_shared_bytes);
 }
 
 }  // namespace diarization::testing

@@ -3,7 +3,7 @@
 // scarce here; an index slip or a wrong merge caught on the host costs none
 // of it.
 //
-// What it covers: one-dimensional grids and blocks; __shared__ arrays
+// What it covers: one- and two-dimensional grids and blocks; __shared__ arrays
 // (static and the dynamic one, through DynamicSharedMemory()) and
 // __syncthreads(); the warp operations __shfl_sync, __shfl_down_sync,
 // __ballot_sync and __syncwarp over full warps; atomicOr and atomicAdd on
@@ -81,19 +81,30 @@ uint64_t* EmulatedWarpSlots();
 // 16-byte aligned, zero-filled for each block).
 unsigned char* EmulatedDynamicSharedMemory();
 
-// Runs `kernel` as `blocks` blocks of `threads` threads (one-dimensional,
-// `threads` a multiple of 32), block after block, each block's threads on
+// Runs `kernel` as `blocks` blocks of `threads` threads (one-dimensional),
+// block after block, each block's threads on
 // host threads of their own, with `dynamic_shared_bytes` of dynamic shared
 // memory.
 void RunEmulatedGrid(unsigned blocks, unsigned threads,
                      const std::function<void()>& kernel,
                      size_t dynamic_shared_bytes = 0);
+// The same over a two-dimensional grid and block (z = 1), blocks in
+// row-major order (y, then x); a thread's warp is its linear index
+// (x + y · block.x) / 32, as on the GPU.
+void RunEmulatedGrid2d(EmulatedDim3 grid, EmulatedDim3 block,
+                       const std::function<void()>& kernel,
+                       size_t dynamic_shared_bytes = 0);
+
+// The calling thread's linear index in its block.
+inline int EmulatedLinearThread() {
+  return static_cast<int>(threadIdx.x + threadIdx.y * blockDim.x);
+}
 
 template <class T>
 T EmulatedShuffle(T v, int from_lane_offset, bool down) {
   static_assert(sizeof(T) <= 8);
   uint64_t* slots = EmulatedWarpSlots();
-  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int lane = EmulatedLinearThread() & 31;
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
   slots[lane] = bits;
@@ -146,7 +157,7 @@ T __shfl_down_sync(unsigned, T v, unsigned delta) {
 }
 inline unsigned __ballot_sync(unsigned, int predicate) {
   uint64_t* slots = ::diarization::testing::EmulatedWarpSlots();
-  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int lane = ::diarization::testing::EmulatedLinearThread() & 31;
   slots[lane] = predicate != 0;
   ::diarization::testing::EmulatedSyncWarp();
   unsigned bits = 0;
