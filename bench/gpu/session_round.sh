@@ -50,6 +50,11 @@
 #   profile   ncu's time of every kernel of a short rtfx_main run (121
 #             windows, production's engines from a warmed engine cache),
 #             split by stage with bench/gpu/pass_split.py (~70 s)
+# REAL_SEGMENTATION=1: the server parts (server, server_ab,
+# server_variants, live) run on the payload's real segmentation weights
+# with a random embedding, so the clustering sees a trained segmentation's
+# output; default random weights for both, as in every round before
+# 2026-12-04's ninth (their RTTM md5s change with it).
 # BUDGET_S (default 570): the call's whole time. Output under $OUT:
 # summary.txt, qualification.json (if made), round.tgz (every step's logs).
 set -uo pipefail
@@ -88,13 +93,19 @@ fits() {
 # run_grpc_streams LOG OUT [VAR=VALUE ...]: bench/service_overhead/
 # grpc_streams.sh with OUT and the given variables, its output in LOG, on the
 # round's payload staged outside $LOGS (which is packed at the end; the
-# script copies bin, lib, data and plda out of it); its exit status.
+# script copies bin, lib, data and plda out of it); its exit status. With
+# REAL_SEGMENTATION=1 the server's models take the payload's real
+# segmentation weights (grpc_streams.sh SEGMENTATION_FROM).
 run_grpc_streams() {
-  local log=$1 out=$2 payload rc
+  local log=$1 out=$2 payload rc real=()
   shift 2
   payload=$(mktemp -d /tmp/session_round_payload.XXXXXX)
   tar -C "$payload" -xJf .device/round.tar.xz bin lib data plda
-  env OUT="$out" PAYLOAD_DIR="$payload" "$@" timeout "$(left)" \
+  if [[ "${REAL_SEGMENTATION:-0}" == 1 ]]; then
+    tar -C "$payload" -xJf .device/round.tar.xz real/segmentation.safetensors &&
+      real=(SEGMENTATION_FROM="$payload/real/segmentation.safetensors")
+  fi
+  env OUT="$out" PAYLOAD_DIR="$payload" ${real[@]+"${real[@]}"} "$@" timeout "$(left)" \
     bash bench/service_overhead/grpc_streams.sh >"$log" 2>&1
   rc=$?
   rm -rf "$payload"

@@ -19,6 +19,12 @@
 # network cost does not depend on the weights' values).
 #   run: carry [".device/service-overhead.tar.xz"],
 #        command "bash bench/service_overhead/grpc_streams.sh"
+# SEGMENTATION_FROM=FILE gives the server's models these segmentation
+# weights (make_random_models --segmentation_from; e.g. the payload's real
+# segmentation-3.0 weights, real/segmentation.safetensors), so what the
+# clustering gets (speaker counts, training sets) is a trained
+# segmentation's, as in production; the embedding stays random. Default:
+# random weights for both, as every round before 2026-12-04's ninth.
 # SKIP_LIVE=1 skips step 2, SKIP_THROUGHPUT=1 step 1. The live step also
 # prints the final's latency as the client itself measures it (half-close to
 # the final's arrival, --report_latency) and the server's call-log breakdown
@@ -46,7 +52,9 @@ DEVICES=${DEVICES:-cuda}
 STREAMS=${STREAMS:-64}
 MINUTES=${MINUTES:-10}
 LIVE_MINUTES=${LIVE_MINUTES:-2}
-"$WORK/bin/make_random_models" --out "$WORK/models" --plda_from "$WORK/plda" >/dev/null || exit 1
+"$WORK/bin/make_random_models" --out "$WORK/models" --plda_from "$WORK/plda" \
+  ${SEGMENTATION_FROM:+--segmentation_from "$SEGMENTATION_FROM"} >/dev/null || exit 1
+echo "segmentation weights: ${SEGMENTATION_FROM:-random (seed 1)}" | tee -a "$LOGS/summary.txt"
 # Recordings of the wanted length: the four-speaker clip tiled (stdlib only).
 tile() {  # $1 seconds, $2 output
   python3 - "$WORK/data/four_speaker.wav" "$1" "$2" <<'PY'

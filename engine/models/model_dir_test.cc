@@ -99,6 +99,47 @@ TEST_F(ModelDirTest, OpensARandomDirectory) {
 }
 
 // SHA-256 of "abc" (FIPS 180-2 example), an independent check of the hash.
+// A random directory whose segmentation is another file's: those tensors
+// byte for byte, marked not random; the embedding is the seed's own.
+TEST_F(ModelDirTest, SegmentationFromAnotherFile) {
+  const std::string other = Fresh("with_segmentation");
+  const std::string source =
+      (fs::path(dir_) / "segmentation.safetensors").string();
+  ASSERT_TRUE(
+      MakeRandomModelDirectoryWithSegmentation(other, 12, Plda(), source).ok());
+  auto md = ModelDirectory::Open(other);
+  ASSERT_TRUE(md.ok()) << md.status();
+  auto mine = ModelDirectory::Open(dir_);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  for (const std::string& name : (*mine)->segmentation().names()) {
+    const TensorView* a = (*mine)->segmentation().Find(name);
+    const TensorView* b = (*md)->segmentation().Find(name);
+    ASSERT_NE(b, nullptr) << name;
+    ASSERT_EQ(a->bytes.size(), b->bytes.size()) << name;
+    EXPECT_EQ(std::memcmp(a->bytes.data(), b->bytes.data(), a->bytes.size()), 0)
+        << name;
+  }
+  // Seed 12's embedding, not seed 11's.
+  const TensorView* e11 =
+      (*mine)->embedding().Find((*mine)->embedding().names().front());
+  const TensorView* e12 =
+      (*md)->embedding().Find((*md)->embedding().names().front());
+  ASSERT_EQ(e11->bytes.size(), e12->bytes.size());
+  EXPECT_NE(
+      std::memcmp(e11->bytes.data(), e12->bytes.data(), e11->bytes.size()), 0);
+  const ModelDirectorySummary s = (*md)->summary();
+  EXPECT_FALSE(s.segmentation.random_weights);
+  EXPECT_TRUE(s.embedding.random_weights);
+  // Not PyanNet's tensors: refused, naming the file.
+  const std::string embedding =
+      (fs::path(dir_) / "embedding.safetensors").string();
+  const absl::Status bad = MakeRandomModelDirectoryWithSegmentation(
+      Fresh("bad"), 12, Plda(), embedding);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find(embedding), absl::string_view::npos)
+      << bad.message();
+}
+
 TEST(Sha256Test, KnownVector) {
   const std::string abc = "abc";
   EXPECT_EQ(Sha256Hex(std::as_bytes(std::span(abc.data(), abc.size()))),

@@ -2,12 +2,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <numbers>
 #include <random>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
 #include "engine/models/model_dir.h"
 #include "engine/models/model_specs.h"
 
@@ -224,10 +226,13 @@ std::vector<TensorData> RandomResNet34Tensors(uint64_t seed) {
   return out;
 }
 
-absl::Status MakeRandomModelDirectory(const std::string& out_dir, uint64_t seed,
+namespace {
+
+// A random model directory's contents; the segmentation's tensors are set
+// by the caller.
+ModelDirectoryContents RandomContents(uint64_t seed,
                                       const std::string& plda_from) {
   ModelDirectoryContents c;
-  c.segmentation = RandomPyanNetTensors(seed);
   c.embedding = RandomResNet34Tensors(seed);
   c.plda_source_dir = plda_from;
   const std::string random_source =
@@ -251,6 +256,39 @@ absl::Status MakeRandomModelDirectory(const std::string& out_dir, uint64_t seed,
       "pyannote/speaker-diarization-community-1 plda/xvec_transform.npz and "
       "plda/plda.npz, copied unchanged (CC-BY-4.0; PLDA by BUT Speech@FIT, "
       "VBx integration in pyannote.audio by Jiangyu Han and Petr Palka)";
+  return c;
+}
+
+}  // namespace
+
+absl::Status MakeRandomModelDirectory(const std::string& out_dir, uint64_t seed,
+                                      const std::string& plda_from) {
+  ModelDirectoryContents c = RandomContents(seed, plda_from);
+  c.segmentation = RandomPyanNetTensors(seed);
+  return WriteModelDirectory(out_dir, c);
+}
+
+absl::Status MakeRandomModelDirectoryWithSegmentation(
+    const std::string& out_dir, uint64_t seed, const std::string& plda_from,
+    const std::string& segmentation_from) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
+                   SafetensorsFile::Open(segmentation_from));
+  if (absl::Status v = file->Validate(PyanNetTensorSpecs()); !v.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(segmentation_from, " does not hold PyanNet's tensors (",
+                     v.message(), ")"));
+  }
+  ModelDirectoryContents c = RandomContents(seed, plda_from);
+  for (const TensorSpec& spec : PyanNetTensorSpecs()) {
+    const TensorView* view = file->Find(spec.name);
+    c.segmentation.push_back(
+        {spec, std::vector<std::byte>(view->bytes.begin(), view->bytes.end())});
+  }
+  c.segmentation_info.name = "PyanNet (segmentation-3.0 architecture)";
+  c.segmentation_info.random_weights = false;
+  c.segmentation_info.source =
+      absl::StrCat("copied from ", segmentation_from,
+                   " by tools/make_random_models --segmentation_from");
   return WriteModelDirectory(out_dir, c);
 }
 

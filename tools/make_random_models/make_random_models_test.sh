@@ -24,4 +24,23 @@ if cmp -s "${out}/a/embedding.safetensors" "${out}/c/embedding.safetensors"; the
 fi
 grep -q '"random_weights": true' "${out}/a/manifest.json"
 grep -q 'NOT a trained model' "${out}/a/manifest.json"
-echo "make_random_models_test: 1 passed, 0 failed"
+# --segmentation_from: seed 8's directory with seed 7's segmentation file
+# gives seed 7's segmentation tensors (the data after the safetensors
+# header; the header's metadata says where they came from) and seed 8's
+# embedding.
+"${tool}" --out "${out}/d" --seed 8 --plda_from "${plda}" \
+  --segmentation_from "${out}/a/segmentation.safetensors"
+tensor_data() {  # the bytes after a safetensors file's header
+  python3 -c 'import sys, struct
+b = open(sys.argv[1], "rb").read()
+sys.stdout.buffer.write(b[8 + struct.unpack("<Q", b[:8])[0]:])' "$1"
+}
+cmp <(tensor_data "${out}/a/segmentation.safetensors") \
+    <(tensor_data "${out}/d/segmentation.safetensors")
+cmp "${out}/c/embedding.safetensors" "${out}/d/embedding.safetensors"
+grep -q "copied from ${out}/a/segmentation.safetensors" "${out}/d/manifest.json"
+if "${tool}" --out "${out}/e" --plda_from "${plda}" \
+     --segmentation_from "${out}/a/embedding.safetensors" 2>/dev/null; then
+  echo "FAIL: an embedding file was taken as segmentation weights" >&2; exit 1
+fi
+echo "make_random_models_test: 2 passed, 0 failed"
