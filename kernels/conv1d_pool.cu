@@ -15,6 +15,21 @@ static_assert(conv1d_pool_internal::kCo == kConv1dPoolOutChannels &&
 
 }  // namespace
 
+std::vector<float> Conv1dPoolWeights(std::span<const float> torch_weights,
+                                     int in_channels) {
+  constexpr int kCo = kConv1dPoolOutChannels, kK = kConv1dPoolTaps;
+  std::vector<float> out(static_cast<size_t>(in_channels) * kK * kCo);
+  for (int o = 0; o < kCo; ++o) {
+    for (int c = 0; c < in_channels; ++c) {
+      for (int k = 0; k < kK; ++k) {
+        out[(static_cast<size_t>(c) * kK + k) * kCo + o] =
+            torch_weights[(static_cast<size_t>(o) * in_channels + c) * kK + k];
+      }
+    }
+  }
+  return out;
+}
+
 absl::Status LaunchConv1dMaxPool3(const Conv1dPoolParams& p,
                                   cudaStream_t stream) {
   if (p.x == nullptr || p.weights == nullptr || p.bias == nullptr ||

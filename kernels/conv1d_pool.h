@@ -21,6 +21,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -31,21 +33,29 @@ inline constexpr int kConv1dPoolTaps = 5;
 inline constexpr int kConv1dPoolMaxInChannels = 256;
 
 struct Conv1dPoolParams {
-  const float* x = nullptr;        // (batch, in_channels, len)
-  const float* weights = nullptr;  // (60, in_channels, 5): torch's layout
-  const float* bias = nullptr;     // (60)
-  float* y = nullptr;              // (batch, 60, pooled_len); not aliasing x
+  const float* x = nullptr;  // (batch, in_channels, len)
+  // (in_channels, 5, 60): Conv1dPoolWeights of torch's (60, in_channels,
+  // 5), so that each chunk of input channels is one contiguous run.
+  const float* weights = nullptr;
+  const float* bias = nullptr;  // (60)
+  float* y = nullptr;           // (batch, 60, pooled_len); not aliasing x
   int64_t batch = 0;
   int in_channels = 0;  // 1..kConv1dPoolMaxInChannels
   int len = 0;          // >= 5 + 2 (at least one pooled output)
 };
 
-// conv[b, o, t] = Σ_{c, k} weights[o, c, k] · x[b, c, t + k] for t <
-// conv_len = len - 4; y[b, o, p] = max(conv[3p], conv[3p + 1], conv[3p + 2])
-// + bias[o] for p < pooled_len = conv_len / 3. InvalidArgument for null
-// pointers or sizes out of range.
+// With w the weights in torch's layout, conv[b, o, t] = Σ_{c, k}
+// w[o, c, k] · x[b, c, t + k] for t < conv_len = len - 4, and
+// y[b, o, p] = max(conv[3p], conv[3p + 1], conv[3p + 2]) + bias[o] for
+// p < pooled_len = conv_len / 3. InvalidArgument for null pointers or sizes
+// out of range.
 absl::Status LaunchConv1dMaxPool3(const Conv1dPoolParams& p,
                                   cudaStream_t stream);
+
+// The kernel's weight layout, (in_channels, 5, 60), of torch's
+// (60, in_channels, 5) weights: weights[(c · 5 + k) · 60 + o] = w[o, c, k].
+std::vector<float> Conv1dPoolWeights(std::span<const float> torch_weights,
+                                     int in_channels);
 
 // pooled_len for an input of `len` samples (0 when there is none).
 constexpr int Conv1dPoolLength(int len) {

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/conv1d_pool.h"
 #include "testing/conv1d_pool_reference.h"
-// The kernel's source after the emulation's macros.
+// The emulation after CUDA's headers (conv1d_pool.h), the kernel's source
+// after the emulation's macros.
 // clang-format off
 #include "testing/cuda_host_emulation.h"
 #include "kernels/conv1d_pool_kernel.inc"
@@ -23,8 +25,8 @@ namespace {
 
 namespace k = conv1d_pool_internal;
 
-// As LaunchConv1dMaxPool3 does: pooled outputs in blocks of kTilePooled,
-// one row of blocks per window.
+// As LaunchConv1dMaxPool3 does (weights in the kernel's layout): pooled outputs
+// in blocks of kTilePooled, one row of blocks per window.
 std::vector<float> RunEmulated(const std::vector<float>& x,
                                const std::vector<float>& w,
                                const std::vector<float>& bias, int batch,
@@ -32,8 +34,9 @@ std::vector<float> RunEmulated(const std::vector<float>& x,
   const int pooled = (len - k::kTaps + 1) / 3;
   const int tiles = (pooled + k::kTilePooled - 1) / k::kTilePooled;
   std::vector<float> y(size_t(batch) * k::kCo * pooled, NAN);
+  const std::vector<float> wt = Conv1dPoolWeights(w, c_in);
   testing::RunEmulatedGrid(batch * tiles, k::kThreads, [&] {
-    k::Conv1dMaxPool3Kernel(x.data(), w.data(), bias.data(), y.data(), c_in,
+    k::Conv1dMaxPool3Kernel(x.data(), wt.data(), bias.data(), y.data(), c_in,
                             len, pooled, tiles);
   });
   return y;

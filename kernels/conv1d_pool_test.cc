@@ -54,7 +54,7 @@ TEST(Conv1dPoolTest, MatchesFloat64ReferenceOnRandomInputs) {
     const int pooled = Conv1dPoolLength(s.len);
     const size_t ny = size_t(s.batch) * kCo * pooled;
     float* dx = ToDevice(x);
-    float* dw = ToDevice(w);
+    float* dw = ToDevice(Conv1dPoolWeights(w, s.c_in));
     float* db = ToDevice(bias);
     float* dy = nullptr;
     ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), ny * sizeof(float)),

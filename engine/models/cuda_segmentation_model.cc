@@ -89,8 +89,8 @@ struct CudaSegmentationModel::Impl {
   Norm wav_norm, norm[3];
   std::unique_ptr<Conv2d> conv[3];
   DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
-  // conv1d.1 and conv1d.2's weights in torch's (60, in, 5) layout, for the
-  // direct kernel (options.direct_conv1d).
+  // conv1d.1 and conv1d.2's weights in the direct kernel's (in, 5, 60)
+  // layout (kernels::Conv1dPoolWeights; options.direct_conv1d).
   DeviceBuffer conv1d_weights[2];
   DeviceBuffer sinc_filters;  // (80, 251), for the direct kernel
   // The filters are even / odd about their centre, as ComputeSincFilters
@@ -487,7 +487,8 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                                                    cw, wo));
     if (options.direct_conv1d) {
       ASSIGN_OR_RETURN(impl->conv1d_weights[i - 1],
-                       DeviceBuffer::FromHost(arena, cw, wo));
+                       DeviceBuffer::FromHost(
+                           arena, kernels::Conv1dPoolWeights(cw, in), wo));
     }
     ASSIGN_OR_RETURN(
         impl->conv_bias[i - 1],
