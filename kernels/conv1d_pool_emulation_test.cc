@@ -54,28 +54,10 @@ TEST(Conv1dPoolEmulationTest, KernelSourceMatchesFloat64Reference) {
   for (const Shape s :
        {Shape{1, 1, 7}, Shape{2, 3, 20}, Shape{3, 17, 204}, Shape{2, 5, 196},
         Shape{1, 80, 1000}, Shape{1, 60, 1773}}) {
-    std::normal_distribution<float> g(0.0f, 1.0f);
-    std::vector<float> x(size_t(s.batch) * s.c_in * s.len),
-        w(size_t(k::kCo) * s.c_in * k::kTaps), bias(k::kCo);
-    for (float& v : x) v = g(rng);
-    for (float& v : w) v = g(rng) / std::sqrt(float(s.c_in * k::kTaps));
-    for (float& v : bias) v = 0.3f * g(rng);
-    const std::vector<float> got =
-        RunEmulated(x, w, bias, s.batch, s.c_in, s.len);
-    const testing::Conv1dPoolReference want = testing::Conv1dMaxPool3Reference(
-        x, w, bias, s.batch, s.c_in, k::kCo, s.len, k::kTaps);
-    ASSERT_EQ(got.size(), want.y.size());
-    double max_rel = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_TRUE(std::isfinite(got[i])) << "output " << i << " not written";
-      // The float32 FMA chain's bound (conv1d_pool_test says why).
-      const double err = std::abs(got[i] - want.y[i]);
-      const double bound =
-          s.c_in * k::kTaps * 6e-8 * want.scale[i] + 1e-7 * std::abs(want.y[i]);
-      ASSERT_LE(err, bound)
-          << "output " << i << ": got " << got[i] << ", want " << want.y[i];
-      max_rel = std::max(max_rel, err / (want.scale[i] + 1e-30));
-    }
+    const testing::Conv1dPoolCase c =
+        testing::MakeConv1dPoolCase(s.batch, s.c_in, s.len, rng);
+    const double max_rel = testing::ExpectConv1dPoolMatches(
+        RunEmulated(c.x, c.weights, c.bias, s.batch, s.c_in, s.len), c);
     std::printf(
         "emulated conv1d pool %d x %d x %d: max |got - float64| / "
         "sum|terms| = %.3g\n",

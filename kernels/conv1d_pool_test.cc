@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "testing/conv1d_pool_reference.h"
+#include "testing/cuda_test_buffers.h"
 
 namespace diarization::kernels {
 namespace {
@@ -22,18 +23,7 @@ namespace {
 constexpr int kCo = kConv1dPoolOutChannels;
 constexpr int kK = kConv1dPoolTaps;
 
-float* ToDevice(const std::vector<float>& h) {
-  float* p = nullptr;
-  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), h.size() * sizeof(float)),
-            cudaSuccess);
-  EXPECT_EQ(
-      cudaMemcpy(p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice),
-      cudaSuccess);
-  return p;
-}
-
 TEST(Conv1dPoolTest, MatchesFloat64ReferenceOnRandomInputs) {
-  std::mt19937 rng(std::random_device{}());
   struct Shape {
     int batch, c_in, len;
   };
@@ -44,59 +34,24 @@ TEST(Conv1dPoolTest, MatchesFloat64ReferenceOnRandomInputs) {
   for (const Shape s :
        {Shape{1, 1, 7}, Shape{2, 3, 20}, Shape{3, 17, 204}, Shape{2, 5, 196},
         Shape{3, 80, 5325}, Shape{3, 60, 1773}}) {
-    std::normal_distribution<float> g(0.0f, 1.0f);
-    std::vector<float> x(size_t(s.batch) * s.c_in * s.len),
-        w(size_t(kCo) * s.c_in * kK), bias(kCo);
-    for (float& v : x) v = g(rng);
-    const float w_scale = 1.0f / std::sqrt(float(s.c_in * kK));
-    for (float& v : w) v = w_scale * g(rng);
-    for (float& v : bias) v = 0.3f * g(rng);
-    const int pooled = Conv1dPoolLength(s.len);
-    const size_t ny = size_t(s.batch) * kCo * pooled;
-    float* dx = ToDevice(x);
-    float* dw = ToDevice(Conv1dPoolWeights(w, s.c_in));
-    float* db = ToDevice(bias);
-    float* dy = nullptr;
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), ny * sizeof(float)),
-              cudaSuccess);
-    ASSERT_EQ(cudaMemset(dy, 0xff, ny * sizeof(float)), cudaSuccess);  // NaN
-    ASSERT_TRUE(LaunchConv1dMaxPool3({.x = dx,
-                                      .weights = dw,
-                                      .bias = db,
-                                      .y = dy,
+    const testing::Conv1dPoolCase c =
+        testing::MakeConv1dPoolCase(s.batch, s.c_in, s.len, testing::Rng());
+    testing::DeviceFloats x(c.x), w(Conv1dPoolWeights(c.weights, s.c_in)),
+        bias(c.bias);
+    testing::DeviceFloats y(c.want.y.size());  // poisoned: NaN
+    ASSERT_TRUE(LaunchConv1dMaxPool3({.x = x.p,
+                                      .weights = w.p,
+                                      .bias = bias.p,
+                                      .y = y.p,
                                       .batch = s.batch,
                                       .in_channels = s.c_in,
                                       .len = s.len},
                                      nullptr)
                     .ok());
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    std::vector<float> got(ny);
-    ASSERT_EQ(
-        cudaMemcpy(got.data(), dy, ny * sizeof(float), cudaMemcpyDeviceToHost),
-        cudaSuccess);
-    const testing::Conv1dPoolReference want = testing::Conv1dMaxPool3Reference(
-        x, w, bias, s.batch, s.c_in, kCo, s.len, kK);
-    double max_rel = 0;
-    for (size_t i = 0; i < ny; ++i) {
-      ASSERT_TRUE(std::isfinite(got[i])) << "output " << i << " not written";
-      // A float32 FMA chain of c_in x 5 terms: its error is bounded by
-      // n·2⁻²⁴ of the terms' absolute sum; the max and the bias add one
-      // rounding of the result. A wrong index costs the terms' own size.
-      const double err = std::abs(got[i] - want.y[i]);
-      const double bound =
-          s.c_in * kK * 6e-8 * want.scale[i] + 1e-7 * std::abs(want.y[i]);
-      ASSERT_LE(err, bound) << "output " << i << " of " << ny << ": got "
-                            << got[i] << ", want " << want.y[i];
-      max_rel = std::max(max_rel, err / (want.scale[i] + 1e-30));
-    }
+    const double max_rel = testing::ExpectConv1dPoolMatches(y.Host(), c);
     std::printf(
-        "conv1d pool %d x %d x %d: max |gpu - float64| / sum|terms| "
-        "= %.3g\n",
+        "conv1d pool %d x %d x %d: max |gpu - float64| / sum|terms| = %.3g\n",
         s.batch, s.c_in, s.len, max_rel);
-    cudaFree(dx);
-    cudaFree(dw);
-    cudaFree(db);
-    cudaFree(dy);
   }
 }
 

@@ -6,6 +6,7 @@
 #ifndef DIARIZATION_TESTING_CONV1D_POOL_REFERENCE_H_
 #define DIARIZATION_TESTING_CONV1D_POOL_REFERENCE_H_
 
+#include <random>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,23 @@ Conv1dPoolReference Conv1dMaxPool3Reference(std::span<const float> x,
                                             int batch, int in_channels,
                                             int out_channels, int len,
                                             int taps);
+
+// One test case of the kernel: fresh random inputs of a shape (x normal,
+// weights normal / sqrt(in_channels · 5), bias 0.3 · normal; weights in
+// torch's layout) and their float64 reference, for 60 outputs and 5 taps.
+struct Conv1dPoolCase {
+  int batch = 0, in_channels = 0, len = 0;
+  std::vector<float> x, weights, bias;
+  Conv1dPoolReference want;
+};
+Conv1dPoolCase MakeConv1dPoolCase(int batch, int in_channels, int len,
+                                  std::mt19937& rng);
+
+// gtest failures unless every output is written (finite) and within the
+// float32 FMA chain's bound of the reference; the largest error relative
+// to the terms' absolute sum, for the log.
+double ExpectConv1dPoolMatches(std::span<const float> got,
+                               const Conv1dPoolCase& c);
 
 }  // namespace diarization::testing
 

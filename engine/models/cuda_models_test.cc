@@ -258,33 +258,17 @@ TEST_F(CudaModelsTest, SegmentationRealWeightsMatchesCpu) {
       "%d\n",
       d, DecisionFlips(gpu, cpu, 0.0));
   EXPECT_LT(d, 1e-4);
-}
-
-// The 1-D convolutions and their max-pool on the project's kernel
-// (CudaModelOptions::direct_conv1d) keep the real-weights gate against the
-// CPU network, and stay as close to the cuDNN path as the two paths' float32
-// sums allow.
-TEST_F(CudaModelsTest, SegmentationDirectConv1dMatchesCpuAndCuDnn) {
-  const char* dir = std::getenv("DIARIZATION_REAL_MODELS_DIR");
-  ASSERT_NE(dir, nullptr)
-      << "set DIARIZATION_REAL_MODELS_DIR to a model directory with the "
-         "real segmentation-3.0 weights";
-  auto w = Open(std::string(dir) + "/segmentation.safetensors");
-  ASSERT_NE(w, nullptr);
-  auto arena = Arena();
-  ASSERT_NE(arena, nullptr);
-  const std::vector<float> win = Windows();
-  const std::vector<float> cpu = RunCpuSegmentation(*w, win);
-  const std::vector<float> cudnn = RunCudaSegmentation(*w, arena, win);
+  // The 1-D convolutions and their max-pool on the project's kernel
+  // (CudaModelOptions::direct_conv1d, opt-in) keep the gate, and stay as
+  // close to the cuDNN path as two float32 sums allow.
   const std::vector<float> direct =
       RunCudaSegmentation(*w, arena, win, /*direct_conv1d=*/true);
   ASSERT_EQ(direct.size(), cpu.size());
-  const double to_cpu = MaxAbs(direct, cpu), to_cudnn = MaxAbs(direct, cudnn);
+  const double to_cpu = MaxAbs(direct, cpu), to_cudnn = MaxAbs(direct, gpu);
   std::printf(
       "segmentation, direct conv1d (real weights): max |direct - cpu| = "
-      "%.3g (cuDNN path %.3g), max |direct - cudnn| = %.3g, decision flips "
-      "vs cpu %d\n",
-      to_cpu, MaxAbs(cudnn, cpu), to_cudnn, DecisionFlips(direct, cpu, 0.0));
+      "%.3g, max |direct - cudnn| = %.3g, decision flips vs cpu %d\n",
+      to_cpu, to_cudnn, DecisionFlips(direct, cpu, 0.0));
   EXPECT_LT(to_cpu, 1e-4);
   EXPECT_LT(to_cudnn, 1e-4);
 }
