@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <iterator>
 #include <cstddef>
 #include <memory>
 #include <thread>
@@ -14,6 +15,10 @@ namespace {
 struct Block {
   explicit Block(unsigned threads, size_t shared_bytes)
       : barrier(threads), shared((shared_bytes + 15) / 16) {
+    // Poisoned, as a GPU's is not zeroed: a read of a byte the kernel never
+    // wrote gives NaN (float, double) or -1 (integers).
+    for (Unit& u : shared)
+      std::fill(std::begin(u.bytes), std::end(u.bytes), 0xff);
     // A last, partial warp has only its own lanes.
     for (unsigned w = 0; w * 32 < threads; ++w) {
       warps.push_back(std::make_unique<Warp>(

@@ -78,7 +78,8 @@ void EmulatedSyncWarp();
 // The warp's exchange slots (32 × 8 bytes) of the calling thread's warp.
 uint64_t* EmulatedWarpSlots();
 // The current block's dynamic shared memory (RunEmulatedGrid's size,
-// 16-byte aligned, zero-filled for each block).
+// 16-byte aligned, filled with 0xff bytes for each block: NaN or -1 where
+// a kernel reads what it never wrote).
 unsigned char* EmulatedDynamicSharedMemory();
 
 // Runs `kernel` as `blocks` blocks of `threads` threads (one-dimensional),
