@@ -7,8 +7,8 @@
 // (static and the dynamic one, through DynamicSharedMemory()) and
 // __syncthreads(); the warp operations __shfl_sync, __shfl_down_sync,
 // __ballot_sync and __syncwarp over full warps; atomicOr and atomicAdd on
-// 32-bit words; __ldg, __ffs, __longlong_as_double and the double
-// round-to-nearest intrinsics (host doubles round to nearest; the test
+// 32-bit words; float2 and float4; __ldg, __ffs, __longlong_as_double and the
+// double round-to-nearest intrinsics (host doubles round to nearest; the test
 // binary must not contract into FMA, which the toolchain's flags already
 // ensure: no -ffp-contract=fast, no FMA target). What it does not: partial
 // warp masks, cooperative groups, wgmma or other tensor-core instructions,
@@ -56,7 +56,10 @@
 #define __align__(n) __attribute__((aligned(n)))
 #define __syncthreads() ::diarization::testing::EmulatedSyncThreads()
 
-#ifndef __VECTOR_TYPES_H__  // CUDA's vector_types.h defines float4
+#ifndef __VECTOR_TYPES_H__  // CUDA's vector_types.h defines them
+struct alignas(8) float2 {
+  float x, y;
+};
 struct alignas(16) float4 {
   float x, y, z, w;
 };
