@@ -63,6 +63,8 @@ static_assert(kernels::kConv1dPoolOutChannels == HP::kConvChannels &&
               kernels::kConv1dPoolTaps == HP::kConvKernel &&
               kernels::Conv1dPoolLength(kP0) == kP1 &&
               kernels::Conv1dPoolLength(kP1) == kP2);
+// ConvBiasPool's unpooled lengths (no padding, stride 1).
+static_assert(kL1 == kP0 - kConvKernel + 1 && kL2 == kP1 - kConvKernel + 1);
 
 struct Norm {
   DeviceBuffer gamma, beta;
@@ -124,6 +126,11 @@ struct CudaSegmentationModel::Impl {
     graphs.reset();
   }
   absl::Status Enqueue(int n);
+  // SincNet's 1-D convolution i (1 or 2) of n windows with its bias and
+  // max-pool: `in` (in_channels × in_len per window) -> `pooled`, on the
+  // project's kernel (options.direct_conv1d) or on cuDNN through `unpooled`.
+  absl::Status ConvBiasPool(int i, int n, const float* in, int in_channels,
+                            int in_len, float* unpooled, float* pooled);
   absl::Status ChooseLstmKernels();
 };
 
@@ -244,6 +251,30 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
   return absl::OkStatus();
 }
 
+absl::Status CudaSegmentationModel::Impl::ConvBiasPool(
+    int i, int n, const float* in, int in_channels, int in_len, float* unpooled,
+    float* pooled) {
+  if (options.direct_conv1d) {
+    return kernels::LaunchConv1dMaxPool3(
+        {.x = in,
+         .weights = conv1d_weights[i - 1].f32(),
+         .bias = conv_bias[i - 1].f32(),
+         .y = pooled,
+         .batch = n,
+         .in_channels = in_channels,
+         .len = in_len},
+        ctx->stream());
+  }
+  RETURN_IF_ERROR(conv[i]->Forward(in, n, 1, in_len, unpooled));
+  return kernels::LaunchMaxPool3({.x = unpooled,
+                                  .bias = conv_bias[i - 1].f32(),
+                                  .out = pooled,
+                                  .rows = int64_t{n} * kConv,
+                                  .channels = kConv,
+                                  .in_len = in_len - kConvKernel + 1},
+                                 ctx->stream());
+}
+
 absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
   cudaStream_t stream = ctx->stream();
   // Waveform InstanceNorm (no activation).
@@ -289,26 +320,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 1: conv 80→60 (+bias) → max-pool → InstanceNorm → LeakyReLU.
-  if (options.direct_conv1d) {
-    RETURN_IF_ERROR(
-        kernels::LaunchConv1dMaxPool3({.x = p0,
-                                       .weights = conv1d_weights[0].f32(),
-                                       .bias = conv_bias[0].f32(),
-                                       .y = p1,
-                                       .batch = n,
-                                       .in_channels = kSinc,
-                                       .len = kP0},
-                                      stream));
-  } else {
-    RETURN_IF_ERROR(conv[1]->Forward(p0, n, 1, kP0, c1));
-    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c1,
-                                             .bias = conv_bias[0].f32(),
-                                             .out = p1,
-                                             .rows = int64_t{n} * kConv,
-                                             .channels = kConv,
-                                             .in_len = kL1},
-                                            stream));
-  }
+  RETURN_IF_ERROR(ConvBiasPool(1, n, p0, kSinc, kP0, c1, p1));
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p1,
                                                .gamma = norm[1].gamma.f32(),
                                                .beta = norm[1].beta.f32(),
@@ -320,26 +332,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 2, written as (batch, frame, feature) for the LSTM.
-  if (options.direct_conv1d) {
-    RETURN_IF_ERROR(
-        kernels::LaunchConv1dMaxPool3({.x = p1,
-                                       .weights = conv1d_weights[1].f32(),
-                                       .bias = conv_bias[1].f32(),
-                                       .y = pooled2,
-                                       .batch = n,
-                                       .in_channels = kConv,
-                                       .len = kP1},
-                                      stream));
-  } else {
-    RETURN_IF_ERROR(conv[2]->Forward(p1, n, 1, kP1, c2));
-    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c2,
-                                             .bias = conv_bias[1].f32(),
-                                             .out = pooled2,
-                                             .rows = int64_t{n} * kConv,
-                                             .channels = kConv,
-                                             .in_len = kL2},
-                                            stream));
-  }
+  RETURN_IF_ERROR(ConvBiasPool(2, n, p1, kConv, kP1, c2, pooled2));
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = pooled2,
                                                .gamma = norm[2].gamma.f32(),
                                                .beta = norm[2].beta.f32(),
