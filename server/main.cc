@@ -390,12 +390,13 @@ absl::Status Run() {
       absl::GetFlag(FLAGS_cuda_embedding_conv_api);
   backend.cuda_conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
   backend.cuda_layer1_kernel = absl::GetFlag(FLAGS_cuda_layer1_kernel);
-  if (const int mb = absl::GetFlag(FLAGS_cuda_embedding_workspace_mb); mb < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--cuda_embedding_workspace_mb must be >= 0, got ", mb));
-  } else {
-    backend.cuda_embedding_workspace_bytes = static_cast<size_t>(mb) << 20;
+  const int workspace_mb = absl::GetFlag(FLAGS_cuda_embedding_workspace_mb);
+  if (workspace_mb < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cuda_embedding_workspace_mb must be >= 0, got ", workspace_mb));
   }
+  backend.cuda_embedding_workspace_bytes = static_cast<size_t>(workspace_mb)
+                                           << 20;
   backend.cuda_direct_stem = absl::GetFlag(FLAGS_cuda_direct_stem);
   // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
   // kCpuSegmentationBatchSize, says why).
