@@ -7,6 +7,7 @@
 //                  --lb_policy round_robin FILE   # many replicas
 //   diarize_client --info            # GetInfo as JSON
 //   diarize_client --wait_for_serving_s 60   # block until health SERVING
+//   diarize_client --out_dir OUT --jobs 8 FILE|DIR ...   # batch mode
 //
 // stream: decode FILE here to 16-bit PCM at its own rate and send it in
 // --chunk_ms chunks as fast as flow control allows; realtime: the same at the
@@ -30,6 +31,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "clients/cli/audio_file.h"
+#include "clients/cli/batch_inputs.h"
+#include "clients/cli/batch_runner.h"
 #include "clients/cli/channel_config.h"
 #include "clients/cli/channel_security.h"
 #include "clients/cli/exit_codes.h"
@@ -98,6 +101,20 @@ ABSL_FLAG(std::string, token, "",
           "--token_file)");
 ABSL_FLAG(std::string, token_file, "",
           "File whose first line is the bearer token");
+// Batch mode (batch_runner.h; docs/api.md, "Batch mode").
+ABSL_FLAG(std::string, out_dir, "",
+          "Batch mode: diarize every FILE, and the audio files under every "
+          "DIR, into this folder (NAME.rttm each; inputs whose outputs exist "
+          "are skipped); a JSON summary goes to stdout");
+ABSL_FLAG(int, jobs, 4, "Batch mode: calls in flight");
+ABSL_FLAG(bool, batch_json, false,
+          "Batch mode: also write NAME.json (as --output json prints it)");
+ABSL_FLAG(int, max_attempts, 10,
+          "Batch mode: attempts per file for UNAVAILABLE and "
+          "RESOURCE_EXHAUSTED (waiting the server's retry hint, else backing "
+          "off)");
+ABSL_FLAG(double, max_retry_wait_s, 600,
+          "Batch mode: most seconds one file may wait between its attempts");
 
 namespace diarization::client {
 namespace {
@@ -321,6 +338,43 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
   return Report(s);
 }
 
+int RunBatchMode(const std::shared_ptr<grpc::Channel>& channel,
+                 const std::vector<char*>& args) {
+  if (!absl::GetFlag(FLAGS_uri).empty() ||
+      !absl::GetFlag(FLAGS_request_id).empty()) {
+    std::cerr << "diarize_client: --uri and --request_id name one file; "
+                 "batch mode (--out_dir) names each file after itself\n";
+    return kExitUsage;
+  }
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode != "stream" && mode != "unary") {
+    std::cerr << "diarize_client: batch mode takes --mode stream or unary\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<BatchInput>> inputs =
+      ListBatchInputs(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!inputs.ok()) {
+    std::cerr << "diarize_client: " << inputs.status().message() << "\n";
+    return kExitUsage;
+  }
+  BatchOptions options;
+  options.out_dir = absl::GetFlag(FLAGS_out_dir);
+  options.jobs = absl::GetFlag(FLAGS_jobs);
+  options.stream = mode == "stream";
+  options.chunk_ms = absl::GetFlag(FLAGS_chunk_ms);
+  options.write_json = absl::GetFlag(FLAGS_batch_json);
+  options.deadline_s = absl::GetFlag(FLAGS_deadline_s);
+  options.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  options.max_retry_wait_s = absl::GetFlag(FLAGS_max_retry_wait_s);
+  options.progress_every_s = absl::GetFlag(FLAGS_progress) ? 10 : 0;
+  if (options.jobs < 1 || options.max_attempts < 1 || options.chunk_ms < 1) {
+    std::cerr << "diarize_client: --jobs, --max_attempts and --chunk_ms must "
+                 "be >= 1\n";
+    return kExitUsage;
+  }
+  return RunBatch(channel, *inputs, options, BaseConfig);
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "diarize_client [flags] FILE   (see --help; exit codes in docs/api.md)");
@@ -366,6 +420,7 @@ int Main(int argc, char** argv) {
     if (args.size() < 2 && !absl::GetFlag(FLAGS_info)) return kExitOk;
   }
   if (absl::GetFlag(FLAGS_info)) return RunInfo(*stub);
+  if (!absl::GetFlag(FLAGS_out_dir).empty()) return RunBatchMode(channel, args);
   if (args.size() != 2) {
     std::cerr << "diarize_client: expected exactly one FILE (got "
               << args.size() - 1 << "); see --help\n";
