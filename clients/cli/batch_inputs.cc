@@ -15,7 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -34,7 +35,8 @@ absl::Status AddDirectory(const fs::path& dir, std::vector<BatchInput>& out) {
   std::error_code error;
   fs::recursive_directory_iterator it(
       dir, fs::directory_options::follow_directory_symlink, error);
-  for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+  for (; !error && it != fs::recursive_directory_iterator();
+       it.increment(error)) {
     const fs::path relative = it->path().lexically_relative(dir);
     if (Hidden(relative)) {
       if (it->is_directory()) it.disable_recursion_pending();
@@ -52,8 +54,9 @@ absl::Status AddDirectory(const fs::path& dir, std::vector<BatchInput>& out) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot list ", dir.string(), ": ", error.message()));
   }
-  std::sort(found.begin(), found.end(),
-            [](const BatchInput& a, const BatchInput& b) { return a.path < b.path; });
+  std::sort(
+      found.begin(), found.end(),
+      [](const BatchInput& a, const BatchInput& b) { return a.path < b.path; });
   out.insert(out.end(), found.begin(), found.end());
   return absl::OkStatus();
 }
@@ -61,8 +64,8 @@ absl::Status AddDirectory(const fs::path& dir, std::vector<BatchInput>& out) {
 }  // namespace
 
 bool IsAudioExtension(const std::string& extension) {
-  static const char* const kExtensions[] = {".wav", ".flac", ".ogg", ".oga",
-                                            ".opus", ".mp3"};
+  static const char* const kExtensions[] = {".wav", ".flac", ".ogg",
+                                            ".oga", ".opus", ".mp3"};
   for (const char* e : kExtensions) {
     if (extension == e) return true;
   }
@@ -96,9 +99,10 @@ absl::StatusOr<std::vector<BatchInput>> ListBatchInputs(
   for (const BatchInput& input : inputs) {
     auto [it, added] = by_output.emplace(input.output_stem, &input);
     if (!added) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          it->second->path, " and ", input.path, " would both be written to '",
-          input.output_stem, ".rttm'; give them in separate runs or rename one"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(it->second->path, " and ", input.path,
+                       " would both be written to '", input.output_stem,
+                       ".rttm'; give them in separate runs or rename one"));
     }
   }
   return inputs;

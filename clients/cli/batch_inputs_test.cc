@@ -20,9 +20,9 @@ class BatchInputsTest : public ::testing::Test {
     const char* tmp = std::getenv("TEST_TMPDIR");
     root_ = fs::path(tmp != nullptr ? tmp : "/tmp") / "batch_inputs";
     fs::remove_all(root_);
-    for (const char* f : {"in/b/x.wav", "in/a/x.FLAC", "in/a/deep/y.ogg",
-                          "in/notes.txt", "in/.hidden/z.wav", "in/a/.w.wav",
-                          "single.mp3", "other/x.wav"}) {
+    for (const char* f :
+         {"in/b/x.wav", "in/a/x.FLAC", "in/a/deep/y.ogg", "in/notes.txt",
+          "in/.hidden/z.wav", "in/a/.w.wav", "single.mp3", "other/x.wav"}) {
       Touch(f);
     }
   }

@@ -63,7 +63,8 @@ std::optional<double> RetryHint(const grpc::ClientContext& context) {
   auto it = trailers.find("retry-after-s");
   double s = 0;
   if (it == trailers.end() ||
-      !absl::SimpleAtod(std::string(it->second.data(), it->second.size()), &s)) {
+      !absl::SimpleAtod(std::string(it->second.data(), it->second.size()),
+                        &s)) {
     return std::nullopt;
   }
   return std::max(0.0, s);
@@ -81,9 +82,9 @@ bool Retryable(const grpc::Status& status) {
 
 void SetDeadline(grpc::ClientContext& context, double deadline_s) {
   if (deadline_s > 0) {
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::microseconds(
-                             static_cast<int64_t>(deadline_s * 1e6)));
+    context.set_deadline(
+        std::chrono::system_clock::now() +
+        std::chrono::microseconds(static_cast<int64_t>(deadline_s * 1e6)));
   }
 }
 
@@ -118,10 +119,10 @@ CallResult CallStream(v1::Diarization::Stub& stub,
     for (int64_t frame = 0; frame < audio.frames(); frame += step) {
       const int64_t n = std::min(step, audio.frames() - frame);
       v1::DiarizeRequest chunk;
-      chunk.set_audio(reinterpret_cast<const char*>(audio.samples.data() +
-                                                    frame * audio.channel_count),
-                      static_cast<size_t>(n) * audio.channel_count *
-                          sizeof(int16_t));
+      chunk.set_audio(
+          reinterpret_cast<const char*>(audio.samples.data() +
+                                        frame * audio.channel_count),
+          static_cast<size_t>(n) * audio.channel_count * sizeof(int16_t));
       if (!stream->Write(chunk)) return;
     }
     stream->WritesDone();
@@ -151,12 +152,11 @@ absl::Status WriteAtomically(const fs::path& path, const std::string& text) {
   std::error_code error;
   fs::create_directories(path.parent_path(), error);
   if (error) {
-    return absl::InternalError(absl::StrCat("cannot create ",
-                                            path.parent_path().string(), ": ",
-                                            error.message()));
+    return absl::InternalError(absl::StrCat(
+        "cannot create ", path.parent_path().string(), ": ", error.message()));
   }
-  const fs::path tmp = path.parent_path() /
-                       absl::StrCat(".", path.filename().string(), ".tmp");
+  const fs::path tmp =
+      path.parent_path() / absl::StrCat(".", path.filename().string(), ".tmp");
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
@@ -167,8 +167,8 @@ absl::Status WriteAtomically(const fs::path& path, const std::string& text) {
   }
   fs::rename(tmp, path, error);
   if (error) {
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp.string(),
-                                            ": ", error.message()));
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", tmp.string(), ": ", error.message()));
   }
   return absl::OkStatus();
 }
@@ -223,14 +223,15 @@ class Batch {
     while (true) {
       const size_t i = next_.fetch_add(1);
       if (i >= inputs_.size()) return;
-      Outcome outcome = Complete(inputs_[i])
-                            ? Outcome{kSkipped, "", 0, 0}
-                            : Diarize(inputs_[i], random);
+      Outcome outcome = Complete(inputs_[i]) ? Outcome{kSkipped, "", 0, 0}
+                                             : Diarize(inputs_[i], random);
       absl::MutexLock lock(&mu_);
       if (outcome.status == "OK") audio_s_ += outcome.audio_s;
       ++done_;
-      if (outcome.status == kSkipped) ++skipped_;
-      else if (outcome.status != "OK") ++failed_;
+      if (outcome.status == kSkipped)
+        ++skipped_;
+      else if (outcome.status != "OK")
+        ++failed_;
       outcomes_[i] = std::move(outcome);
     }
   }
@@ -257,20 +258,22 @@ class Batch {
     double waited_s = 0;
     while (true) {
       ++outcome.attempts;
-      CallResult call =
-          options_.stream ? CallStream(*stub_, config, *pcm, options_.chunk_ms,
-                                       options_.deadline_s)
-                          : CallUnary(*stub_, request, options_.deadline_s);
+      CallResult call = options_.stream
+                            ? CallStream(*stub_, config, *pcm,
+                                         options_.chunk_ms, options_.deadline_s)
+                            : CallUnary(*stub_, request, options_.deadline_s);
       if (call.status.ok()) {
-        absl::Status written = WriteAtomically(
-            OutputPath(input, ".rttm"),
-            FormatResult(call.result, OutputFormat::kRttm));
+        absl::Status written =
+            WriteAtomically(OutputPath(input, ".rttm"),
+                            FormatResult(call.result, OutputFormat::kRttm));
         if (written.ok() && options_.write_json) {
-          written = WriteAtomically(OutputPath(input, ".json"),
-                                    FormatResult(call.result, OutputFormat::kJson));
+          written =
+              WriteAtomically(OutputPath(input, ".json"),
+                              FormatResult(call.result, OutputFormat::kJson));
         }
         if (!written.ok()) {
-          return {"OUTPUT_ERROR", std::string(written.message()), outcome.attempts};
+          return {"OUTPUT_ERROR", std::string(written.message()),
+                  outcome.attempts};
         }
         outcome.status = "OK";
         outcome.audio_s = call.result.audio_s();
@@ -278,7 +281,8 @@ class Batch {
       }
       outcome.status = CodeName(call.status.error_code());
       outcome.message = call.status.error_message();
-      if (!Retryable(call.status) || outcome.attempts >= options_.max_attempts) {
+      if (!Retryable(call.status) ||
+          outcome.attempts >= options_.max_attempts) {
         return outcome;
       }
       const double delay = RetryDelaySeconds(
@@ -298,8 +302,8 @@ class Batch {
     const double wall = absl::ToDoubleSeconds(absl::Now() - start_);
     const int processed = done_ - skipped_;
     const int left = static_cast<int>(inputs_.size()) - done_;
-    const double eta = processed > 0 ? wall / processed * left
-                                     : (left == 0 ? 0.0 : -1.0);
+    const double eta =
+        processed > 0 ? wall / processed * left : (left == 0 ? 0.0 : -1.0);
     return absl::StrFormat(
         "batch: %d/%d files (%d failed, %d skipped, %d retries), %.2f h audio, "
         "RTFx %.1f, ETA %s",
@@ -359,7 +363,8 @@ class Batch {
     for (size_t i = 0; i < inputs_.size(); ++i) {
       const Outcome& o = outcomes_[i];
       if (o.status == "OK" || o.status == kSkipped) continue;
-      auto& entry = *failed_list->add_values()->mutable_struct_value()->mutable_fields();
+      auto& entry =
+          *failed_list->add_values()->mutable_struct_value()->mutable_fields();
       entry["path"].set_string_value(inputs_[i].path);
       entry["status"].set_string_value(o.status);
       entry["message"].set_string_value(o.message);

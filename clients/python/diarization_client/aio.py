@@ -16,6 +16,19 @@ from .results import DiarizationResult, PartialResult
 from .retry import RetryPolicy
 
 
+# grpc.aio reports a stream that the server ended (e.g. refused at its start)
+# while the client was still writing as INTERNAL with this text, losing the
+# server's status (grpc/aio/_call.py: _write's set_internal_error). Such a
+# stream is retried with backoff while it can be replayed; the next attempt
+# gets the server's own status.
+_SEND_FAILED_DETAILS = "Internal error from Core"
+
+
+def _send_failed(error, source: StreamSource) -> bool:
+    return (source.replayable and error.code() == grpc.StatusCode.INTERNAL
+            and (error.details() or "") == _SEND_FAILED_DETAILS)
+
+
 class AsyncClient:
     """Client for asyncio: the same arguments and methods, awaited.
 
@@ -106,7 +119,8 @@ class AsyncClient:
             except grpc.RpcError as e:
                 if source.error is not None:
                     raise source.error from e
-                await asyncio.sleep(attempts.next_wait_s(e, source.replayable))
+                await asyncio.sleep(attempts.next_wait_s(
+                    e, source.replayable, send_failed=_send_failed(e, source)))
                 continue
             finally:
                 call.cancel()

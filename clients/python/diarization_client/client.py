@@ -30,11 +30,14 @@ class _Attempts:
     def remaining_s(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
-    def next_wait_s(self, error: grpc.RpcError, can_replay: bool = True) -> float:
+    def next_wait_s(self, error: grpc.RpcError, can_replay: bool = True,
+                    send_failed: bool = False) -> float:
         """Seconds to wait before the next attempt; raises DiarizationError
-        when the call has failed for good."""
+        when the call has failed for good. send_failed: the call failed
+        locally while sending (retried with backoff, see aio.py)."""
         failure = DiarizationError.from_rpc_error(error, self.count)
-        if (not can_replay or not retryable(error.code(), error.details() or "")
+        if (not can_replay
+                or not (send_failed or retryable(error.code(), error.details() or ""))
                 or self.count >= self.policy.max_attempts):
             raise failure from error
         delay = self.policy.delay_s(self.count, retry_hint_s(error))
