@@ -5,7 +5,8 @@
 # killed (SIGKILL) and restarted on the same port once mid-batch, so that
 # calls fail with UNAVAILABLE and are retried. Every file must end with the
 # RTTM of a single-file run, byte for byte; a second run skips them all; a
-# corrupt file is reported (exit 7, listed in the summary) and not retried.
+# corrupt file is reported (exit 7, listed in the summary) and not retried;
+# with two replicas and round_robin the calls reach both.
 source "$(dirname "$0")/testlib.sh"
 fail() {
   echo "FAIL: $*" >&2
@@ -110,5 +111,22 @@ batch run4 --mode=stream "$TMP/in/sub/clip00.wav" "$TMP/in/clip01.wav" "$TMP/in/
 [[ $rc -eq 0 ]] || fail "stream batch exit $rc: $(cat "$TMP/run4.err")"
 for i in 00 01 02; do
   cmp "$OUT/clip$i.rttm" <(expected "$i") || fail "stream batch clip$i differs"
+done
+
+# Two replicas behind round_robin: the batch's calls spread over both.
+FIRST_PID=$SERVER_PID FIRST_LOG=$SERVER_LOG
+before=$(grep -c '"method":"DiarizeFile"' "$FIRST_LOG" || true)
+start_server "$TMP/models"
+trap 'stop_server; kill -TERM "$FIRST_PID" 2>/dev/null; wait "$FIRST_PID" 2>/dev/null || true' EXIT
+OUT="$TMP/out_replicas"
+batch run5 --server="ipv4:$S,127.0.0.1:$GRPC_PORT" --lb_policy=round_robin \
+  "$TMP/in/clip01.wav" "$TMP/in/clip02.wav" "$TMP/in/clip04.wav" "$TMP/in/clip05.wav" || true
+[[ $rc -eq 0 ]] || fail "two-replica batch exit $rc: $(cat "$TMP/run5.err")"
+first=$(( $(grep -c '"method":"DiarizeFile"' "$FIRST_LOG") - before ))
+second=$(grep -c '"method":"DiarizeFile"' "$SERVER_LOG" || true)
+echo "replicas: $first and $second calls"
+[[ $first -ge 1 && $second -ge 1 ]] || fail "calls not spread: $first and $second"
+for i in 01 02 04 05; do
+  cmp "$OUT/clip$i.rttm" <(expected "$i") || fail "two-replica batch clip$i differs"
 done
 echo PASS

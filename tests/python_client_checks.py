@@ -91,23 +91,32 @@ def check_words():
           "SPEAKER m 1 10.000 2.000 <NA> <NA> C <NA> <NA>\n", "to_rttm of a hand-made result")
 
 
-def wait_for_open_call(client, timeout_s=20.0):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if client.info().open_calls >= 1:
-            return
-        time.sleep(0.05)
-    check(False, "the CLI's paced stream never showed up in GetInfo.open_calls")
+def hold_call(args, client):
+    """Starts the CLI's paced stream of --wav and returns its process once
+    the server holds it (the peer's one call slot taken). The slot of a call
+    that just ended may not be free yet: a refused CLI is started again."""
+    paced = [args.cli, f"--server={args.server}", "--mode=realtime", "--deadline_s=120", args.wav]
+    for _ in range(10):
+        end = time.monotonic() + 30
+        while client.info().open_calls > 0 and time.monotonic() < end:
+            time.sleep(0.05)
+        cli = subprocess.Popen(paced, stdout=subprocess.DEVNULL)
+        end = time.monotonic() + 20
+        while client.info().open_calls < 1 and cli.poll() is None and time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(1.0)  # a refused CLI exits at once; an admitted one streams for 5 s
+        if cli.poll() is None:
+            return cli
+        time.sleep(1.0)
+    check(False, "the CLI's paced stream was never admitted")
 
 
 def check_retries(args, cpp_unary, cpp_stream, rate, samples):
     """A call refused while the CLI's paced stream holds the peer's one call
     slot: without retries it fails with the hint, with them it waits for
     the hint and succeeds; a refused stream is sent again from its start."""
-    paced = [args.cli, f"--server={args.server}", "--mode=realtime", "--deadline_s=120", args.wav]
     with Client(args.server, timeout_s=120) as client:
-        cli = subprocess.Popen(paced, stdout=subprocess.DEVNULL)
-        wait_for_open_call(client)
+        cli = hold_call(args, client)
         with Client(args.server, timeout_s=60, retry=NO_RETRY) as once:
             try:
                 once.diarize_file(args.wav)
@@ -133,8 +142,7 @@ def check_retries(args, cpp_unary, cpp_stream, rate, samples):
         check(cli.wait(timeout=120) == 0, "the CLI's paced stream failed")
 
         # A stream refused at its start is replayed from the kept audio.
-        cli = subprocess.Popen(paced, stdout=subprocess.DEVNULL)
-        wait_for_open_call(client)
+        cli = hold_call(args, client)
         retries.clear()
         with Client(args.server, timeout_s=120,
                     on_retry=lambda n, err, delay: retries.append((err, delay))) as patient:

@@ -312,8 +312,8 @@ class Batch {
   }
 
   void ShowProgress() {
+    if (options_.progress_every_s <= 0) return;  // --progress=false
     const double every = terminal_ ? 0.5 : options_.progress_every_s;
-    if (every <= 0) return;
     absl::Time next = absl::Now() + absl::Seconds(every);
     absl::MutexLock lock(&mu_);
     while (!finished_all_) {

@@ -33,7 +33,7 @@ struct BatchOptions {
   int max_attempts = 10;
   double max_retry_wait_s = 600;
   // The progress line: redrawn on a terminal; elsewhere one line every
-  // `progress_every_s` (0: none).
+  // `progress_every_s`; none at all when it is 0.
   double progress_every_s = 10;
 };
 
