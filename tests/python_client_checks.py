@@ -91,6 +91,38 @@ def check_words():
           "SPEAKER m 1 10.000 2.000 <NA> <NA> C <NA> <NA>\n", "to_rttm of a hand-made result")
 
 
+def check_replay():
+    """The stream's replay buffer, without a server: a second attempt sends
+    the config and every chunk the first one took, then the rest; past
+    replay_bytes, or once the server answered, a stream cannot be replayed."""
+    from diarization_client._common import Options, StreamSource
+
+    def source(limit):
+        chunks = (np.full(4, i, dtype=np.int16) for i in range(5))
+        return StreamSource(chunks, 16000, Options(uri="x"), encoding=None, channels=None,
+                            chunk_s=0.1, partials=False, partial_interval_s=0.0,
+                            replay_bytes=limit)
+
+    def audio(requests):
+        return [np.frombuffer(r.audio, "<i2")[0] for r in requests if r.WhichOneof("request") == "audio"]
+    src = source(1 << 20)
+    first = src.requests(src.new_attempt())
+    taken = [next(first) for _ in range(3)]  # config + 2 chunks, then "refused"
+    check(taken[0].config.audio.sample_rate_hz == 16000 and audio(taken) == [0, 1],
+          "first attempt's requests")
+    second = list(src.requests(src.new_attempt()))
+    check(second[0].HasField("config") and audio(second) == [0, 1, 2, 3, 4],
+          f"the replay sends every chunk once, in order: {audio(second)}")
+    check(list(first) == [], "a stale attempt's reader is stopped")
+    small = source(10)  # 8 bytes per chunk: the second chunk overflows
+    attempt = small.requests(small.new_attempt())
+    [next(attempt) for _ in range(3)]
+    check(not small.replayable, "past replay_bytes a stream cannot be replayed")
+    answered = source(1 << 20)
+    answered.answered()
+    check(not answered.replayable, "once answered a stream cannot be replayed")
+
+
 def hold_call(args, client):
     """Starts the CLI's paced stream of --wav and returns its process once
     the server holds it (the peer's one call slot taken). The slot of a call
@@ -198,6 +230,7 @@ def main():
     long_rate, long_samples = read_wav(args.long_wav)
 
     check_words()
+    check_replay()
 
     with Client(args.server, timeout_s=120) as client:
         info = client.info()
