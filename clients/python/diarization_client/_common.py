@@ -6,8 +6,7 @@ import dataclasses
 import os
 import pathlib
 import threading
-import time
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 
@@ -306,7 +305,3 @@ class StreamSource:
                 return
             index += 1
             yield request
-
-
-def monotonic() -> float:
-    return time.monotonic()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 import grpc
 
