@@ -123,6 +123,28 @@ def check_replay():
     check(not answered.replayable, "once answered a stream cannot be replayed")
 
 
+def check_unreachable():
+    """UNAVAILABLE (nothing listens) is retried with exponential backoff (no
+    hint), max_attempts in all, then raised with the attempts made."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    waits = []
+    policy = dc.RetryPolicy(max_attempts=3, initial_backoff_s=0.1, jitter=0.2)
+    with Client(f"127.0.0.1:{port}", timeout_s=30, retry=policy,
+                on_retry=lambda n, err, delay: waits.append((n, err.code, delay))) as client:
+        try:
+            client.diarize_file(b"RIFF", uri="x")
+            check(False, "a call to a closed port must fail")
+        except DiarizationError as e:
+            check(e.code == grpc.StatusCode.UNAVAILABLE and e.attempts == 3, f"closed port: {e!r}")
+    check([(n, c) for n, c, _ in waits] == [(1, grpc.StatusCode.UNAVAILABLE),
+                                           (2, grpc.StatusCode.UNAVAILABLE)], f"{waits}")
+    check(0.1 <= waits[0][2] <= 0.12 + 1e-9 and 0.2 <= waits[1][2] <= 0.24 + 1e-9,
+          f"backoff waits {waits}")
+
+
 def hold_call(args, client):
     """Starts the CLI's paced stream of --wav and returns its process once
     the server holds it (the peer's one call slot taken). The slot of a call
@@ -231,6 +253,7 @@ def main():
 
     check_words()
     check_replay()
+    check_unreachable()
 
     with Client(args.server, timeout_s=120) as client:
         info = client.info()
