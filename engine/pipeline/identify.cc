@@ -32,11 +32,27 @@ std::vector<SpeakerIdentity> IdentifySpeakers(
   // prefers confident matches; zero-weight pairs are dropped afterwards.
   std::vector<double> weight(static_cast<size_t>(rows) * cols, 0.0);
   std::vector<char> allowed(weight.size(), 0);
+  // Norms once per vector, not once per pair (as CosineSimilarity would).
+  auto norm = [](std::span<const float> v) {
+    double n = 0.0;
+    for (const float x : v) n += static_cast<double>(x) * x;
+    return std::sqrt(n);
+  };
+  std::vector<double> known_norm(cols);
+  for (int c = 0; c < cols; ++c) known_norm[c] = norm(known[c].embedding);
   for (int r = 0; r < rows; ++r) {
+    const std::vector<float>& a = centroids[r];
+    const double a_norm = norm(a);
     for (int c = 0; c < cols; ++c) {
-      const std::optional<double> s =
-          CosineSimilarity(centroids[r], known[c].embedding);
-      if (!s.has_value()) continue;
+      const std::vector<float>& b = known[c].embedding;
+      if (a.size() != b.size() || a_norm == 0.0 || known_norm[c] == 0.0) {
+        continue;
+      }
+      double dot = 0.0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        dot += static_cast<double>(a[i]) * b[i];
+      }
+      const std::optional<double> s = dot / (a_norm * known_norm[c]);
       if (out[r].best_label.empty() || *s > out[r].best_score) {
         out[r].best_label = known[c].label;
         out[r].best_score = *s;
