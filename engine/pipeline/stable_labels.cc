@@ -1,5 +1,6 @@
 #include "engine/pipeline/stable_labels.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <optional>
@@ -75,6 +76,18 @@ std::vector<std::string> StableLabels::Next(
     Track& t = tracks_[track_of[i]];
     t.centroid = centroids[i];
     t.in_previous = true;
+    t.last_seen = results_;
+  }
+  ++results_;
+  // Forget the least recently seen dormant speakers beyond the bound.
+  const int dormant_count =
+      static_cast<int>(tracks_.size()) - static_cast<int>(centroids.size());
+  if (dormant_count > kMaxDormantSpeakers) {
+    std::stable_sort(tracks_.begin(), tracks_.end(),
+                     [](const Track& a, const Track& b) {
+                       return a.last_seen > b.last_seen;
+                     });
+    tracks_.resize(centroids.size() + kMaxDormantSpeakers);
   }
   return labels;
 }

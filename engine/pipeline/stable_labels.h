@@ -14,6 +14,7 @@
 #ifndef DIARIZATION_ENGINE_PIPELINE_STABLE_LABELS_H_
 #define DIARIZATION_ENGINE_PIPELINE_STABLE_LABELS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ namespace diarization::pipeline {
 // mostly the same embeddings, so they score near 1; the floor only keeps a
 // new speaker from inheriting a vanished one's label.
 inline constexpr double kDefaultTrackingSimilarity = 0.5;
+
+// At most this many speakers absent from the previous result are remembered
+// (the least recently seen are forgotten first), so a long stream whose
+// clustering keeps changing holds bounded memory and matching work. A
+// forgotten speaker's label is still never handed out again.
+inline constexpr int kMaxDormantSpeakers = 128;
 
 // Not thread-safe: one per stream, called once per result, in order.
 class StableLabels {
@@ -38,12 +45,15 @@ class StableLabels {
 
   // Labels handed out so far (for tests and logs).
   int labels_used() const { return next_label_; }
+  // Speakers remembered now (the previous result's and dormant ones).
+  int speakers_remembered() const { return static_cast<int>(tracks_.size()); }
 
  private:
   struct Track {
     std::string label;
     std::vector<float> centroid;  // the latest one
     bool in_previous = false;     // present in the previous result
+    int64_t last_seen = 0;        // the result it was last in
   };
   // Matches the unlabelled speakers to the tracks `candidates` (indices
   // into tracks_), one-to-one, writing labels and track indices.
@@ -54,6 +64,7 @@ class StableLabels {
   double min_similarity_;
   std::vector<Track> tracks_;
   int next_label_ = 0;
+  int64_t results_ = 0;
 };
 
 }  // namespace diarization::pipeline

@@ -1,5 +1,6 @@
 #include "engine/pipeline/stable_labels.h"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,39 @@ TEST(StableLabelsTest, OneToOneWhenTwoSpeakersResembleOnePrevious) {
   std::vector<float> far = Voice(0, 0.9);
   std::vector<float> near = Voice(0, 0.1);
   EXPECT_EQ(s.Next({far, near}), (Labels{"SPEAKER_01", "SPEAKER_00"}));
+}
+
+TEST(StableLabelsTest, DormantSpeakersAreBoundedAndLabelsStayFresh) {
+  StableLabels s;
+  // Every result brings two speakers never seen before (basis vectors
+  // e_r and e_(r+128)), so every earlier one goes dormant.
+  const int results = kMaxDormantSpeakers;  // 2 per result: twice the bound
+  for (int r = 0; r < results; ++r) {
+    std::vector<float> a(256, 0.0f), b(256, 0.0f);
+    a[r] = 1.0f;
+    b[r + 128] = 1.0f;
+    const auto labels = s.Next({a, b});
+    char want[2][32];
+    std::snprintf(want[0], 32, "SPEAKER_%02d", 2 * r);
+    std::snprintf(want[1], 32, "SPEAKER_%02d", 2 * r + 1);
+    ASSERT_EQ(labels, (Labels{want[0], want[1]})) << "result " << r;
+  }
+  EXPECT_EQ(s.labels_used(), 2 * results);
+  EXPECT_EQ(s.speakers_remembered(), 2 + kMaxDormantSpeakers);
+  // The most recent dormant speaker is still remembered.
+  std::vector<float> recent(256, 0.0f);
+  recent[results - 2] = 1.0f;
+  const auto labels = s.Next({recent});
+  char want[32];
+  std::snprintf(want, 32, "SPEAKER_%02d", 2 * (results - 2));
+  EXPECT_EQ(labels, Labels{want});
+  // The first speaker was forgotten: it gets a fresh label, not its old
+  // SPEAKER_00 and not a vanished one's.
+  std::vector<float> first(256, 0.0f);
+  first[0] = 1.0f;
+  char fresh[32];
+  std::snprintf(fresh, 32, "SPEAKER_%02d", 2 * results);
+  EXPECT_EQ(s.Next({first}), Labels{fresh});
 }
 
 TEST(StableLabelsTest, ZeroCentroidAlwaysGetsAFreshLabel) {
