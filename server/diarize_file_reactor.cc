@@ -10,10 +10,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/audio/audio.h"
+#include "engine/common/shapes.h"
 #include "engine/common/status_macros.h"
+#include "engine/pipeline/speaker_labeler.h"
 #include "server/call_context.h"
+#include "server/identification.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
+#include "server/voiceprint_call.h"
 
 namespace diarization::server {
 
@@ -21,6 +25,19 @@ grpc::ServerUnaryReactor* DiarizeFileReactor::Start(
     ServiceState& state, grpc::CallbackServerContext* context,
     const v1::DiarizeFileRequest* request, v1::DiarizeResult* response) {
   auto* reactor = new DiarizeFileReactor(state, context, request, response);
+  reactor->Begin();
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* DiarizeFileReactor::StartVoiceprint(
+    ServiceState& state, grpc::CallbackServerContext* context,
+    const v1::CreateVoiceprintRequest* request, v1::Voiceprint* response) {
+  auto diarization = std::make_unique<v1::DiarizeResult>();
+  auto* reactor = new DiarizeFileReactor(state, context, &request->recording(),
+                                         diarization.get());
+  reactor->voiceprint_request_ = request;
+  reactor->voiceprint_ = response;
+  reactor->diarization_ = std::move(diarization);
   reactor->Begin();
   return reactor;
 }
@@ -45,6 +62,17 @@ void DiarizeFileReactor::Begin() {
       ValidateConfig(request_->config(), RpcKind::kUnary, state_.limits());
   if (!config.ok()) return FinishCall(config.status());
   config_ = *std::move(config);
+  if (voiceprint_request_ != nullptr) {
+    if (absl::Status s = ValidateSpeechRanges(*voiceprint_request_); !s.ok()) {
+      return FinishCall(s);
+    }
+  } else {
+    absl::StatusOr<Identification> identification = ValidateIdentification(
+        request_->config(), EmbeddingModelSha256(state_), kEmbeddingDim);
+    if (!identification.ok()) return FinishCall(identification.status());
+    known_speakers_ = std::move(identification->known);
+    identification_threshold_ = identification->threshold;
+  }
   if (request_->audio().empty()) {
     return FinishCall(absl::InvalidArgumentError(
         "audio is empty; DiarizeFile needs the bytes of a WAV/FLAC/OGG file "
@@ -182,6 +210,12 @@ void DiarizeFileReactor::DecodeAndSubmit() {
     return FinishCall(
         absl::InvalidArgumentError("the audio decodes to zero samples"));
   }
+  if (voiceprint_request_ != nullptr) {
+    absl::StatusOr<std::vector<float>> speech =
+        SelectSpeech(std::move(wave->samples), *voiceprint_request_);
+    if (!speech.ok()) return FinishCall(speech.status());
+    wave->samples = *std::move(speech);
+  }
   runtime::JobOptions options = ToJobOptions(config_, ClientDeadline(context_));
   options.peer = reservation_.peer();
   // The completion holds a reference until it has run (it finishes the call,
@@ -227,7 +261,18 @@ void DiarizeFileReactor::OnJobComplete(
     }
   }
   if (result.ok()) {
-    FillResult(*result, config_, response_);
+    if (known_speakers_.empty()) {
+      FillResult(*result, config_, response_);
+    } else {
+      pipeline::SpeakerLabeler labeler(std::move(known_speakers_),
+                                       identification_threshold_,
+                                       /*stable_labels=*/false);
+      FillResult(*result, config_, response_, &labeler);
+    }
+    if (voiceprint_ != nullptr) {
+      status =
+          FillVoiceprint(*result, EmbeddingModelSha256(state_), voiceprint_);
+    }
     absl::MutexLock lock(&mu_);
     tail_ = result->tail;
   }
@@ -256,7 +301,8 @@ void DiarizeFileReactor::FinishCall(const absl::Status& given) {
   entry.request_id = config_.request_id.empty()
                          ? request_->config().request_id()
                          : config_.request_id;
-  entry.method = "DiarizeFile";
+  entry.method =
+      voiceprint_request_ != nullptr ? "CreateVoiceprint" : "DiarizeFile";
   const grpc::Status g = ToGrpcStatus(status);
   entry.code = g.error_code();
   entry.message = g.error_message();

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "server/identification.h"
+
 namespace diarization::server {
 std::string WithoutHostPaths(const std::string& text) {
   // A path starts at '/', "~/" or "X:\\" after a boundary and runs to
@@ -77,6 +79,7 @@ void FillServerInfo(const ServiceState& state, v1::ServerInfo* info) {
   limits->set_min_sample_rate_hz(l.min_sample_rate_hz);
   limits->set_max_speakers(l.max_speakers);
   limits->set_min_partial_interval_s(l.min_partial_interval_s);
+  limits->set_max_known_speakers(kMaxKnownSpeakers);
   info->set_state(ServingStateName(state.state()));
   info->set_open_calls(state.open_calls());
 }

@@ -38,6 +38,7 @@
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/output_format.h"
 #include "clients/cli/progress_line.h"
+#include "clients/cli/voiceprints.h"
 #include "diarization/v1/diarization.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -116,6 +117,26 @@ ABSL_FLAG(int, max_attempts, 10,
 ABSL_FLAG(double, max_retry_wait_s, 600,
           "Batch mode: most seconds one file may wait between its attempts");
 
+// Voiceprints and identification (docs/api.md, "Identification").
+ABSL_FLAG(std::string, enroll, "",
+          "Make a voiceprint of the one speaker in this audio file "
+          "(CreateVoiceprint) and write it to --out");
+ABSL_FLAG(std::string, out, "", "Where --enroll writes the voiceprint");
+ABSL_FLAG(std::vector<std::string>, speech, {},
+          "With --enroll: START-END ranges (seconds, comma-separated) that "
+          "hold the speaker's speech");
+ABSL_FLAG(std::vector<std::string>, known, {},
+          "Known speakers: LABEL=VOICEPRINT_FILE entries, comma-separated");
+ABSL_FLAG(double, threshold, 0,
+          "Identification threshold (cosine; 0: the server's default 0.5)");
+ABSL_FLAG(bool, both_views, false,
+          "Ask for the regular and the exclusive view together");
+ABSL_FLAG(bool, stable_labels, false,
+          "Streams: keep speaker labels from one partial result to the next "
+          "and to the final");
+ABSL_FLAG(std::string, exclusive_out, "",
+          "With --both_views: write the exclusive view's RTTM to this file");
+
 namespace diarization::client {
 namespace {
 
@@ -130,6 +151,17 @@ int Report(const grpc::Status& status) {
 // Prints the result; with --svg_out also writes its picture there.
 int Emit(const v1::DiarizeResult& result, OutputFormat format) {
   std::cout << FormatResult(result, format);
+  if (format != OutputFormat::kJson) std::cerr << FormatIdentities(result);
+  if (const std::string path = absl::GetFlag(FLAGS_exclusive_out);
+      !path.empty()) {
+    std::ofstream out(path);
+    out << result.exclusive_rttm();
+    if (!out) {
+      std::cerr << "diarize_client: cannot write --exclusive_out " << path
+                << "\n";
+      return kExitOther;
+    }
+  }
   if (const std::string path = absl::GetFlag(FLAGS_svg_out); !path.empty()) {
     std::ofstream out(path);
     out << FormatResult(result, OutputFormat::kSvg);
@@ -175,6 +207,18 @@ v1::DiarizationConfig BaseConfig(const std::string& path) {
   c.set_request_id(absl::GetFlag(FLAGS_request_id));
   c.set_uri(absl::GetFlag(FLAGS_uri).empty() ? FileStem(path)
                                              : absl::GetFlag(FLAGS_uri));
+  o->set_both_views(absl::GetFlag(FLAGS_both_views) ||
+                    !absl::GetFlag(FLAGS_exclusive_out).empty());
+  o->set_stable_labels(absl::GetFlag(FLAGS_stable_labels));
+  c.set_identification_threshold(absl::GetFlag(FLAGS_threshold));
+  // Checked in Main (LoadKnownSpeakers there first), so this cannot fail.
+  absl::StatusOr<std::vector<v1::KnownSpeaker>> known =
+      LoadKnownSpeakers(absl::GetFlag(FLAGS_known));
+  if (known.ok()) {
+    for (v1::KnownSpeaker& k : *known) {
+      *c.add_known_speakers() = std::move(k);
+    }
+  }
   return c;
 }
 
@@ -213,6 +257,39 @@ int RunInfo(v1::Diarization::Stub& stub) {
   const grpc::Status s = stub.GetInfo(&context, v1::GetInfoRequest(), &info);
   if (s.ok()) std::cout << ToJson(info);
   return Report(s);
+}
+
+// --enroll FILE --out VOICEPRINT: CreateVoiceprint with the file's bytes.
+int RunEnroll(v1::Diarization::Stub& stub, const std::string& path,
+              const std::string& out_path) {
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  absl::StatusOr<std::vector<v1::TimeRange>> ranges =
+      ParseSpeechRanges(absl::GetFlag(FLAGS_speech));
+  if (!bytes.ok() || !ranges.ok()) {
+    std::cerr << "diarize_client: "
+              << (!bytes.ok() ? bytes.status() : ranges.status()).message()
+              << "\n";
+    return kExitUsage;
+  }
+  v1::CreateVoiceprintRequest request;
+  v1::DiarizeFileRequest* recording = request.mutable_recording();
+  recording->mutable_config()->mutable_audio()->set_encoding(v1::ENCODED);
+  recording->mutable_config()->set_request_id(absl::GetFlag(FLAGS_request_id));
+  recording->set_audio(*std::move(bytes));
+  for (const v1::TimeRange& r : *ranges) *request.add_speech() = r;
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::Voiceprint voiceprint;
+  const grpc::Status s = stub.CreateVoiceprint(&context, request, &voiceprint);
+  if (!s.ok()) return Report(s);
+  if (absl::Status w = WriteVoiceprint(voiceprint, out_path); !w.ok()) {
+    std::cerr << "diarize_client: " << w.message() << "\n";
+    return kExitOther;
+  }
+  std::cerr << absl::StrFormat(
+      "voiceprint of %.2f s of speech written to %s (model %s)\n",
+      voiceprint.speech_seconds(), out_path, voiceprint.model_sha256());
+  return kExitOk;
 }
 
 int RunUnary(v1::Diarization::Stub& stub, const std::string& path,
@@ -420,6 +497,19 @@ int Main(int argc, char** argv) {
     if (args.size() < 2 && !absl::GetFlag(FLAGS_info)) return kExitOk;
   }
   if (absl::GetFlag(FLAGS_info)) return RunInfo(*stub);
+  if (const std::string enroll = absl::GetFlag(FLAGS_enroll); !enroll.empty()) {
+    if (absl::GetFlag(FLAGS_out).empty() || args.size() != 1) {
+      std::cerr << "diarize_client: --enroll FILE needs --out VOICEPRINT and "
+                   "no other FILE\n";
+      return kExitUsage;
+    }
+    return RunEnroll(*stub, enroll, absl::GetFlag(FLAGS_out));
+  }
+  if (absl::Status s = LoadKnownSpeakers(absl::GetFlag(FLAGS_known)).status();
+      !s.ok()) {
+    std::cerr << "diarize_client: " << s.message() << "\n";
+    return kExitUsage;
+  }
   if (!absl::GetFlag(FLAGS_out_dir).empty()) return RunBatchMode(channel, args);
   if (args.size() != 2) {
     std::cerr << "diarize_client: expected exactly one FILE (got "
