@@ -66,24 +66,18 @@ ABSL_FLAG(std::string, lstm_kernel, "qualified",
 ABSL_FLAG(bool, gpu_linkage, true,
           "the clustering's centroid linkage on each GPU pipeline (128 MiB "
           "of its arena; the host's merges bit for bit); false: on the host");
-ABSL_FLAG(bool, cooperative_token, true,
-          "hold the GPU's cooperative launch token around cluster-LSTM "
-          "batches (off only to measure its cost)");
 ABSL_FLAG(std::string, device, "auto",
           "cpu, cuda (every GPU), cuda:0,1 (these GPUs), or auto (cuda when a "
           "GPU and the CUDA backend are present, else cpu)");
 ABSL_FLAG(int, threads, 0,
           "CPU backend threads for the networks (0: all cores)");
 ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
-          "CUDA embedding network precision: fp32, tf32, or mixed (FP16 "
-          "convolutions with FP32 accumulation; opt-in, see "
-          "docs/benchmarks.md for its gate)");
+          "CUDA embedding network precision: fp32 or tf32");
 ABSL_FLAG(std::string, cuda_embedding_conv_api, "auto",
           "CUDA embedding trunk convolutions: auto (graph for tf32, legacy "
           "otherwise; ADR 0079), legacy (cudnnConvolutionBiasActivationForward"
           "), graph (cuDNN graphs, engines chosen when the model loads, "
-          "10-25 s without --cuda_conv_engine_cache; TF32 or mixed) or "
-          "fastest (graph, legacy per layer where that timed faster)");
+          "10-25 s without --cuda_conv_engine_cache; TF32)");
 ABSL_FLAG(bool, cuda_layer1_kernel, true,
           "The embedding trunk's six 32-channel layer1 convolutions on the "
           "project's wgmma kernel (TF32 on sm_90, ADR 0084); false: cuDNN "
@@ -412,7 +406,6 @@ absl::Status Run() {
   backend.cuda_embedding_max_batch = absl::GetFlag(FLAGS_embedding_batch_size);
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
-  backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
   backend.cuda_gpu_linkage = absl::GetFlag(FLAGS_gpu_linkage);
   ASSIGN_OR_RETURN(runtime::LoadedDevices loaded,
                    runtime::LoadDevices(models_dir, backend));

@@ -7,8 +7,7 @@
 //
 //   rtfx_main --data DIR --plda DIR [--models DIR] [--hours 1]
 //             [--batch 32] [--seg_batch N] [--embedding_precision fp32|tf32]
-//             [--graphs] [--overlap] [--channels_last]
-//             [--seg_activations packed|pools|separate]
+//             [--graphs] [--overlap]
 //
 // The networks run through engine/runtime/offline_networks.h on the Device
 // that engine/runtime/devices.h builds, i.e. the engine's own window copy,
@@ -99,57 +98,45 @@ ABSL_FLAG(bool, overlap, false,
 ABSL_FLAG(bool, direct_conv1d, false,
           "Segmentation's two 1-D convolutions and their max-pool through "
           "kernels/conv1d_pool instead of cuDNN + a pooling kernel.");
-ABSL_FLAG(bool, direct_sinc, true,
-          "SincNet filter bank through kernels/sinc_conv (else cuDNN).");
-ABSL_FLAG(std::string, seg_activations,
-          diarization::models::CudaModelOptions().segmentation_activations,
-          "Segmentation activation layout: pools, packed or separate "
-          "(engine/models/cuda_segmentation_layout.h).");
-ABSL_FLAG(bool, channels_last, true,
-          "Embedding ResNet activations in NHWC (tensor-core friendly).");
-ABSL_FLAG(bool, fused_epilogue, true,
-          "Embedding: BatchNorm folded into the convolutions, bias + residual "
-          "+ ReLU inside cuDNN's convolution (else a separate pass).");
 ABSL_FLAG(std::string, conv_api, "auto",
           "Embedding trunk convolutions: auto (graph for tf32, else legacy; "
           "ADR 0079), "
           "legacy (cuDNN's cudnnConvolutionBiasActivationForward), graph "
           "(cuDNN graphs through the cuDNN frontend, engines chosen at load "
-          "for the largest batch; TF32 or mixed) or fastest (graph, or "
-          "legacy where that timed faster per layer).");
+          "for the largest batch; TF32).");
 ABSL_FLAG(bool, graph_runtime_compilation, true,
-          "With --conv_api graph/fastest: time the engines cuDNN compiles at "
+          "With --conv_api graph: time the engines cuDNN compiles at "
           "run time too (false: only where no precompiled engine builds; "
           "shorter first use of each shape).");
 ABSL_FLAG(int, graph_max_candidates, 8,
-          "With --conv_api graph/fastest: plans built and timed per layer "
+          "With --conv_api graph: plans built and timed per layer "
           "shape.");
 ABSL_FLAG(double, graph_build_budget_ms,
           diarization::models::CudaModelOptions().conv_graph_build_budget_ms,
-          "With --conv_api graph/fastest: host milliseconds per layer shape "
+          "With --conv_api graph: host milliseconds per layer shape "
           "after which no further candidate is built (once one is); 0: 1 s "
           "without --conv_engine_cache, 30 s with it "
           "(models::ConvGraphBuildBudgetMs).");
 ABSL_FLAG(
     int, graph_pointwise_candidates,
-    diarization::models::CudaModelOptions().conv_graph_pointwise_candidates,
-    "With --conv_api graph/fastest: plans built and timed for the 1x1 "
+    diarization::models::CudaHarnessOptions().conv_graph_pointwise_candidates,
+    "With --conv_api graph: plans built and timed for the 1x1 "
     "shortcut convolutions (0: as --graph_max_candidates).");
 ABSL_FLAG(int, graph_workspace_cap_mb, 0,
-          "With --conv_api graph/fastest: the most workspace a graph engine "
+          "With --conv_api graph: the most workspace a graph engine "
           "may need, MiB (0: the whole workspace, 256 MiB).");
 ABSL_FLAG(std::string, conv_engine_cache, "",
-          "With --conv_api graph/fastest: the file that keeps the engine "
+          "With --conv_api graph: the file that keeps the engine "
           "chosen per layer shape (read at load, written after the choice); "
           "empty: none.");
 ABSL_FLAG(bool, conv_engine_cache_reset, false,
           "Delete --conv_engine_cache before loading (a cold start).");
 ABSL_FLAG(bool, direct_stem, false,
           "Embedding stem (one input channel) through kernels/stem_conv "
-          "instead of cuDNN (TF32, fused epilogue).");
+          "instead of cuDNN (TF32).");
 ABSL_FLAG(bool, layer1_kernel, true,
           "The six 32-channel layer1 convolutions through kernels/conv3x3_c32 "
-          "(TF32 tensor cores) instead of cuDNN (TF32, fused, NHWC).");
+          "(TF32 tensor cores) instead of cuDNN (TF32).");
 ABSL_FLAG(bool, layer1_needs_record, true,
           "With --layer1_kernel: run it only where kernels/qualification.json "
           "qualifies it (production's rule); false: wherever the GPU "
@@ -160,15 +147,11 @@ ABSL_FLAG(std::string, layer1_tile, "",
 ABSL_FLAG(bool, gpu_linkage, true,
           "The clustering's centroid linkage on the GPU "
           "(engine/models/cuda_linkage.h); false: on the host.");
-ABSL_FLAG(bool, embedding_high_priority, false,
-          "Embedding stream at the device's greatest priority.");
-ABSL_FLAG(bool, segmentation_high_priority, false,
-          "Segmentation stream at the device's greatest priority.");
 ABSL_FLAG(std::string, lstm_kernel,
           diarization::models::CudaModelOptions().lstm_kernel,
           "Segmentation BiLSTM recurrence: qualified, cluster or resident.");
 ABSL_FLAG(double, lstm_device_share,
-          diarization::models::CudaModelOptions().lstm_device_share,
+          diarization::models::CudaHarnessOptions().lstm_device_share,
           "With the cluster kernel: share of the co-resident clusters one "
           "launch may take.");
 ABSL_FLAG(int, lstm_cluster_group, 0,
@@ -189,7 +172,7 @@ double MiB(uint64_t b) { return b / 1048576.0; }
 // layout), then every owner's live allocations as the arena holds them.
 void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
                           const diarization::models::CudaSegmentationModel& seg,
-                          int seg_batch, bool direct_sinc) {
+                          int seg_batch) {
   using diarization::models::SegmentationActivationLayout;
   const SegmentationActivationLayout& own = seg.activation_layout();
   std::printf("  segmentation %s\n", own.Describe().c_str());
@@ -200,14 +183,14 @@ void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
     for (size_t b : windows->second) upload += b;
   }
   std::printf(
-      "  segmentation activations by batch (MiB; packed / pools / separate; "
+      "  segmentation activations by batch (MiB; packed / separate; "
       "'segmentation/windows' adds %.3f MiB per window):",
       MiB(upload) / std::max(1, seg_batch));
   for (int n : {32, 64, 128, 160, 192, 256, 512}) {
     const char* sep = " ";
     std::printf(" %d:", n);
-    for (const char* mode : {"packed", "pools", "separate"}) {
-      auto l = SegmentationActivationLayout::Plan(mode, direct_sinc, n);
+    for (const char* mode : {"packed", "separate"}) {
+      auto l = SegmentationActivationLayout::Plan(mode, n);
       std::printf("%s%.0f", sep, l.ok() ? MiB(l->total_bytes()) : -1.0);
       sep = "/";
     }
@@ -310,47 +293,38 @@ absl::Status Run() {
                             : batch;
   const bool overlap = absl::GetFlag(FLAGS_overlap);
   models::CudaBackendOptions opt;
+  models::CudaHarnessOptions harness;
   opt.arena.budget_bytes = size_t{64} << 30;
   for (models::CudaModelOptions* o : {&opt.segmentation, &opt.embedding}) {
     o->use_cuda_graphs = absl::GetFlag(FLAGS_graphs);
     o->timed_conv_algorithms = absl::GetFlag(FLAGS_timed_algos);
   }
   opt.segmentation.max_batch = seg_batch;
-  opt.segmentation.direct_sinc_conv = absl::GetFlag(FLAGS_direct_sinc);
   opt.segmentation.direct_conv1d = absl::GetFlag(FLAGS_direct_conv1d);
-  opt.segmentation.high_priority_stream =
-      absl::GetFlag(FLAGS_segmentation_high_priority);
-  opt.embedding.high_priority_stream =
-      absl::GetFlag(FLAGS_embedding_high_priority);
   opt.segmentation.lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
-  opt.segmentation.lstm_device_share = absl::GetFlag(FLAGS_lstm_device_share);
+  harness.lstm_device_share = absl::GetFlag(FLAGS_lstm_device_share);
   if (const int g = absl::GetFlag(FLAGS_lstm_cluster_group); g > 0) {
-    opt.segmentation.lstm_cluster_groups.assign(seg_batch + 1, g);
+    harness.lstm_cluster_groups.assign(seg_batch + 1, g);
   }
-  opt.segmentation.segmentation_activations =
-      absl::GetFlag(FLAGS_seg_activations);
   opt.embedding.max_batch = batch;
   if (const int mb = absl::GetFlag(FLAGS_embedding_workspace_mb); mb > 0) {
     opt.embedding.workspace_bytes = size_t(mb) << 20;
   }
   opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
-  opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
-  opt.embedding.fused_conv_epilogue = absl::GetFlag(FLAGS_fused_epilogue);
   opt.embedding.conv_api = absl::GetFlag(FLAGS_conv_api);
   opt.embedding.direct_stem_conv = absl::GetFlag(FLAGS_direct_stem);
   opt.embedding.layer1_conv_kernel = absl::GetFlag(FLAGS_layer1_kernel);
-  opt.embedding.layer1_conv_tile = absl::GetFlag(FLAGS_layer1_tile);
-  opt.embedding.layer1_conv_kernel_needs_record =
+  harness.layer1_conv_tile = absl::GetFlag(FLAGS_layer1_tile);
+  harness.layer1_conv_kernel_needs_record =
       absl::GetFlag(FLAGS_layer1_needs_record);
-  opt.embedding.conv_graph_runtime_compilation =
+  harness.conv_graph_runtime_compilation =
       absl::GetFlag(FLAGS_graph_runtime_compilation);
-  opt.embedding.conv_graph_max_candidates =
-      absl::GetFlag(FLAGS_graph_max_candidates);
-  opt.embedding.conv_graph_pointwise_candidates =
+  harness.conv_graph_max_candidates = absl::GetFlag(FLAGS_graph_max_candidates);
+  harness.conv_graph_pointwise_candidates =
       absl::GetFlag(FLAGS_graph_pointwise_candidates);
   opt.embedding.conv_graph_build_budget_ms =
       absl::GetFlag(FLAGS_graph_build_budget_ms);
-  opt.embedding.conv_graph_workspace_cap_bytes =
+  harness.conv_graph_workspace_cap_bytes =
       size_t(std::max(0, absl::GetFlag(FLAGS_graph_workspace_cap_mb))) << 20;
   opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);
   if (absl::GetFlag(FLAGS_conv_engine_cache_reset) &&
@@ -370,7 +344,7 @@ absl::Status Run() {
                    runtime::MakeCudaDeviceParts(
                        *dir, absl::GetFlag(FLAGS_device),
                        {.gpu_linkage = absl::GetFlag(FLAGS_gpu_linkage)}, opt,
-                       seg_override.get()));
+                       seg_override.get(), harness));
   runtime::Device& device = cuda.device;
   const double load_s = Since(t_load);
 
@@ -473,21 +447,14 @@ absl::Status Run() {
   if (conv_api == "auto") conv_api += graph_trunk ? " = graph" : " = legacy";
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
-      "(segmentation %d, %s sinc, %s conv1d, %s activations), embedding %s "
-      "(%s, %s "
-      "epilogue, conv api "
+      "(segmentation %d, %s conv1d), embedding %s (%s, conv api "
       "%s%s%s%s), %s, "
       "graphs %s, conv algorithms %s, %zu speakers found\n",
       device.description.c_str(), audio_s, audio_s / 3600, num_windows, batch,
-      seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
-      opt.segmentation.direct_conv1d ? "direct" : "cuDNN",
-      opt.segmentation.segmentation_activations.c_str(),
+      seg_batch, opt.segmentation.direct_conv1d ? "direct" : "cuDNN",
       device.embedding->precision().c_str(),
-      opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"
-                                                                       : "NCHW",
-      opt.embedding.fused_conv_epilogue ? "fused" : "separate",
-      conv_api.c_str(),
-      graph_trunk && opt.embedding.conv_graph_runtime_compilation
+      opt.embedding.precision != "fp32" ? "NHWC" : "NCHW", conv_api.c_str(),
+      graph_trunk && harness.conv_graph_runtime_compilation
           ? ", runtime-compiled engines"
           : "",
       opt.embedding.direct_stem_conv ? ", direct stem" : "",
@@ -565,9 +532,8 @@ absl::Status Run() {
       GiB(mem.device_total_bytes), GiB(mem.device_free_bytes), GiB(min_free),
       GiB(mem.device_total_bytes - min_free));
   std::printf("%s", cuda.backend->arena->DebugString().c_str());
-  PrintMemoryBreakdown(*cuda.backend->arena, *cuda.segmentation, seg_batch,
-                       opt.segmentation.direct_sinc_conv);
-  // conv_api graph / fastest: the engine of each trunk convolution.
+  PrintMemoryBreakdown(*cuda.backend->arena, *cuda.segmentation, seg_batch);
+  // conv_api graph: the engine of each trunk convolution.
   for (const std::string& line : cuda.embedding->conv_engines()) {
     std::printf("  %s\n", line.c_str());
   }

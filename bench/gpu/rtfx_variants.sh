@@ -9,7 +9,7 @@
 #
 #   here:  tools/device/pack.sh (REAL_MODELS_DIR set)
 #   run:   carry [".device/payload.tar.xz"], command
-#          VARIANTS=$'base|\nprio|--embedding_high_priority' \
+#          VARIANTS=$'base|\nstem|--direct_stem' \
 #            bash bench/gpu/rtfx_variants.sh
 #   VARIANTS: one "name|flags" per line (the first is the baseline of the
 #   ratios); ROUNDS (2), REPEATS (2, passes per run); ENV_<name> is put in

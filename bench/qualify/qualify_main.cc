@@ -1222,12 +1222,14 @@ void RunSegmentation(Harness& h, std::shared_ptr<models::DeviceArena> arena,
     o.max_batch = max_batch;
     o.workspace_bytes = size_t{64} << 20;
     o.lstm_kernel = i == 0 ? "cluster" : "resident";
+    // The groups just measured, through the harness-only entry point.
+    models::CudaHarnessOptions harness;
     if (i == 0) {
-      o.lstm_cluster_groups.assign(max_batch + 1, 0);
+      harness.lstm_cluster_groups.assign(max_batch + 1, 0);
       for (const auto& [batch, group] : h.lstm_best_group)
-        if (batch <= max_batch) o.lstm_cluster_groups[batch] = group;
+        if (batch <= max_batch) harness.lstm_cluster_groups[batch] = group;
     }
-    auto model = models::CudaSegmentationModel::Create(**w, arena, o);
+    auto model = models::CudaSegmentationModel::Create(**w, arena, o, harness);
     if (!model.ok()) {
       std::printf("segmentation (%s): %s\n", o.lstm_kernel.c_str(),
                   model.status().ToString().c_str());

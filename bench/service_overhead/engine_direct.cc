@@ -63,9 +63,6 @@ ABSL_FLAG(int, threads, 0, "CPU network threads (0 = all cores).");
 ABSL_FLAG(int, pipelines_per_device, 1, "Pre-loaded pipelines per GPU.");
 ABSL_FLAG(std::string, lstm_kernel, "qualified",
           "CUDA LSTM recurrence: qualified, cluster or resident.");
-ABSL_FLAG(bool, cooperative_token, true,
-          "Hold the GPU's cooperative launch token around cluster-LSTM "
-          "batches.");
 ABSL_FLAG(std::string, mode, "unary", "unary or stream.");
 ABSL_FLAG(int, requests, 5, "Measured requests (after --warmup).");
 ABSL_FLAG(int, warmup, 1, "Unmeasured requests first.");
@@ -182,7 +179,6 @@ absl::Status Run() {
                          : absl::GetFlag(FLAGS_embedding_batch_size);
   backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
   backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
-  backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
   ASSIGN_OR_RETURN(runtime::LoadedDevices loaded,
                    runtime::LoadDevices(models_path, backend));
   std::string device_description;

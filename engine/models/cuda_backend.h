@@ -48,14 +48,16 @@ struct CudaBackend {
   CudaMemorySnapshot Memory() const;
 };
 
+// `harness`: the kernels' own tests and harnesses only (cuda_options.h).
 absl::StatusOr<CudaBackend> CreateCudaBackend(
     const ModelDirectory& models, int device_ordinal,
-    const CudaBackendOptions& options);
+    const CudaBackendOptions& options, const CudaHarnessOptions& harness = {});
 
 // Same, from the two safetensors files directly (tests, tools).
 absl::StatusOr<CudaBackend> CreateCudaBackendFromFiles(
     const SafetensorsFile& segmentation, const SafetensorsFile& embedding,
-    int device_ordinal, const CudaBackendOptions& options);
+    int device_ordinal, const CudaBackendOptions& options,
+    const CudaHarnessOptions& harness = {});
 
 }  // namespace diarization::models
 

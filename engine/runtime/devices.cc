@@ -121,7 +121,6 @@ absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
                .pipeline = p,
                .pipelines = options.pipelines_per_device,
                .lstm_kernel = options.cuda_lstm_kernel,
-               .cooperative_token = options.cuda_cooperative_token,
                .gpu_linkage = options.cuda_gpu_linkage}));
       loaded.devices.push_back(std::move(d));
     }

@@ -36,13 +36,13 @@ struct DevicesOptions {
   int cpu_threads = 0;
   // CUDA embedding precision: "fp32" or "tf32".
   std::string cuda_embedding_precision = "tf32";  // ADR 0062
-  // CUDA embedding trunk convolutions: "auto", "legacy", "graph" or
-  // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077-0079).
+  // CUDA embedding trunk convolutions: "auto", "legacy" or "graph"
+  // (models::CudaModelOptions::conv_api, ADR 0072, 0077-0079).
   std::string cuda_embedding_conv_api = "auto";
   // The layer1 convolutions on the project's wgmma kernel (models::
   // CudaModelOptions::layer1_conv_kernel, ADR 0084); false: cuDNN.
   bool cuda_layer1_kernel = true;
-  // With conv_api graph/fastest: the file that keeps the engine chosen per
+  // With conv_api graph: the file that keeps the engine chosen per
   // layer shape across restarts (models::CudaModelOptions::
   // conv_engine_cache); empty = none.
   std::string cuda_conv_engine_cache;
@@ -71,9 +71,6 @@ struct DevicesOptions {
   // kernel qualification record), "cluster" or "resident"
   // (models::CudaModelOptions::lstm_kernel).
   std::string cuda_lstm_kernel = "qualified";
-  // Hold the GPU's cooperative launch token around cluster-LSTM batches
-  // (off only to measure its cost).
-  bool cuda_cooperative_token = true;
   // The clustering's linkage on each GPU pipeline (CudaDeviceOptions).
   bool cuda_gpu_linkage = true;
 };
@@ -132,7 +129,6 @@ struct CudaDeviceOptions {
   int pipeline = 0;
   int pipelines = 1;
   std::string lstm_kernel = "qualified";
-  bool cooperative_token = true;
   // Device::linkage: the clustering's centroid linkage on this GPU
   // (engine/models/cuda_linkage.h; 128 MiB of the pipeline's arena).
   bool gpu_linkage = true;

@@ -30,15 +30,17 @@ struct CudaDeviceParts {
 };
 
 // MakeCudaDevice with `backend_options` as given (device_options names the
-// Device and its pipeline; its precision, batch, LSTM kernel and token
-// fields are ignored here). `segmentation_weights`, when not null, replaces
-// the directory's segmentation network (benchmarks: real segmentation
-// weights with a random embedding network).
+// Device and its pipeline; its precision, batch and LSTM kernel fields are
+// ignored here). `segmentation_weights`, when not null, replaces the
+// directory's segmentation network (benchmarks: real segmentation weights
+// with a random embedding network). `harness`: the kernels' own harnesses
+// only (models::CudaHarnessOptions).
 absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
     const models::ModelDirectory& dir, int ordinal,
     const CudaDeviceOptions& device_options,
     const models::CudaBackendOptions& backend_options,
-    const models::SafetensorsFile* segmentation_weights = nullptr);
+    const models::SafetensorsFile* segmentation_weights = nullptr,
+    const models::CudaHarnessOptions& harness = {});
 
 }  // namespace diarization::runtime
 
