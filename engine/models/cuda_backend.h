@@ -17,19 +17,6 @@
 
 namespace diarization::models {
 
-struct CudaBackendOptions {
-  // The arena of the device (its `device` field is overwritten by the
-  // ordinal passed to CreateCudaBackend).
-  DeviceArenaOptions arena;
-  // Segmentation is FP32 only; embedding "tf32" (default) or "fp32".
-  // The segmentation's convolutions after the SincNet filter bank (80→60
-  // and 60→60, kernel 5) need far less cuDNN workspace than the ResNet's.
-  CudaModelOptions segmentation = {.workspace_bytes = size_t{64} << 20};
-  // TF32 by default (docs/adr/0062-tf32-embedding-default.md): embeddings
-  // within 5.2e-4 relative of FP32, and the same final RTTM on every fixture.
-  CudaModelOptions embedding = {.precision = "tf32"};
-};
-
 // Memory of one device, for metrics and the benchmark.
 struct CudaMemorySnapshot {
   DeviceArenaStats arena;

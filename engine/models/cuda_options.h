@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/models/device_arena.h"
+
 namespace diarization::models {
 
 struct CudaModelOptions {
@@ -89,6 +91,27 @@ struct CudaModelOptions {
   // around each batch that runs the cluster kernel; "cluster" / "resident":
   // that one for every batch (tests, benchmarks, the qualification harness).
   std::string lstm_kernel = "qualified";
+};
+
+// The CUDA backend of one pipeline on one GPU: its arena and both networks'
+// options. engine/runtime/backend_flags.h fills it from the service's flags
+// (the server, tools/diarize, bench/gpu/rtfx_main and bench/service_overhead/
+// engine_direct all link that one module); CPU sibling: CpuBackendOptions
+// (cpu_backend.h).
+struct CudaBackendOptions {
+  // The arena of the device (its `device` field is overwritten by the
+  // ordinal passed to CreateCudaBackend).
+  DeviceArenaOptions arena;
+  // Segmentation is FP32 only. Its convolutions after the SincNet filter
+  // bank (80→60 and 60→60, kernel 5) need far less cuDNN workspace than the
+  // ResNet's.
+  // Its batch: the engine's default segmentation batch on CUDA (engine.h;
+  // engine/runtime/devices_test checks they agree).
+  CudaModelOptions segmentation = {.max_batch = 128,
+                                   .workspace_bytes = size_t{64} << 20};
+  // TF32 by default (docs/adr/0062-tf32-embedding-default.md): embeddings
+  // within 5.2e-4 relative of FP32, and the same final RTTM on every fixture.
+  CudaModelOptions embedding = {.precision = "tf32"};
 };
 
 // Knobs that only the kernels' own tests and harnesses (bench/qualify, the

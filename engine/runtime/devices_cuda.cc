@@ -128,24 +128,13 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
   return parts;
 }
 
-absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
-                                      int ordinal,
-                                      const CudaDeviceOptions& device_options) {
-  models::CudaBackendOptions options;
-  options.segmentation.max_batch = device_options.segmentation_max_batch;
-  options.segmentation.lstm_kernel = device_options.lstm_kernel;
-  options.embedding.max_batch = device_options.embedding_max_batch;
-  options.embedding.precision = device_options.embedding_precision;
-  options.embedding.conv_api = device_options.embedding_conv_api;
-  options.embedding.conv_engine_cache = device_options.conv_engine_cache;
-  options.embedding.layer1_conv_kernel = device_options.layer1_kernel;
-  if (device_options.embedding_workspace_bytes > 0) {
-    options.embedding.workspace_bytes =
-        device_options.embedding_workspace_bytes;
-  }
-  options.embedding.direct_stem_conv = device_options.direct_stem;
-  ASSIGN_OR_RETURN(CudaDeviceParts parts,
-                   MakeCudaDeviceParts(dir, ordinal, device_options, options));
+absl::StatusOr<Device> MakeCudaDevice(
+    const models::ModelDirectory& dir, int ordinal,
+    const CudaDeviceOptions& device_options,
+    const models::CudaBackendOptions& backend_options) {
+  ASSIGN_OR_RETURN(
+      CudaDeviceParts parts,
+      MakeCudaDeviceParts(dir, ordinal, device_options, backend_options));
   return std::move(parts.device);
 }
 
