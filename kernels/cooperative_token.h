@@ -19,7 +19,7 @@
 //  4. waiters are served first come, first served (a ticket lock), so no
 //     pipeline starves.
 // The token is host-side and blocking; it adds the wait to the holder's
-// latency, which the GPU round measures (bench/qualify/gpu_round.sh).
+// latency, which the GPU round measures (bench/gpu/parts/qualify.sh).
 #ifndef DIARIZATION_KERNELS_COOPERATIVE_TOKEN_H_
 #define DIARIZATION_KERNELS_COOPERATIVE_TOKEN_H_
 

@@ -4,7 +4,7 @@
 //
 // With a committed record: it must parse, cover every custom kernel, and
 // each kernel's sources must hash to what was qualified — an edited kernel
-// fails here until bench/qualify/gpu_round.sh is run again and its record
+// fails here until bench/gpu/parts/qualify.sh is run again and its record
 // committed. Without one: production must fall back everywhere.
 #include "kernels/qualification.h"
 
@@ -38,13 +38,13 @@ TEST(QualificationTest, CommittedRecordMatchesTheKernels) {
     if (it == r->source_hashes.end()) {
       ADD_FAILURE() << "kernels/qualification.json has no record of kernel "
                     << kernel
-                    << "; run bench/qualify/gpu_round.sh on the GPU and "
+                    << "; run bench/gpu/parts/qualify.sh on the GPU and "
                        "commit its qualification.json";
       continue;
     }
     EXPECT_EQ(it->second, hash)
         << "kernel " << kernel
-        << " changed since it was qualified; run bench/qualify/gpu_round.sh "
+        << " changed since it was qualified; run bench/gpu/parts/qualify.sh "
            "on the GPU and commit its qualification.json";
     bool has_tuple = false;
     for (const QualificationTuple& t : r->tuples)

@@ -33,6 +33,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/common/usable_cpus.h"
 #include "engine/pipeline/diarization.h"
+#include "engine/runtime/backend_flags.h"
 #include "engine/runtime/devices.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
@@ -56,52 +57,9 @@ ABSL_FLAG(std::string, port_file, "",
 ABSL_FLAG(std::string, models, "",
           "Model directory (manifest.json, *.safetensors, plda/); "
           "default $DIARIZATION_MODELS");
-ABSL_FLAG(int, pipelines_per_device, 1,
-          "pre-loaded pipelines per GPU, each with its own models, streams "
-          "and arena (1..8); devices are then named cuda:N/p0, cuda:N/p1, ...");
-ABSL_FLAG(std::string, lstm_kernel, "qualified",
-          "segmentation BiLSTM recurrence on CUDA: qualified (the cluster "
-          "kernel where kernels/qualification.json qualifies it), cluster or "
-          "resident");
-ABSL_FLAG(bool, gpu_linkage, true,
-          "the clustering's centroid linkage on each GPU pipeline (128 MiB "
-          "of its arena; the host's merges bit for bit); false: on the host");
-ABSL_FLAG(bool, cooperative_token, true,
-          "hold the GPU's cooperative launch token around cluster-LSTM "
-          "batches (off only to measure its cost)");
-ABSL_FLAG(std::string, device, "auto",
-          "cpu, cuda (every GPU), cuda:0,1 (these GPUs), or auto (cuda when a "
-          "GPU and the CUDA backend are present, else cpu)");
-ABSL_FLAG(int, threads, 0,
-          "CPU backend threads for the networks (0: all cores)");
-ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
-          "CUDA embedding network precision: fp32, tf32, or mixed (FP16 "
-          "convolutions with FP32 accumulation; opt-in, see "
-          "docs/benchmarks.md for its gate)");
-ABSL_FLAG(std::string, cuda_embedding_conv_api, "auto",
-          "CUDA embedding trunk convolutions: auto (graph for tf32, legacy "
-          "otherwise; ADR 0079), legacy (cudnnConvolutionBiasActivationForward"
-          "), graph (cuDNN graphs, engines chosen when the model loads, "
-          "10-25 s without --cuda_conv_engine_cache; TF32 or mixed) or "
-          "fastest (graph, legacy per layer where that timed faster)");
-ABSL_FLAG(bool, cuda_layer1_kernel, true,
-          "The embedding trunk's six 32-channel layer1 convolutions on the "
-          "project's wgmma kernel (TF32 on sm_90, ADR 0084); false: cuDNN "
-          "for every layer");
-ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
-          "With the graph API (--cuda_embedding_conv_api): a file that keeps "
-          "the engine chosen per trunk layer shape, so a restart builds those "
-          "instead of timing the candidates (written after each choice; "
-          "entries of another GPU or cuDNN version are ignored). With it the "
-          "first load times more candidates (about 30 s more on an H200) "
-          "and picks faster engines (ADR 0087). Empty: none");
-ABSL_FLAG(int, cuda_embedding_workspace_mb, 0,
-          "The embedding network's cuDNN workspace per pipeline, MiB; it also "
-          "caps the workspace of the trunk engines it may choose. 0: the "
-          "backend's default");
-ABSL_FLAG(bool, cuda_direct_stem, false,
-          "The embedding stem (one input channel) on the project's direct "
-          "kernel (float32 FMAs) instead of cuDNN (TF32 only)");
+// The backend flags (--device, --threads, --pipelines_per_device, the batch
+// sizes and the --cuda_* switches) live in engine/runtime/backend_flags.h,
+// shared with tools/diarize and the benchmarks.
 ABSL_FLAG(int, work_threads, 2,
           "Server threads that decode and resample request audio");
 ABSL_FLAG(int, host_threads, 0,
@@ -114,11 +72,6 @@ ABSL_FLAG(int, clustering_blas_threads, 1,
           "host threads are the parallelism (many clusterings at once)");
 ABSL_FLAG(int, callback_threads, 2,
           "Engine threads that deliver results and resume reads");
-ABSL_FLAG(int, segmentation_batch_size, 0,
-          "Windows per segmentation batch; 0: the engine's default on CUDA "
-          "(128, sized to keep a pipeline's arena within 2 GiB), 32 on the "
-          "CPU");
-ABSL_FLAG(int, embedding_batch_size, 32, "Windows per embedding batch");
 ABSL_FLAG(double, max_batch_wait_ms, 5.0,
           "A partial batch starts after its oldest window waited this long");
 ABSL_FLAG(double, max_backlog_audio_s, 3600.0,
@@ -381,49 +334,18 @@ absl::Status Run() {
 
   // Load the models and build the engine while health says NOT_SERVING.
   const absl::Time load_start = absl::Now();
-  runtime::DevicesOptions backend;
-  backend.device = absl::GetFlag(FLAGS_device);
-  backend.cpu_threads = absl::GetFlag(FLAGS_threads);
-  backend.cuda_embedding_precision =
-      absl::GetFlag(FLAGS_cuda_embedding_precision);
-  backend.cuda_embedding_conv_api =
-      absl::GetFlag(FLAGS_cuda_embedding_conv_api);
-  backend.cuda_conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
-  backend.cuda_layer1_kernel = absl::GetFlag(FLAGS_cuda_layer1_kernel);
-  const int workspace_mb = absl::GetFlag(FLAGS_cuda_embedding_workspace_mb);
-  if (workspace_mb < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--cuda_embedding_workspace_mb must be >= 0, got ", workspace_mb));
-  }
-  backend.cuda_embedding_workspace_bytes = static_cast<size_t>(workspace_mb)
-                                           << 20;
-  backend.cuda_direct_stem = absl::GetFlag(FLAGS_cuda_direct_stem);
-  // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
-  // kCpuSegmentationBatchSize, says why).
-  int segmentation_batch_size = absl::GetFlag(FLAGS_segmentation_batch_size);
-  if (segmentation_batch_size == 0) {
-    ASSIGN_OR_RETURN(const runtime::DeviceSpec spec,
-                     runtime::ParseDeviceSpec(backend.device));
-    segmentation_batch_size =
-        spec.cpu ? runtime::kCpuSegmentationBatchSize
-                 : runtime::EngineOptions().segmentation_batch_size;
-  }
-  backend.cuda_segmentation_max_batch = segmentation_batch_size;
-  backend.cuda_embedding_max_batch = absl::GetFlag(FLAGS_embedding_batch_size);
-  backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
-  backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
-  backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
-  backend.cuda_gpu_linkage = absl::GetFlag(FLAGS_gpu_linkage);
+  ASSIGN_OR_RETURN(const runtime::BackendFlags backend,
+                   runtime::BackendFlagsFromCommandLine());
+  LogEvent("backend", runtime::DescribeBackendFlags(backend));
   ASSIGN_OR_RETURN(runtime::LoadedDevices loaded,
-                   runtime::LoadDevices(models_dir, backend));
+                   runtime::LoadDevices(models_dir, backend.devices));
   for (const runtime::Device& d : loaded.devices) {
     LogEvent("device", absl::StrCat(d.name, ": ", d.description));
   }
 
   runtime::EngineOptions engine_options;
-  engine_options.segmentation_batch_size = segmentation_batch_size;
-  engine_options.embedding_batch_size =
-      absl::GetFlag(FLAGS_embedding_batch_size);
+  engine_options.segmentation_batch_size = backend.segmentation_batch_size;
+  engine_options.embedding_batch_size = backend.embedding_batch_size;
   engine_options.max_batch_wait =
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;
@@ -452,7 +374,7 @@ absl::Status Run() {
                     DescribeModels(loaded.models));
   LogEvent("serving",
            absl::StrCat(
-               "models=", models_dir, " device=", backend.device,
+               "models=", models_dir, " device=", backend.devices.device,
                " random_weights=", loaded.random_weights ? "true" : "false",
                " load_s=", absl::ToDoubleSeconds(absl::Now() - load_start)));
   if (loaded.random_weights) {

@@ -8,7 +8,7 @@
 // latency alone + 1 s (see ExpectVictimServed).
 //
 // The same cases run against the CUDA build on a GPU machine
-// (tests/attack_test_gpu_run.sh): ATTACK_DEVICE=cuda:0 starts the server
+// (bench/gpu/parts/attack.sh): ATTACK_DEVICE=cuda:0 starts the server
 // with that device, DIARIZATION_SERVER_UNDER_TEST names the CUDA binary, and
 // ATTACK_VICTIM_BOUND_S=1 makes the bound the issue's flat "within 1 s of
 // the stream's end".

@@ -12,7 +12,7 @@ columns per run, and a total row (summed time; total FLOP over it).
         [LABEL=]LOG [[LABEL=]LOG ...]
 
 A run's label is LABEL, else the first line of its log when that is a
-gpu_tests.sh configuration line (it starts with "--"), else the file name.
+configuration line (it starts with "--"), else the file name.
 Only lines at one batch size count (--batch, default each run's largest):
 the smaller batches mostly reuse the engines timed at the largest one and
 carry no time of their own. The precision of a line is its "tf32"/"fp16"

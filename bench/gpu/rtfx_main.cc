@@ -1,21 +1,22 @@
-// End-to-end RTFx of the CUDA backend on one GPU: about an hour of real
-// speech (the fixture recordings concatenated until --hours is reached),
-// 10 s windows at pyannote's 1 s step → segmentation (GPU) → powerset and
-// embedding masks (host) → embeddings, 3 masks per window (GPU) → PLDA, AHC,
-// VBx, reconstruction (host). Prints RTFx, the time of every stage, the
-// arena's ledger and peak, and cudaMemGetInfo.
+// End-to-end RTFx of the CUDA backend on one GPU, in the server's
+// configuration: about an hour of real speech (the fixture recordings
+// concatenated until --hours is reached), 10 s windows at pyannote's step →
+// segmentation (GPU) → powerset and embedding masks (host) → embeddings, 3
+// masks per window (GPU) → PLDA, AHC, VBx, reconstruction (host). Prints the
+// time of every stage, the arena's ledger and peak, cudaMemGetInfo, and last
+// one JSON result line ({"bench": "rtfx_main", ...}) that summaries read.
 //
 //   rtfx_main --data DIR --plda DIR [--models DIR] [--hours 1]
-//             [--batch 32] [--seg_batch N] [--embedding_precision fp32|tf32]
-//             [--graphs] [--overlap] [--channels_last]
-//             [--seg_activations packed|pools|separate]
+//             [--mode accurate|fast] [--repeats 2] [backend flags]
 //
-// The networks run through engine/runtime/offline_networks.h on the Device
-// that engine/runtime/devices.h builds, i.e. the engine's own window copy,
-// model calls and host step. --overlap runs segmentation (and each window's
-// masks) on its own thread (its own stream) while the main thread embeds
-// the windows segmented so far, as the engine does with
-// Device::concurrent_stages.
+// Its own flags are the workload's only (audio, length, mode, repeats); the
+// backend is the server's: the same flags module
+// (engine/runtime/backend_flags.h: --device, the batch sizes, --cuda_*),
+// the same defaults, and the Device that engine/runtime/devices.h builds for
+// the server, run through engine/runtime/offline_networks.h (the engine's
+// window copy, model calls and host step; segmentation overlapped with the
+// embeddings as Device::concurrent_stages says). A start-up option such as
+// --cuda_conv_engine_cache is the server's flag, passed the same way.
 //
 // Without --models, deterministic random weights (seed 1) are written to a
 // temporary model directory: the networks' cost does not depend on the
@@ -47,6 +48,7 @@
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/plda.h"
 #include "engine/pipeline/windows.h"
+#include "engine/runtime/backend_flags.h"
 #include "engine/runtime/devices_cuda.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/offline_networks.h"
@@ -68,112 +70,21 @@ ABSL_FLAG(double, hours, 1.0,
 ABSL_FLAG(std::string, rttm_out, "",
           "If set, write the last pass's RTTM (regular view) to this file.");
 ABSL_FLAG(std::string, uri, "clip_16k", "RTTM file id for --rttm_out.");
-ABSL_FLAG(int, batch, 32, "Windows per network launch.");
-ABSL_FLAG(int, device, 0, "CUDA device ordinal.");
-ABSL_FLAG(std::string, embedding_precision, "tf32",
-          "fp32 or tf32 (the service's default, ADR 0062).");
-ABSL_FLAG(bool, graphs, true, "Replay CUDA graphs per batch shape.");
-ABSL_FLAG(
-    bool, timed_algos, false,
-    "Time cuDNN's convolution algorithms once per shape (else heuristics).");
 ABSL_FLAG(int, repeats, 2, "Timed passes (after one warm-up pass).");
 ABSL_FLAG(std::string, segmentation_weights, "",
           "Optional segmentation.safetensors that replaces the model "
           "directory's (real segmentation weights give realistic masks and "
           "so a realistic clustering workload; the random network's output "
           "is noise).");
-ABSL_FLAG(int, seg_batch,
-          diarization::runtime::EngineOptions().segmentation_batch_size,
-          "Windows per segmentation launch (default: the engine's; 0: same as "
-          "--batch).");
+ABSL_FLAG(std::string, mode, "accurate",
+          "accurate (pyannote's 1 s window step) or fast (2 s, 10 VBx "
+          "iterations): the service's two quality modes.");
 ABSL_FLAG(int, seg_first_batch, 0,
-          "Windows in the pass's first segmentation launch (0: --seg_batch): "
-          "with --overlap the embeddings start once that batch has its masks "
-          "(runtime::OfflineNetworksOptions::first_segmentation_batch_size).");
-ABSL_FLAG(int, embedding_workspace_mb, 0,
-          "The embedding network's cuDNN workspace, MiB (0: the default, "
-          "CudaModelOptions::workspace_bytes).");
-ABSL_FLAG(bool, overlap, false,
-          "Segment on a second thread while embedding the windows already "
-          "segmented.");
-ABSL_FLAG(bool, direct_conv1d, false,
-          "Segmentation's two 1-D convolutions and their max-pool through "
-          "kernels/conv1d_pool instead of cuDNN + a pooling kernel.");
-ABSL_FLAG(bool, direct_sinc, true,
-          "SincNet filter bank through kernels/sinc_conv (else cuDNN).");
-ABSL_FLAG(std::string, seg_activations,
-          diarization::models::CudaModelOptions().segmentation_activations,
-          "Segmentation activation layout: pools, packed or separate "
-          "(engine/models/cuda_segmentation_layout.h).");
-ABSL_FLAG(bool, channels_last, true,
-          "Embedding ResNet activations in NHWC (tensor-core friendly).");
-ABSL_FLAG(bool, fused_epilogue, true,
-          "Embedding: BatchNorm folded into the convolutions, bias + residual "
-          "+ ReLU inside cuDNN's convolution (else a separate pass).");
-ABSL_FLAG(std::string, conv_api, "auto",
-          "Embedding trunk convolutions: auto (graph for tf32, else legacy; "
-          "ADR 0079), "
-          "legacy (cuDNN's cudnnConvolutionBiasActivationForward), graph "
-          "(cuDNN graphs through the cuDNN frontend, engines chosen at load "
-          "for the largest batch; TF32 or mixed) or fastest (graph, or "
-          "legacy where that timed faster per layer).");
-ABSL_FLAG(bool, graph_runtime_compilation, true,
-          "With --conv_api graph/fastest: time the engines cuDNN compiles at "
-          "run time too (false: only where no precompiled engine builds; "
-          "shorter first use of each shape).");
-ABSL_FLAG(int, graph_max_candidates, 8,
-          "With --conv_api graph/fastest: plans built and timed per layer "
-          "shape.");
-ABSL_FLAG(double, graph_build_budget_ms,
-          diarization::models::CudaModelOptions().conv_graph_build_budget_ms,
-          "With --conv_api graph/fastest: host milliseconds per layer shape "
-          "after which no further candidate is built (once one is); 0: 1 s "
-          "without --conv_engine_cache, 30 s with it "
-          "(models::ConvGraphBuildBudgetMs).");
-ABSL_FLAG(
-    int, graph_pointwise_candidates,
-    diarization::models::CudaModelOptions().conv_graph_pointwise_candidates,
-    "With --conv_api graph/fastest: plans built and timed for the 1x1 "
-    "shortcut convolutions (0: as --graph_max_candidates).");
-ABSL_FLAG(int, graph_workspace_cap_mb, 0,
-          "With --conv_api graph/fastest: the most workspace a graph engine "
-          "may need, MiB (0: the whole workspace, 256 MiB).");
-ABSL_FLAG(std::string, conv_engine_cache, "",
-          "With --conv_api graph/fastest: the file that keeps the engine "
-          "chosen per layer shape (read at load, written after the choice); "
-          "empty: none.");
-ABSL_FLAG(bool, conv_engine_cache_reset, false,
-          "Delete --conv_engine_cache before loading (a cold start).");
-ABSL_FLAG(bool, direct_stem, false,
-          "Embedding stem (one input channel) through kernels/stem_conv "
-          "instead of cuDNN (TF32, fused epilogue).");
-ABSL_FLAG(bool, layer1_kernel, true,
-          "The six 32-channel layer1 convolutions through kernels/conv3x3_c32 "
-          "(TF32 tensor cores) instead of cuDNN (TF32, fused, NHWC).");
-ABSL_FLAG(bool, layer1_needs_record, true,
-          "With --layer1_kernel: run it only where kernels/qualification.json "
-          "qualifies it (production's rule); false: wherever the GPU "
-          "supports it.");
-ABSL_FLAG(std::string, layer1_tile, "",
-          "With --layer1_kernel: the kernel's tile form by name "
-          "(kernels/conv3x3_c32.h Conv3x3C32TileName); empty: its default.");
-ABSL_FLAG(bool, gpu_linkage, true,
-          "The clustering's centroid linkage on the GPU "
-          "(engine/models/cuda_linkage.h); false: on the host.");
-ABSL_FLAG(bool, embedding_high_priority, false,
-          "Embedding stream at the device's greatest priority.");
-ABSL_FLAG(bool, segmentation_high_priority, false,
-          "Segmentation stream at the device's greatest priority.");
-ABSL_FLAG(std::string, lstm_kernel,
-          diarization::models::CudaModelOptions().lstm_kernel,
-          "Segmentation BiLSTM recurrence: qualified, cluster or resident.");
-ABSL_FLAG(double, lstm_device_share,
-          diarization::models::CudaModelOptions().lstm_device_share,
-          "With the cluster kernel: share of the co-resident clusters one "
-          "launch may take.");
-ABSL_FLAG(int, lstm_cluster_group, 0,
-          "With --lstm_kernel=cluster: windows per cluster for every batch "
-          "size (1, 2, 4, 8, 16; 0: the kernel's default).");
+          "Windows in the pass's first segmentation launch (0: "
+          "--segmentation_batch_size): the embeddings start once that batch "
+          "has its masks (runtime::OfflineNetworksOptions::"
+          "first_segmentation_batch_size; prepared, not yet measured, ADR "
+          "0089).");
 
 namespace {
 
@@ -189,7 +100,7 @@ double MiB(uint64_t b) { return b / 1048576.0; }
 // layout), then every owner's live allocations as the arena holds them.
 void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
                           const diarization::models::CudaSegmentationModel& seg,
-                          int seg_batch, bool direct_sinc) {
+                          int seg_batch) {
   using diarization::models::SegmentationActivationLayout;
   const SegmentationActivationLayout& own = seg.activation_layout();
   std::printf("  segmentation %s\n", own.Describe().c_str());
@@ -200,14 +111,14 @@ void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
     for (size_t b : windows->second) upload += b;
   }
   std::printf(
-      "  segmentation activations by batch (MiB; packed / pools / separate; "
+      "  segmentation activations by batch (MiB; packed / separate; "
       "'segmentation/windows' adds %.3f MiB per window):",
       MiB(upload) / std::max(1, seg_batch));
   for (int n : {32, 64, 128, 160, 192, 256, 512}) {
     const char* sep = " ";
     std::printf(" %d:", n);
-    for (const char* mode : {"packed", "pools", "separate"}) {
-      auto l = SegmentationActivationLayout::Plan(mode, direct_sinc, n);
+    for (const char* mode : {"packed", "separate"}) {
+      auto l = SegmentationActivationLayout::Plan(mode, n);
       std::printf("%s%.0f", sep, l.ok() ? MiB(l->total_bytes()) : -1.0);
       sep = "/";
     }
@@ -244,10 +155,10 @@ void PrintMemoryBreakdown(const diarization::models::DeviceArena& arena,
 struct Times {
   double segmentation = 0, masks = 0, embedding = 0, clustering = 0;
   // The segmentation summary (count, inactive and clean pairs), made by the
-  // networks pass after its last segmentation batch: with --overlap on the
-  // segmentation thread while the embeddings run, so inside networks_wall.
+  // networks pass after its last segmentation batch: with overlapped stages on
+  // the segmentation thread while the embeddings run, so inside networks_wall.
   double summary = 0;
-  // With --overlap: wall time of the overlapped network stages.
+  // With overlapped stages: wall time of the overlapped network stages.
   double networks_wall = 0;
   // The clustering's steps (DiarizationDetails, ClusteringTimes).
   double count = 0, filter = 0, ahc = 0, plda = 0, vbx = 0, assignment = 0,
@@ -304,59 +215,24 @@ absl::Status Run() {
   }
   ASSIGN_OR_RETURN(auto dir, models::ModelDirectory::Open(models_dir));
   ASSIGN_OR_RETURN(pipeline::PldaModel plda, io::LoadPlda(dir->plda_dir()));
-  const int batch = absl::GetFlag(FLAGS_batch);
-  const int seg_batch = absl::GetFlag(FLAGS_seg_batch) > 0
-                            ? absl::GetFlag(FLAGS_seg_batch)
-                            : batch;
-  const bool overlap = absl::GetFlag(FLAGS_overlap);
-  models::CudaBackendOptions opt;
-  opt.arena.budget_bytes = size_t{64} << 30;
-  for (models::CudaModelOptions* o : {&opt.segmentation, &opt.embedding}) {
-    o->use_cuda_graphs = absl::GetFlag(FLAGS_graphs);
-    o->timed_conv_algorithms = absl::GetFlag(FLAGS_timed_algos);
+  // The server's backend: its flags, its defaults (backend_flags.h).
+  ASSIGN_OR_RETURN(const runtime::BackendFlags backend,
+                   runtime::BackendFlagsFromCommandLine());
+  const int batch = backend.embedding_batch_size;
+  const int seg_batch = backend.segmentation_batch_size;
+  ASSIGN_OR_RETURN(const runtime::DeviceSpec spec,
+                   runtime::ParseDeviceSpec(backend.devices.device));
+  if (spec.cpu || spec.cuda_ordinals.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device=", backend.devices.device,
+                     ": rtfx_main measures one GPU; use cuda or cuda:N"));
   }
-  opt.segmentation.max_batch = seg_batch;
-  opt.segmentation.direct_sinc_conv = absl::GetFlag(FLAGS_direct_sinc);
-  opt.segmentation.direct_conv1d = absl::GetFlag(FLAGS_direct_conv1d);
-  opt.segmentation.high_priority_stream =
-      absl::GetFlag(FLAGS_segmentation_high_priority);
-  opt.embedding.high_priority_stream =
-      absl::GetFlag(FLAGS_embedding_high_priority);
-  opt.segmentation.lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
-  opt.segmentation.lstm_device_share = absl::GetFlag(FLAGS_lstm_device_share);
-  if (const int g = absl::GetFlag(FLAGS_lstm_cluster_group); g > 0) {
-    opt.segmentation.lstm_cluster_groups.assign(seg_batch + 1, g);
-  }
-  opt.segmentation.segmentation_activations =
-      absl::GetFlag(FLAGS_seg_activations);
-  opt.embedding.max_batch = batch;
-  if (const int mb = absl::GetFlag(FLAGS_embedding_workspace_mb); mb > 0) {
-    opt.embedding.workspace_bytes = size_t(mb) << 20;
-  }
-  opt.embedding.precision = absl::GetFlag(FLAGS_embedding_precision);
-  opt.embedding.channels_last = absl::GetFlag(FLAGS_channels_last);
-  opt.embedding.fused_conv_epilogue = absl::GetFlag(FLAGS_fused_epilogue);
-  opt.embedding.conv_api = absl::GetFlag(FLAGS_conv_api);
-  opt.embedding.direct_stem_conv = absl::GetFlag(FLAGS_direct_stem);
-  opt.embedding.layer1_conv_kernel = absl::GetFlag(FLAGS_layer1_kernel);
-  opt.embedding.layer1_conv_tile = absl::GetFlag(FLAGS_layer1_tile);
-  opt.embedding.layer1_conv_kernel_needs_record =
-      absl::GetFlag(FLAGS_layer1_needs_record);
-  opt.embedding.conv_graph_runtime_compilation =
-      absl::GetFlag(FLAGS_graph_runtime_compilation);
-  opt.embedding.conv_graph_max_candidates =
-      absl::GetFlag(FLAGS_graph_max_candidates);
-  opt.embedding.conv_graph_pointwise_candidates =
-      absl::GetFlag(FLAGS_graph_pointwise_candidates);
-  opt.embedding.conv_graph_build_budget_ms =
-      absl::GetFlag(FLAGS_graph_build_budget_ms);
-  opt.embedding.conv_graph_workspace_cap_bytes =
-      size_t(std::max(0, absl::GetFlag(FLAGS_graph_workspace_cap_mb))) << 20;
-  opt.embedding.conv_engine_cache = absl::GetFlag(FLAGS_conv_engine_cache);
-  if (absl::GetFlag(FLAGS_conv_engine_cache_reset) &&
-      !opt.embedding.conv_engine_cache.empty()) {
-    std::error_code ec;
-    fs::remove(opt.embedding.conv_engine_cache, ec);
+  const int ordinal = spec.cuda_ordinals.empty() ? 0 : spec.cuda_ordinals[0];
+  const models::CudaBackendOptions& opt = backend.devices.cuda;
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode != "accurate" && mode != "fast") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode=", mode, ": use accurate or fast"));
   }
   const auto t_load = Clock::now();
   std::unique_ptr<models::SafetensorsFile> seg_override;
@@ -364,17 +240,19 @@ absl::Status Run() {
     ASSIGN_OR_RETURN(seg_override, models::SafetensorsFile::Open(absl::GetFlag(
                                        FLAGS_segmentation_weights)));
   }
-  // Built as the service builds its devices (engine/runtime/devices.h),
-  // with the benchmark's backend options.
-  ASSIGN_OR_RETURN(runtime::CudaDeviceParts cuda,
-                   runtime::MakeCudaDeviceParts(
-                       *dir, absl::GetFlag(FLAGS_device),
-                       {.gpu_linkage = absl::GetFlag(FLAGS_gpu_linkage)}, opt,
-                       seg_override.get()));
+  // Built as the service builds its devices (engine/runtime/devices.h).
+  ASSIGN_OR_RETURN(
+      runtime::CudaDeviceParts cuda,
+      runtime::MakeCudaDeviceParts(*dir, ordinal,
+                                   {.gpu_linkage = backend.devices.gpu_linkage},
+                                   opt, seg_override.get()));
   runtime::Device& device = cuda.device;
+  const bool overlap = device.concurrent_stages;
   const double load_s = Since(t_load);
 
-  const pipeline::PipelineConfig config = pipeline::PipelineConfig::Accurate();
+  const pipeline::PipelineConfig config =
+      mode == "fast" ? pipeline::PipelineConfig::Fast()
+                     : pipeline::PipelineConfig::Accurate();
   const pipeline::WindowLayout layout =
       pipeline::ComputeWindows(static_cast<int64_t>(samples.size()), config);
   const int num_windows = layout.num_windows;
@@ -393,7 +271,7 @@ absl::Status Run() {
   ahc.accelerator = device.linkage.get();
   // One pass: the networks as the engine runs them (engine/runtime/
   // offline_networks.h: the worker's window copy, RunSpans and host step,
-  // --overlap = the Device's concurrent stages), then the host pipeline.
+  // overlapped as the Device's concurrent stages), then the host pipeline.
   auto pass = [&](Times& t, size_t* speakers) -> absl::Status {
     ASSIGN_OR_RETURN(
         runtime::OfflineNetworksOutput nets,
@@ -473,28 +351,18 @@ absl::Status Run() {
   if (conv_api == "auto") conv_api += graph_trunk ? " = graph" : " = legacy";
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
-      "(segmentation %d, %s sinc, %s conv1d, %s activations), embedding %s "
-      "(%s, %s "
-      "epilogue, conv api "
-      "%s%s%s%s), %s, "
-      "graphs %s, conv algorithms %s, %zu speakers found\n",
+      "(segmentation %d, %s conv1d), embedding %s (%s, conv api "
+      "%s%s%s), %s, %s mode, %zu speakers found\n",
       device.description.c_str(), audio_s, audio_s / 3600, num_windows, batch,
-      seg_batch, opt.segmentation.direct_sinc_conv ? "direct" : "cuDNN",
-      opt.segmentation.direct_conv1d ? "direct" : "cuDNN",
-      opt.segmentation.segmentation_activations.c_str(),
+      seg_batch, opt.segmentation.direct_conv1d ? "direct" : "cuDNN",
       device.embedding->precision().c_str(),
-      opt.embedding.channels_last && opt.embedding.precision != "fp32" ? "NHWC"
-                                                                       : "NCHW",
-      opt.embedding.fused_conv_epilogue ? "fused" : "separate",
-      conv_api.c_str(),
-      graph_trunk && opt.embedding.conv_graph_runtime_compilation
-          ? ", runtime-compiled engines"
-          : "",
+      opt.embedding.precision != "fp32" ? "NHWC" : "NCHW", conv_api.c_str(),
       opt.embedding.direct_stem_conv ? ", direct stem" : "",
       cuda.embedding->layer1_kernel() ? ", layer1 kernel" : "",
-      overlap ? "stages overlapped" : "stages in sequence",
-      absl::GetFlag(FLAGS_graphs) ? "on" : "off",
-      absl::GetFlag(FLAGS_timed_algos) ? "timed" : "heuristic", speakers);
+      overlap ? "stages overlapped" : "stages in sequence", mode.c_str(),
+      speakers);
+  std::printf("  backend: %s\n",
+              runtime::DescribeBackendFlags(backend).c_str());
   std::printf("  model load + arena: %.2f s; warm-up pass %.2f s\n", load_s,
               warm.total());
   std::printf(
@@ -505,11 +373,8 @@ absl::Status Run() {
           : seg_batch,
       opt.embedding.workspace_bytes >> 20);
   if (!opt.embedding.conv_engine_cache.empty()) {
-    std::printf("  conv engine cache %s (%s)\n",
-                opt.embedding.conv_engine_cache.c_str(),
-                absl::GetFlag(FLAGS_conv_engine_cache_reset)
-                    ? "deleted before the load: a cold start"
-                    : "as found at the load");
+    std::printf("  conv engine cache %s (as found at the load)\n",
+                opt.embedding.conv_engine_cache.c_str());
   }
   std::printf(
       "  clustering input: %zu training embeddings, %d AHC clusters "
@@ -565,12 +430,23 @@ absl::Status Run() {
       GiB(mem.device_total_bytes), GiB(mem.device_free_bytes), GiB(min_free),
       GiB(mem.device_total_bytes - min_free));
   std::printf("%s", cuda.backend->arena->DebugString().c_str());
-  PrintMemoryBreakdown(*cuda.backend->arena, *cuda.segmentation, seg_batch,
-                       opt.segmentation.direct_sinc_conv);
-  // conv_api graph / fastest: the engine of each trunk convolution.
+  PrintMemoryBreakdown(*cuda.backend->arena, *cuda.segmentation, seg_batch);
+  // conv_api graph: the engine of each trunk convolution.
   for (const std::string& line : cuda.embedding->conv_engines()) {
     std::printf("  %s\n", line.c_str());
   }
+  // The result line (bench/gpu/result_lines.py reads these).
+  std::printf(
+      "{\"bench\": \"rtfx_main\", \"mode\": \"%s\", \"device\": \"%s\", "
+      "\"audio_s\": %.3f, \"repeats\": %d, \"rtfx\": %.2f, "
+      "\"networks_rtfx\": %.2f, \"segmentation_rtfx\": %.2f, "
+      "\"embedding_rtfx\": %.2f, \"load_s\": %.3f, \"speakers\": %zu, "
+      "\"arena_peak_bytes\": %llu, \"backend\": \"%s\"}\n",
+      mode.c_str(), device.description.c_str(), audio_s, repeats,
+      audio_s / avg(timed.total()), audio_s / avg(timed.networks()),
+      audio_s / avg(timed.segmentation), audio_s / avg(timed.embedding), load_s,
+      speakers, static_cast<unsigned long long>(mem.arena.peak_used_bytes),
+      runtime::DescribeBackendFlags(backend).c_str());
   if (const std::string out = absl::GetFlag(FLAGS_rttm_out); !out.empty()) {
     std::ofstream f(out);
     f << FormatRttm(last_segments, absl::GetFlag(FLAGS_uri));

@@ -5,7 +5,8 @@
 //  - parity against a float64 CPU reference (and against the library or
 //    previous path where production has one);
 //  - bitwise determinism across runs;
-//  - compute-sanitizer results (run by gpu_round.sh on --small, passed in
+//  - compute-sanitizer results (run by bench/gpu/parts/qualify.sh on --small,
+//  passed in
 //    with --sanitizer_results);
 //  - A/B/A/B timing against the library / previous path, no-slowdown bar.
 // The cluster LSTM is run at every group size (windows per cluster); its
@@ -81,9 +82,10 @@ ABSL_FLAG(int, pairs, 4, "A/B pairs per timing (A B A B ...)");
 ABSL_FLAG(double, slowdown_tolerance, 0.02,
           "a custom kernel qualifies when its median time is at most "
           "(1 + this) x the baseline's");
-ABSL_FLAG(std::string, sanitizer_results, "",
-          "file of lines '<group> <tool> PASS|FAIL' from gpu_round.sh; "
-          "without it no tuple qualifies");
+ABSL_FLAG(
+    std::string, sanitizer_results, "",
+    "file of lines '<group> <tool> PASS|FAIL' from bench/gpu/parts/qualify.sh; "
+    "without it no tuple qualifies");
 ABSL_FLAG(std::string, driver, "", "driver version as nvidia-smi prints it");
 ABSL_FLAG(std::string, git_commit, "", "commit the binaries were built from");
 ABSL_FLAG(bool, library, true, "also run the library paths (cuDNN)");
@@ -1180,9 +1182,9 @@ void RunFbank(Harness& h, std::shared_ptr<models::DeviceArena> arena,
 // weights amplify float32 rounding instead: there the CUDA and CPU networks
 // differ by ~4e-2, and these two kernels landed 2.4e-5 to 1.22e-4 apart in
 // the last three qualification rounds, around the 1e-4 bound, so the check
-// failed on noise (and gpu_round.sh exited 1) in every one of them. On random
-// weights it is held to 1e-3: a kernel fault (a wrong gate, a lost step) moves
-// log-probabilities by O(1).
+// failed on noise (and bench/gpu/parts/qualify.sh exited 1) in every one of
+// them. On random weights it is held to 1e-3: a kernel fault (a wrong gate, a
+// lost step) moves log-probabilities by O(1).
 constexpr double kSegmentationBoundGiven = 1e-4;
 constexpr double kSegmentationBoundRandom = 1e-3;
 
@@ -1222,12 +1224,14 @@ void RunSegmentation(Harness& h, std::shared_ptr<models::DeviceArena> arena,
     o.max_batch = max_batch;
     o.workspace_bytes = size_t{64} << 20;
     o.lstm_kernel = i == 0 ? "cluster" : "resident";
+    // The groups just measured, through the harness-only entry point.
+    models::CudaHarnessOptions harness;
     if (i == 0) {
-      o.lstm_cluster_groups.assign(max_batch + 1, 0);
+      harness.lstm_cluster_groups.assign(max_batch + 1, 0);
       for (const auto& [batch, group] : h.lstm_best_group)
-        if (batch <= max_batch) o.lstm_cluster_groups[batch] = group;
+        if (batch <= max_batch) harness.lstm_cluster_groups[batch] = group;
     }
-    auto model = models::CudaSegmentationModel::Create(**w, arena, o);
+    auto model = models::CudaSegmentationModel::Create(**w, arena, o, harness);
     if (!model.ok()) {
       std::printf("segmentation (%s): %s\n", o.lstm_kernel.c_str(),
                   model.status().ToString().c_str());

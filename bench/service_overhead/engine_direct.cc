@@ -1,8 +1,9 @@
 // The engine-direct half of the service-overhead benchmark: the same audio
-// file through runtime::Engine in-process, with the server's defaults
-// (batch 32, 5 ms batch wait), so that run.sh can set it beside the same
-// file through gRPC on loopback (server + diarize_client) and attribute the
-// difference to the service layer (protobuf, gRPC, decode on the server).
+// file through runtime::Engine in-process, with the server's backend flags
+// and defaults (engine/runtime/backend_flags.h; 5 ms batch wait), so that
+// run.sh can set it beside the same file through gRPC on loopback (server +
+// diarize_client) and attribute the difference to the service layer (protobuf,
+// gRPC, decode on the server).
 //
 //   engine_direct --audio FILE --models DIR [--device cpu|cuda:N|cuda:0,1]
 //       [--mode unary|stream] [--requests N] [--concurrency C]
@@ -43,6 +44,7 @@
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
+#include "engine/runtime/backend_flags.h"
 #include "engine/runtime/devices.h"
 #include "engine/runtime/engine.h"
 #include "prometheus/registry.h"
@@ -50,22 +52,6 @@
 
 ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG).");
 ABSL_FLAG(std::string, models, "", "Model directory.");
-ABSL_FLAG(std::string, device, "cpu",
-          "cpu, cuda (every GPU) or cuda:N[,M...]: devices are built as the "
-          "server builds them (engine/runtime/devices.h).");
-ABSL_FLAG(std::string, embedding_precision, "tf32",
-          "CUDA embedding precision: tf32 or fp32.");
-ABSL_FLAG(int, cuda_max_batch, 0,
-          "Batch both CUDA networks' buffers are sized for (larger batches "
-          "are split); 0: each network for its own batch size, as the "
-          "server does.");
-ABSL_FLAG(int, threads, 0, "CPU network threads (0 = all cores).");
-ABSL_FLAG(int, pipelines_per_device, 1, "Pre-loaded pipelines per GPU.");
-ABSL_FLAG(std::string, lstm_kernel, "qualified",
-          "CUDA LSTM recurrence: qualified, cluster or resident.");
-ABSL_FLAG(bool, cooperative_token, true,
-          "Hold the GPU's cooperative launch token around cluster-LSTM "
-          "batches.");
 ABSL_FLAG(std::string, mode, "unary", "unary or stream.");
 ABSL_FLAG(int, requests, 5, "Measured requests (after --warmup).");
 ABSL_FLAG(int, warmup, 1, "Unmeasured requests first.");
@@ -75,8 +61,6 @@ ABSL_FLAG(bool, fast, false, "FAST quality mode.");
 ABSL_FLAG(int, repeat_audio, 1,
           "Tile the decoded audio this many times (longer inputs from a short "
           "file; unary then submits the tiled waveform without decoding).");
-ABSL_FLAG(int, segmentation_batch_size, 32, "Engine option.");
-ABSL_FLAG(int, embedding_batch_size, 32, "Engine option.");
 ABSL_FLAG(double, max_batch_wait_ms, 5.0, "Engine option.");
 ABSL_FLAG(int, host_threads, 2, "Engine option.");
 ABSL_FLAG(std::string, concurrent_stages, "auto",
@@ -169,22 +153,11 @@ absl::Status Run() {
   }
 
   const absl::Time load_start = absl::Now();
-  runtime::DevicesOptions backend;
-  backend.device = absl::GetFlag(FLAGS_device);
-  backend.cpu_threads = absl::GetFlag(FLAGS_threads);
-  backend.cuda_embedding_precision = absl::GetFlag(FLAGS_embedding_precision);
-  const int cuda_max_batch = absl::GetFlag(FLAGS_cuda_max_batch);
-  backend.cuda_segmentation_max_batch =
-      cuda_max_batch > 0 ? cuda_max_batch
-                         : absl::GetFlag(FLAGS_segmentation_batch_size);
-  backend.cuda_embedding_max_batch =
-      cuda_max_batch > 0 ? cuda_max_batch
-                         : absl::GetFlag(FLAGS_embedding_batch_size);
-  backend.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
-  backend.cuda_lstm_kernel = absl::GetFlag(FLAGS_lstm_kernel);
-  backend.cuda_cooperative_token = absl::GetFlag(FLAGS_cooperative_token);
+  // The server's backend flags and defaults (engine/runtime/backend_flags.h).
+  ASSIGN_OR_RETURN(const runtime::BackendFlags backend,
+                   runtime::BackendFlagsFromCommandLine());
   ASSIGN_OR_RETURN(runtime::LoadedDevices loaded,
-                   runtime::LoadDevices(models_path, backend));
+                   runtime::LoadDevices(models_path, backend.devices));
   std::string device_description;
   for (const runtime::Device& d : loaded.devices) {
     absl::StrAppend(&device_description, device_description.empty() ? "" : "; ",
@@ -200,9 +173,8 @@ absl::Status Run() {
   }
   const bool concurrent_stages = loaded.devices.front().concurrent_stages;
   runtime::EngineOptions options;
-  options.segmentation_batch_size =
-      absl::GetFlag(FLAGS_segmentation_batch_size);
-  options.embedding_batch_size = absl::GetFlag(FLAGS_embedding_batch_size);
+  options.segmentation_batch_size = backend.segmentation_batch_size;
+  options.embedding_batch_size = backend.embedding_batch_size;
   options.max_batch_wait =
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   options.host_threads = absl::GetFlag(FLAGS_host_threads);

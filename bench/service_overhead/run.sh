@@ -12,7 +12,7 @@
 # SERVER_TARGET (default //server:diarization_server),
 # ENGINE_TARGET (default //bench/service_overhead:engine_direct; use
 # engine_direct_cuda for cuda:N), SKIP_BUILD=1 to use built binaries,
-# BIN_DIR=DIR to take all binaries from one folder (no Bazel; pack_gpu.sh).
+# BIN_DIR=DIR to take all binaries from one folder (no Bazel; a payload of tools/device/pack.sh).
 #
 # The gRPC latency of a request is the wall time of one diarize_client
 # process; the same client's GetInfo call is timed as a baseline (process

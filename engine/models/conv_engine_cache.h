@@ -57,9 +57,12 @@ struct ConvEngineEnvironment {
 
 // One convolution as the graph path runs it.
 struct ConvLayerKey {
-  std::string precision;  // "tf32" or "mixed"
-  // How candidates are chosen ("graph" or "fastest", with or without the
-  // runtime-compiled engines): another policy may choose differently.
+  // "tf32" (files written before ADR 0090 may also hold "mixed" entries,
+  // which no key matches any more).
+  std::string precision;
+  // How candidates are chosen ("graph", with or without the runtime-compiled
+  // engines, and the candidate count; the deleted "fastest" policy's entries
+  // match no key): another policy may choose differently.
   std::string policy;
   std::string epilogue;  // "conv", "conv+bias+relu", "conv+bias+add+relu"
   int n = 0, c = 0, h = 0, w = 0, k = 0;

@@ -29,7 +29,8 @@ CudaMemorySnapshot CudaBackend::Memory() const {
 
 absl::StatusOr<CudaBackend> CreateCudaBackendFromFiles(
     const SafetensorsFile& segmentation, const SafetensorsFile& embedding,
-    int device_ordinal, const CudaBackendOptions& options) {
+    int device_ordinal, const CudaBackendOptions& options,
+    const CudaHarnessOptions& harness) {
   int count = 0;
   RETURN_IF_ERROR(
       cuda::CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
@@ -52,20 +53,20 @@ absl::StatusOr<CudaBackend> CreateCudaBackendFromFiles(
   ASSIGN_OR_RETURN(std::unique_ptr<DeviceArena> arena,
                    CreateCudaDeviceArena(arena_options));
   backend.arena = std::move(arena);
-  ASSIGN_OR_RETURN(backend.segmentation,
-                   CudaSegmentationModel::Create(segmentation, backend.arena,
-                                                 options.segmentation));
-  ASSIGN_OR_RETURN(
-      backend.embedding,
-      CudaEmbeddingModel::Create(embedding, backend.arena, options.embedding));
+  ASSIGN_OR_RETURN(backend.segmentation, CudaSegmentationModel::Create(
+                                             segmentation, backend.arena,
+                                             options.segmentation, harness));
+  ASSIGN_OR_RETURN(backend.embedding,
+                   CudaEmbeddingModel::Create(embedding, backend.arena,
+                                              options.embedding, harness));
   return backend;
 }
 
 absl::StatusOr<CudaBackend> CreateCudaBackend(
     const ModelDirectory& models, int device_ordinal,
-    const CudaBackendOptions& options) {
+    const CudaBackendOptions& options, const CudaHarnessOptions& harness) {
   return CreateCudaBackendFromFiles(models.segmentation(), models.embedding(),
-                                    device_ordinal, options);
+                                    device_ordinal, options, harness);
 }
 
 }  // namespace diarization::models

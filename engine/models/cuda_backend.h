@@ -17,19 +17,6 @@
 
 namespace diarization::models {
 
-struct CudaBackendOptions {
-  // The arena of the device (its `device` field is overwritten by the
-  // ordinal passed to CreateCudaBackend).
-  DeviceArenaOptions arena;
-  // Segmentation is FP32 only; embedding "tf32" (default) or "fp32".
-  // The segmentation's convolutions after the SincNet filter bank (80→60
-  // and 60→60, kernel 5) need far less cuDNN workspace than the ResNet's.
-  CudaModelOptions segmentation = {.workspace_bytes = size_t{64} << 20};
-  // TF32 by default (docs/adr/0062-tf32-embedding-default.md): embeddings
-  // within 5.2e-4 relative of FP32, and the same final RTTM on every fixture.
-  CudaModelOptions embedding = {.precision = "tf32"};
-};
-
 // Memory of one device, for metrics and the benchmark.
 struct CudaMemorySnapshot {
   DeviceArenaStats arena;
@@ -48,14 +35,16 @@ struct CudaBackend {
   CudaMemorySnapshot Memory() const;
 };
 
+// `harness`: the kernels' own tests and harnesses only (cuda_options.h).
 absl::StatusOr<CudaBackend> CreateCudaBackend(
     const ModelDirectory& models, int device_ordinal,
-    const CudaBackendOptions& options);
+    const CudaBackendOptions& options, const CudaHarnessOptions& harness = {});
 
 // Same, from the two safetensors files directly (tests, tools).
 absl::StatusOr<CudaBackend> CreateCudaBackendFromFiles(
     const SafetensorsFile& segmentation, const SafetensorsFile& embedding,
-    int device_ordinal, const CudaBackendOptions& options);
+    int device_ordinal, const CudaBackendOptions& options,
+    const CudaHarnessOptions& harness = {});
 
 }  // namespace diarization::models
 

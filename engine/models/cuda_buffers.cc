@@ -1,7 +1,5 @@
 #include "engine/models/cuda_buffers.h"
 
-#include <cuda_fp16.h>
-
 #include <cstring>
 #include <utility>
 
@@ -10,27 +8,6 @@
 #include "engine/models/cuda_status.h"
 
 namespace diarization::models::cuda {
-
-std::vector<uint16_t> ToHalf(std::span<const float> values) {
-  std::vector<uint16_t> out(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    const __half h = __float2half_rn(values[i]);
-    std::memcpy(&out[i], &h, sizeof(uint16_t));
-  }
-  return out;
-}
-
-absl::StatusOr<DeviceBuffer> HalfFromHost(DeviceArena* arena,
-                                          std::span<const float> values,
-                                          const std::string& owner) {
-  const std::vector<uint16_t> h = ToHalf(values);
-  ASSIGN_OR_RETURN(DeviceBuffer b,
-                   DeviceBuffer::Allocate(arena, h.size() * 2, owner));
-  RETURN_IF_ERROR(CudaStatus(
-      cudaMemcpy(b.data(), h.data(), h.size() * 2, cudaMemcpyHostToDevice),
-      absl::StrCat("copying ", owner, " (FP16)")));
-  return b;
-}
 
 // --- DeviceBuffer -----------------------------------------------------------
 

@@ -105,13 +105,6 @@ absl::Status UploadStaged(const float* src, size_t count,
 absl::Status DownloadAsync(const DeviceBuffer& device, size_t count,
                            const PinnedBuffer& staging, cudaStream_t stream,
                            const std::string& what);
-// IEEE half copies of `values` (round to nearest even), for FP16 weights
-// and biases uploaded as raw bytes.
-std::vector<uint16_t> ToHalf(std::span<const float> values);
-// Allocates and copies `values` in as FP16 (synchronously).
-absl::StatusOr<DeviceBuffer> HalfFromHost(DeviceArena* arena,
-                                          std::span<const float> values,
-                                          const std::string& owner);
 
 }  // namespace diarization::models::cuda
 

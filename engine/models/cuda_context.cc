@@ -23,24 +23,17 @@ absl::Status BookLibraryDeviceMemory(
 
 absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
     DeviceArena* arena, const std::string& owner, Precision precision,
-    size_t workspace_bytes, bool timed_conv_algorithms,
-    bool high_priority_stream) {
+    size_t workspace_bytes, bool timed_conv_algorithms) {
   std::unique_ptr<CudaContext> ctx(new CudaContext());
   ctx->arena_ = arena;
   ctx->owner_ = owner;
   ctx->precision_ = precision;
   ctx->timed_conv_algorithms_ = timed_conv_algorithms;
   RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena->device()), "cudaSetDevice"));
-  // Lower numbers are higher priorities; 0 (the least) is the default.
-  int least = 0, greatest = 0;
-  if (high_priority_stream) {
-    RETURN_IF_ERROR(
-        CudaStatus(cudaDeviceGetStreamPriorityRange(&least, &greatest),
-                   "cudaDeviceGetStreamPriorityRange"));
-  }
+  // The default priority (0); a high-priority stream was measured and
+  // deleted: no gain beyond the noise (ADR 0090).
   RETURN_IF_ERROR(CudaStatus(
-      cudaStreamCreateWithPriority(&ctx->stream_, cudaStreamNonBlocking,
-                                   high_priority_stream ? greatest : least),
+      cudaStreamCreateWithPriority(&ctx->stream_, cudaStreamNonBlocking, 0),
       "cudaStreamCreateWithPriority"));
   RETURN_IF_ERROR(BookLibraryDeviceMemory(
       arena, owner + "/library_handles", [&]() -> absl::Status {

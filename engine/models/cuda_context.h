@@ -36,13 +36,10 @@ class CudaContext {
  public:
   // `owner` prefixes the ledger entries ("embedding/..."). The handles'
   // internal device memory (which cannot come from the arena) is measured
-  // with cudaMemGetInfo and booked as external. `high_priority_stream`:
-  // the stream at the device's greatest priority
-  // (CudaModelOptions::high_priority_stream).
+  // with cudaMemGetInfo and booked as external.
   static absl::StatusOr<std::unique_ptr<CudaContext>> Create(
       DeviceArena* arena, const std::string& owner, Precision precision,
-      size_t workspace_bytes, bool timed_conv_algorithms = false,
-      bool high_priority_stream = false);
+      size_t workspace_bytes, bool timed_conv_algorithms = false);
   ~CudaContext();
 
   cudaStream_t stream() const { return stream_; }

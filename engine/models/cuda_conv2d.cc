@@ -18,18 +18,12 @@ absl::StatusOr<std::unique_ptr<Conv2d>> Conv2d::Create(
         absl::StrCat("Conv2d ", owner, ": ", weights.size(),
                      " weights, expected ", expected));
   }
-  if (shape.half && ctx->precision() == Precision::kFp32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Conv2d ", owner,
-                     ": FP16 tensors need tensor-op math, "
-                     "not the fp32 precision"));
-  }
   std::unique_ptr<Conv2d> conv(new Conv2d());
   conv->ctx_ = ctx;
   conv->shape_ = shape;
   const cudnnTensorFormat_t format =
       shape.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-  const cudnnDataType_t data = shape.half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const cudnnDataType_t data = CUDNN_DATA_FLOAT;
   std::vector<float> t;
   std::span<const float> host = weights;
   if (shape.channels_last) {
@@ -44,12 +38,8 @@ absl::StatusOr<std::unique_ptr<Conv2d>> Conv2d::Create(
                 weights[((static_cast<size_t>(k) * c + ci) * r + y) * q + x];
     host = t;
   }
-  if (shape.half) {
-    ASSIGN_OR_RETURN(conv->weights_, HalfFromHost(ctx->arena(), host, owner));
-  } else {
-    ASSIGN_OR_RETURN(conv->weights_,
-                     DeviceBuffer::FromHost(ctx->arena(), host, owner));
-  }
+  ASSIGN_OR_RETURN(conv->weights_,
+                   DeviceBuffer::FromHost(ctx->arena(), host, owner));
   RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&conv->x_desc_),
                               "cudnnCreateTensorDescriptor"));
   RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&conv->y_desc_),
@@ -149,7 +139,7 @@ absl::StatusOr<Conv2d::Algo> Conv2d::ChooseAlgo(int n, int h, int w,
 absl::Status Conv2d::SetShapes(int n, int h, int w) {
   const cudnnTensorFormat_t format =
       shape_.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-  const cudnnDataType_t data = shape_.half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const cudnnDataType_t data = CUDNN_DATA_FLOAT;
   RETURN_IF_ERROR(
       CudnnStatus(cudnnSetTensor4dDescriptor(x_desc_, format, data, n,
                                              shape_.in_channels, h, w),
@@ -196,12 +186,10 @@ absl::Status Conv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
         shape_.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&bias_desc_),
                                 "cudnnCreateTensorDescriptor(bias)"));
-    RETURN_IF_ERROR(
-        CudnnStatus(cudnnSetTensor4dDescriptor(
-                        bias_desc_, format,
-                        shape_.half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT, 1,
-                        shape_.out_channels, 1, 1),
-                    "cudnnSetTensor4dDescriptor(bias)"));
+    RETURN_IF_ERROR(CudnnStatus(
+        cudnnSetTensor4dDescriptor(bias_desc_, format, CUDNN_DATA_FLOAT, 1,
+                                   shape_.out_channels, 1, 1),
+        "cudnnSetTensor4dDescriptor(bias)"));
     RETURN_IF_ERROR(CudnnStatus(cudnnCreateActivationDescriptor(&relu_desc_),
                                 "cudnnCreateActivationDescriptor"));
     RETURN_IF_ERROR(CudnnStatus(

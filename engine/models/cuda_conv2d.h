@@ -32,9 +32,6 @@ class Conv2d {
     int out_channels, in_channels, kernel_h, kernel_w;
     int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
     bool channels_last = false;
-    // x, y, z, the weights and the bias in FP16 (IEEE half), accumulation
-    // in FP32 (cuDNN's pseudo-half configuration). Needs tensor-op math.
-    bool half = false;
   };
   static absl::StatusOr<std::unique_ptr<Conv2d>> Create(
       CudaContext* ctx, const Shape& shape, std::span<const float> weights,
@@ -50,14 +47,12 @@ class Conv2d {
   // or the NHWC equivalents.
   // Enqueued on the context's stream; capturable in a CUDA graph once the
   // shape has been seen (the algorithm is chosen on first use).
-  // x and y are float, or __half with Shape::half.
   absl::Status Forward(const void* x, int n, int h, int w, void* y);
   // y = ReLU(conv(x) + bias[c] + z) in one cuDNN call
   // (cudnnConvolutionBiasActivationForward: the epilogue runs inside the
   // convolution kernel instead of as a pass over y). bias: (out_channels) on
   // the device; z: the residual, shaped like y, or null; z must not alias y.
   // The layer's weights must already hold any folded BatchNorm scale.
-  // With Shape::half every tensor, the bias included, is __half.
   absl::Status ForwardBiasRelu(const void* x, int n, int h, int w,
                                const void* bias, const void* z, void* y);
   const Shape& shape() const { return shape_; }

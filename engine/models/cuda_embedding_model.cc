@@ -32,8 +32,6 @@
 #include "engine/models/weights.h"
 #include "kernels/conv3x3_c32.h"
 #include "kernels/fbank.h"
-#include "kernels/nn_ops.h"
-#include "kernels/precision_cast.h"
 #include "kernels/qualification.h"
 #include "kernels/stats_pool.h"
 #include "kernels/stem_conv.h"
@@ -60,19 +58,17 @@ static_assert(kernels::kFbankFrameLength == kFbankWindowSamples);
 static_assert(kernels::kFbankFrameShift == kFbankShiftSamples);
 static_assert(kernels::kFbankBins == kFbankFftSize / 2 + 1);
 
-// A conv followed by eval BatchNorm. Unfused: BN as per-channel scale and
-// shift in a separate pass (kernels::LaunchScaleShiftAct). Fused: the scale
-// folded into the convolution weights at load (w'[k] = w[k]·scale[k]) and
-// the shift applied as the convolution's bias inside the cuDNN kernel, so
-// no pass over the activations remains. Folding moves each product by one
+// A conv followed by eval BatchNorm: the scale folded into the convolution
+// weights at load (w'[k] = w[k]·scale[k]) and the shift applied as the
+// convolution's bias inside the cuDNN kernel, so no pass over the
+// activations remains. Folding moves each product by one
 // float rounding of w·scale (the TF32 mode rounds the weights either way).
 struct ConvBn {
   std::unique_ptr<Conv2d> conv;
-  // conv_api "graph" / "fastest": the same layer (and weights) through a
+  // conv_api "graph": the same layer (and weights) through a
   // cuDNN graph; null on the legacy path.
   std::unique_ptr<cuda::GraphConv2d> graph;
-  DeviceBuffer scale;  // unfused only
-  DeviceBuffer shift;  // the bias when fused
+  DeviceBuffer shift;  // the convolution's bias
   std::vector<float> host_shift;
   // CudaModelOptions::layer1_conv_kernel: the folded weights packed for
   // kernels/conv3x3_c32.h; empty for every other layer (and then `graph`
@@ -81,7 +77,7 @@ struct ConvBn {
   kernels::Conv3x3C32Tile c32_tile = kernels::kConv3x3C32DefaultTile;
 };
 
-// The fused trunk's two calls, through the graph path where the layer has
+// The trunk's two calls, through the graph path where the layer has
 // one.
 absl::Status ConvForward(ConvBn& c, const void* x, int n, int h, int w,
                          void* y) {
@@ -116,18 +112,17 @@ absl::Status ConvBiasRelu(ConvBn& c, const void* x, int n, int h, int w,
 struct Block {
   ConvBn conv1, conv2;
   std::optional<ConvBn> shortcut;
-  // Fused with a shortcut: conv2's bias plus the shortcut's (the residual
+  // With a shortcut: conv2's bias plus the shortcut's (the residual
   // add is linear, so the 1×1 shortcut convolution runs without a bias).
   DeviceBuffer conv2_bias_with_shortcut;
 };
 
 absl::StatusOr<ConvBn> LoadConvBn(
     CudaContext* ctx, const SafetensorsFile& w, const std::string& conv_name,
-    const std::string& bn, Conv2d::Shape shape, bool channels_last, bool fold,
-    bool half, bool c32_kernel = false,
+    const std::string& bn, Conv2d::Shape shape, bool channels_last,
+    bool c32_kernel = false,
     kernels::Conv3x3C32Tile c32_tile = kernels::kConv3x3C32DefaultTile) {
   shape.channels_last = channels_last;
-  shape.half = half;
   ASSIGN_OR_RETURN(std::vector<float> weight,
                    ReadF32(w, conv_name + ".weight",
                            {shape.out_channels, shape.in_channels,
@@ -147,7 +142,7 @@ absl::StatusOr<ConvBn> LoadConvBn(
     scale[i] = invstd * gamma[i];
     shift[i] = beta[i] - mean[i] * scale[i];
   }
-  if (fold) {
+  {
     const int64_t per_out = static_cast<int64_t>(weight.size()) / c;
     for (int k = 0; k < c; ++k) {
       for (int64_t j = 0; j < per_out; ++j) weight[k * per_out + j] *= scale[k];
@@ -163,16 +158,8 @@ absl::StatusOr<ConvBn> LoadConvBn(
     ASSIGN_OR_RETURN(out.c32_weights,
                      DeviceBuffer::FromHost(ctx->arena(), packed, owner));
   }
-  if (!fold) {
-    ASSIGN_OR_RETURN(out.scale,
-                     DeviceBuffer::FromHost(ctx->arena(), scale, owner));
-  }
-  if (half) {
-    ASSIGN_OR_RETURN(out.shift, cuda::HalfFromHost(ctx->arena(), shift, owner));
-  } else {
-    ASSIGN_OR_RETURN(out.shift,
-                     DeviceBuffer::FromHost(ctx->arena(), shift, owner));
-  }
+  ASSIGN_OR_RETURN(out.shift,
+                   DeviceBuffer::FromHost(ctx->arena(), shift, owner));
   out.host_shift = std::move(shift);
   return out;
 }
@@ -181,18 +168,13 @@ absl::StatusOr<ConvBn> LoadConvBn(
 
 struct CudaEmbeddingModel::Impl {
   CudaModelOptions options;
+  CudaHarnessOptions harness;
   cuda::Precision precision = cuda::Precision::kFp32;
-  // NHWC activations: only with TF32 (options.channels_last), where cuDNN's
-  // tensor-core kernels want them; its FMA-only FP32 kernels ran 2x slower
-  // in NHWC than in NCHW on the H200 (docs/benchmarks.md).
+  // NHWC activations: only with TF32, where cuDNN's tensor-core kernels
+  // want them; its FMA-only FP32 kernels ran 2x slower in NHWC than in NCHW
+  // on the H200 (docs/benchmarks.md).
   bool channels_last = false;
-  // BatchNorm folded into the weights and the epilogue inside cuDNN's
-  // convolution (CudaModelOptions::fused_conv_epilogue).
-  bool fused = false;
-  // "mixed": the trunk's convolutions on FP16 tensors (FP32 accumulation),
-  // between a cast after the fbank and a cast before the pooling.
-  bool half = false;
-  // CudaModelOptions::conv_api resolved to "graph" or "fastest".
+  // CudaModelOptions::conv_api resolved to "graph".
   //
   // Graph API: the engines are chosen and built for max_batch windows only,
   // at load, and every call runs the trunk at max_batch on them (the rows
@@ -206,8 +188,7 @@ struct CudaEmbeddingModel::Impl {
   bool graph_api = false;
   // CudaModelOptions::direct_stem_conv.
   bool direct_stem = false;
-  // CudaModelOptions::layer1_conv_kernel, where the trunk allows it (TF32,
-  // fused, channels-last).
+  // CudaModelOptions::layer1_conv_kernel, where the trunk allows it (TF32).
   bool layer1_kernel = false;
   kernels::Conv3x3C32Tile layer1_tile = kernels::kConv3x3C32DefaultTile;
   // CudaModelOptions::conv_engine_cache, shared with the process's other
@@ -262,7 +243,7 @@ struct CudaEmbeddingModel::Impl {
   }
 
   absl::Status EnqueueFbank(int n);
-  // conv_api "graph" / "fastest": a GraphConv2d over every trunk layer.
+  // conv_api "graph": a GraphConv2d over every trunk layer.
   absl::Status AttachGraphConvs();
   // options.conv_engine_cache: opens the process's cache for that file and
   // reports what it holds for this GPU; without a usable file (unreadable,
@@ -270,7 +251,7 @@ struct CudaEmbeddingModel::Impl {
   void OpenEngineCache();
   // Writes the cache when a choice was added; a failure is a diagnostic.
   void SaveEngineCache();
-  // conv_api "graph" / "fastest": one eager trunk pass at max_batch on
+  // conv_api "graph": one eager trunk pass at max_batch on
   // zeroed buffers, so every layer's engine is chosen at load (no request
   // pays it). Called by Create right after it zeroed the activations.
   absl::Status ChooseGraphEnginesAtLoad();
@@ -279,13 +260,10 @@ struct CudaEmbeddingModel::Impl {
   std::vector<ConvBn*> Layers(std::vector<std::string>* names);
   std::vector<std::string> ConvEngines();
   absl::Status Enqueue(int n, int s);
-  // The ResNet trunk on act[0] (features); returns the buffer holding its
-  // output and sets *out_h / *out_w.
-  absl::StatusOr<float*> EnqueueTrunkUnfused(int n, int* out_h, int* out_w);
-  // input: the (n, 80, 998, 1) features (float, or FP16 when `half`),
-  // which may be a or b; cur, a, b: three distinct activation buffers. On
-  // return *free_buf is a buffer not holding the output. Under the graph
-  // API n must be max_batch (the engines are built for it).
+  // input: the (n, 80, 998, 1) features, which may be a or b; cur, a, b: three
+  // distinct activation buffers. On return *free_buf is a buffer not holding
+  // the output. Under the graph API n must be max_batch (the engines are built
+  // for it).
   absl::StatusOr<void*> EnqueueTrunkFused(int n, const void* input, void* cur,
                                           void* a, void* b, int* out_h,
                                           int* out_w, void** free_buf);
@@ -334,86 +312,6 @@ absl::Status CudaEmbeddingModel::Impl::EnqueueFbank(int n) {
         "cublasSetMathMode"));
   }
   return kernels::LaunchFbankLogNormalize(mel, feats, n, kFrames, stream);
-}
-
-absl::StatusOr<float*> CudaEmbeddingModel::Impl::EnqueueTrunkUnfused(
-    int n, int* out_h, int* out_w) {
-  cudaStream_t stream = ctx->stream();
-  float* feats = act[0].f32();
-  // Stem: conv3×3 → BN → ReLU.
-  int h = kMel, w = kFrames;
-  float* cur = act[1].f32();
-  float* scratch = act[2].f32();
-  const bool cl = channels_last;
-  RETURN_IF_ERROR(stem.conv->Forward(feats, n, h, w, scratch));
-  RETURN_IF_ERROR(kernels::LaunchScaleShiftAct({.x = scratch,
-                                                .scale = stem.scale.f32(),
-                                                .shift = stem.shift.f32(),
-                                                .out = cur,
-                                                .n = n,
-                                                .channels = kStem,
-                                                .spatial = int64_t{h} * w,
-                                                .relu = true,
-                                                .channels_last = cl},
-                                               stream));
-  float* free_buf = act[0].f32();  // the features are dead now
-  // BasicBlocks: y = ReLU(bn2(conv2(ReLU(bn1(conv1(x))))) + shortcut(x)).
-  for (Block& b : blocks) {
-    const int c = b.conv1.conv->shape().out_channels;
-    const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
-    const int64_t spatial = int64_t{oh} * ow;
-    float* t = free_buf;
-    float* y = scratch;
-    RETURN_IF_ERROR(b.conv1.conv->Forward(cur, n, h, w, y));
-    RETURN_IF_ERROR(kernels::LaunchScaleShiftAct({.x = y,
-                                                  .scale = b.conv1.scale.f32(),
-                                                  .shift = b.conv1.shift.f32(),
-                                                  .out = t,
-                                                  .n = n,
-                                                  .channels = c,
-                                                  .spatial = spatial,
-                                                  .relu = true,
-                                                  .channels_last = cl},
-                                                 stream));
-    RETURN_IF_ERROR(b.conv2.conv->Forward(t, n, oh, ow, y));
-    const float* residual = cur;
-    if (b.shortcut) {
-      RETURN_IF_ERROR(b.shortcut->conv->Forward(cur, n, h, w, t));
-      RETURN_IF_ERROR(
-          kernels::LaunchScaleShiftAct({.x = t,
-                                        .scale = b.shortcut->scale.f32(),
-                                        .shift = b.shortcut->shift.f32(),
-                                        .out = t,
-                                        .n = n,
-                                        .channels = c,
-                                        .spatial = spatial,
-                                        .relu = false,
-                                        .channels_last = cl},
-                                       stream));
-      residual = t;
-    }
-    RETURN_IF_ERROR(kernels::LaunchScaleShiftAct({.x = y,
-                                                  .scale = b.conv2.scale.f32(),
-                                                  .shift = b.conv2.shift.f32(),
-                                                  .residual = residual,
-                                                  .out = y,
-                                                  .n = n,
-                                                  .channels = c,
-                                                  .spatial = spatial,
-                                                  .relu = true,
-                                                  .channels_last = cl},
-                                                 stream));
-    // Rotate: y is the new input; the old input and t are free.
-    float* old = cur;
-    cur = y;
-    scratch = old;
-    free_buf = t;
-    h = oh;
-    w = ow;
-  }
-  *out_h = h;
-  *out_w = w;
-  return cur;
 }
 
 absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
@@ -557,22 +455,19 @@ absl::Status CudaEmbeddingModel::Impl::AttachGraphConvs() {
   const std::vector<ConvBn*> layers = Layers(&names);
   if (!options.conv_engine_cache.empty()) OpenEngineCache();
   cuda::GraphConv2d::Options o;
-  o.compare_legacy = options.conv_api == "fastest";
-  o.runtime_compilation = options.conv_graph_runtime_compilation;
-  o.max_candidates = options.conv_graph_max_candidates;
+  o.runtime_compilation = harness.conv_graph_runtime_compilation;
+  o.max_candidates = harness.conv_graph_max_candidates;
   o.build_budget_ms = ConvGraphBuildBudgetMs(options);
   o.workspace_cap_bytes =
-      static_cast<int64_t>(options.conv_graph_workspace_cap_bytes);
+      static_cast<int64_t>(harness.conv_graph_workspace_cap_bytes);
   o.engine_cache = engine_cache;
-  o.private_workspaces = options.conv_graph_private_workspaces;
-  o.layer_fence = options.conv_graph_layer_fence;
   for (size_t i = 0; i < layers.size(); ++i) {
     if (layers[i]->c32_weights.data() != nullptr) continue;  // own kernel
     cuda::GraphConv2d::Options layer = o;
     const Conv2d::Shape& shape = layers[i]->conv->shape();
     if (shape.kernel_h == 1 && shape.kernel_w == 1 &&
-        options.conv_graph_pointwise_candidates > 0) {
-      layer.max_candidates = options.conv_graph_pointwise_candidates;
+        harness.conv_graph_pointwise_candidates > 0) {
+      layer.max_candidates = harness.conv_graph_pointwise_candidates;
     }
     ASSIGN_OR_RETURN(layers[i]->graph,
                      cuda::GraphConv2d::Create(ctx.get(), layers[i]->conv.get(),
@@ -658,28 +553,13 @@ absl::Status CudaEmbeddingModel::Impl::Enqueue(int n, int s) {
   }
   int h = 0, w = 0;
   float* cur = nullptr;
-  if (!fused) {
-    ASSIGN_OR_RETURN(cur, EnqueueTrunkUnfused(n, &h, &w));
-  } else if (!half) {
+  {
     void* free_buf = nullptr;
     ASSIGN_OR_RETURN(
         void* out,
         EnqueueTrunkFused(tn, act[0].data(), act[1].data(), act[0].data(),
                           act[2].data(), &h, &w, &free_buf));
     cur = static_cast<float*>(out);
-  } else {
-    // Features (float, act[0]) -> FP16 in act[2], the FP16 trunk, then its
-    // output back to float for the pooling.
-    RETURN_IF_ERROR(kernels::LaunchFloatToHalf(
-        act[0].f32(), act[2].data(), int64_t{tn} * kMel * kFrames, stream));
-    void* free_buf = nullptr;
-    ASSIGN_OR_RETURN(
-        void* out,
-        EnqueueTrunkFused(tn, act[2].data(), act[1].data(), act[0].data(),
-                          act[2].data(), &h, &w, &free_buf));
-    cur = static_cast<float*>(free_buf);
-    RETURN_IF_ERROR(
-        kernels::LaunchHalfToFloat(out, cur, int64_t{n} * h * w * 256, stream));
   }
   const bool cl = channels_last;
   // cur: (n, 256, 10, 125) = (n, 2560, 125), or NHWC (n, 10, 125, 256).
@@ -737,7 +617,7 @@ std::vector<std::string> CudaEmbeddingModel::Impl::ConvEngines() {
 
 absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
     const SafetensorsFile& w, std::shared_ptr<DeviceArena> arena_owner,
-    const CudaModelOptions& options) {
+    const CudaModelOptions& options, const CudaHarnessOptions& harness) {
   DeviceArena* arena = arena_owner.get();
   if (arena == nullptr)
     return absl::InvalidArgumentError("CudaEmbeddingModel: no arena");
@@ -750,55 +630,40 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   ASSIGN_OR_RETURN(impl->precision, cuda::ParsePrecision(options.precision));
-  impl->channels_last =
-      options.channels_last && impl->precision != cuda::Precision::kFp32;
-  impl->half = impl->precision == cuda::Precision::kMixed;
-  if (impl->half && (!options.fused_conv_epilogue || !impl->channels_last)) {
-    return absl::InvalidArgumentError(
-        "CudaEmbeddingModel: precision \"mixed\" needs fused_conv_epilogue "
-        "and channels_last");
-  }
+  const bool tf32 = impl->precision == cuda::Precision::kTf32;
+  impl->channels_last = tf32;
   const bool channels_last = impl->channels_last;
-  impl->fused = options.fused_conv_epilogue;
+  impl->harness = harness;
   if (options.conv_api != "auto" && options.conv_api != "legacy" &&
-      options.conv_api != "graph" && options.conv_api != "fastest") {
+      options.conv_api != "graph") {
     return absl::InvalidArgumentError(
         absl::StrCat("CudaEmbeddingModel: conv_api '", options.conv_api,
-                     "' is not supported; use auto, legacy, graph or fastest"));
+                     "' is not supported; use auto, legacy or graph"));
   }
-  // What the graph path needs of the trunk (cudnn_graph_conv.h).
-  const bool graph_trunk = impl->precision != cuda::Precision::kFp32 &&
-                           impl->fused && impl->channels_last;
   if (options.conv_api == "auto") {
     // The graph path for TF32 when the binary has the frontend (ADR 0079:
     // its gates passed repeatedly once every graph convolution runs behind
     // the layer fence, ADR 0078); everything else keeps the legacy call.
-    const bool graph = impl->precision == cuda::Precision::kTf32 &&
-                       graph_trunk && cuda::GraphConv2d::Built();
+    const bool graph = tf32 && cuda::GraphConv2d::Built();
     impl->options.conv_api = graph ? "graph" : "legacy";
   }
   impl->graph_api = impl->options.conv_api != "legacy";
-  if (impl->graph_api && !graph_trunk) {
+  if (impl->graph_api && !tf32) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CudaEmbeddingModel: conv_api '", impl->options.conv_api,
-        "' needs precision tf32 or mixed with fused_conv_epilogue and "
-        "channels_last (precision is ",
-        options.precision, ")"));
+        "' needs precision tf32 (precision is ", options.precision, ")"));
   }
   impl->direct_stem = options.direct_stem_conv;
-  if (impl->direct_stem &&
-      (impl->half || !impl->fused || !impl->channels_last)) {
+  if (impl->direct_stem && !tf32) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "CudaEmbeddingModel: direct_stem_conv needs precision tf32 with "
-        "fused_conv_epilogue and channels_last (precision is ",
+        "CudaEmbeddingModel: direct_stem_conv needs precision tf32 "
+        "(precision is ",
         options.precision, ")"));
   }
-  impl->layer1_kernel = options.layer1_conv_kernel &&
-                        impl->precision == cuda::Precision::kTf32 &&
-                        impl->fused && impl->channels_last;
-  if (impl->layer1_kernel && !options.layer1_conv_tile.empty()) {
+  impl->layer1_kernel = options.layer1_conv_kernel && tf32;
+  if (impl->layer1_kernel && !harness.layer1_conv_tile.empty()) {
     ASSIGN_OR_RETURN(impl->layer1_tile,
-                     kernels::Conv3x3C32TileFromName(options.layer1_conv_tile));
+                     kernels::Conv3x3C32TileFromName(harness.layer1_conv_tile));
   }
   if (impl->layer1_kernel) {
     // Built for sm_90a only: other GPUs keep cuDNN for layer1, and say so.
@@ -810,7 +675,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       impl->layer1_kernel = false;
     }
   }
-  if (impl->layer1_kernel && options.layer1_conv_kernel_needs_record) {
+  if (impl->layer1_kernel && harness.layer1_conv_kernel_needs_record) {
     // Production runs the kernel only where the committed record qualified
     // it for this device and batch (both layer forms, the sources as
     // compiled here): bench/qualify, kernels/qualification.h.
@@ -826,15 +691,12 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
       impl->layer1_kernel = false;
     }
   }
-  const bool fold = impl->fused;
-  const bool half = impl->half;
   impl->arena_owner = std::move(arena_owner);
   impl->arena = arena;
   ASSIGN_OR_RETURN(impl->ctx,
                    CudaContext::Create(arena, "embedding", impl->precision,
                                        options.workspace_bytes,
-                                       options.timed_conv_algorithms,
-                                       options.high_priority_stream));
+                                       options.timed_conv_algorithms));
   CudaContext* ctx = impl->ctx.get();
   impl->graphs =
       std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "embedding");
@@ -858,7 +720,7 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                            .kernel_w = 3,
                                            .pad_h = 1,
                                            .pad_w = 1},
-                                          channels_last, fold, half));
+                                          channels_last));
   const std::array<int, 4> kBlocks = HP::kBlocks;
   const std::array<int, 4> kPlanes = HP::kChannels;
   int in_planes = kStem;
@@ -873,26 +735,26 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                        in_planes == kernels::kConv3x3C32Channels &&
                        planes == kernels::kConv3x3C32Channels;
       Block block;
-      ASSIGN_OR_RETURN(block.conv1, LoadConvBn(ctx, w, p + ".conv1", p + ".bn1",
-                                               {.out_channels = planes,
-                                                .in_channels = in_planes,
-                                                .kernel_h = 3,
-                                                .kernel_w = 3,
-                                                .stride_h = stride,
-                                                .stride_w = stride,
-                                                .pad_h = 1,
-                                                .pad_w = 1},
-                                               channels_last, fold, half, c32,
-                                               impl->layer1_tile));
-      ASSIGN_OR_RETURN(block.conv2, LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
-                                               {.out_channels = planes,
-                                                .in_channels = planes,
-                                                .kernel_h = 3,
-                                                .kernel_w = 3,
-                                                .pad_h = 1,
-                                                .pad_w = 1},
-                                               channels_last, fold, half, c32,
-                                               impl->layer1_tile));
+      ASSIGN_OR_RETURN(block.conv1,
+                       LoadConvBn(ctx, w, p + ".conv1", p + ".bn1",
+                                  {.out_channels = planes,
+                                   .in_channels = in_planes,
+                                   .kernel_h = 3,
+                                   .kernel_w = 3,
+                                   .stride_h = stride,
+                                   .stride_w = stride,
+                                   .pad_h = 1,
+                                   .pad_w = 1},
+                                  channels_last, c32, impl->layer1_tile));
+      ASSIGN_OR_RETURN(block.conv2,
+                       LoadConvBn(ctx, w, p + ".conv2", p + ".bn2",
+                                  {.out_channels = planes,
+                                   .in_channels = planes,
+                                   .kernel_h = 3,
+                                   .kernel_w = 3,
+                                   .pad_h = 1,
+                                   .pad_w = 1},
+                                  channels_last, c32, impl->layer1_tile));
       if (stride != 1 || in_planes != planes) {
         ASSIGN_OR_RETURN(
             ConvBn sc, LoadConvBn(ctx, w, p + ".shortcut.0", p + ".shortcut.1",
@@ -902,18 +764,11 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
                                    .kernel_w = 1,
                                    .stride_h = stride,
                                    .stride_w = stride},
-                                  channels_last, fold, half));
-        if (fold) {
-          std::vector<float> bias = block.conv2.host_shift;
-          for (size_t i = 0; i < bias.size(); ++i) bias[i] += sc.host_shift[i];
-          if (half) {
-            ASSIGN_OR_RETURN(block.conv2_bias_with_shortcut,
-                             cuda::HalfFromHost(arena, bias, wowner));
-          } else {
-            ASSIGN_OR_RETURN(block.conv2_bias_with_shortcut,
-                             DeviceBuffer::FromHost(arena, bias, wowner));
-          }
-        }
+                                  channels_last));
+        std::vector<float> bias = block.conv2.host_shift;
+        for (size_t i = 0; i < bias.size(); ++i) bias[i] += sc.host_shift[i];
+        ASSIGN_OR_RETURN(block.conv2_bias_with_shortcut,
+                         DeviceBuffer::FromHost(arena, bias, wowner));
         block.shortcut = std::move(sc);
       }
       impl->blocks.push_back(std::move(block));

@@ -32,7 +32,7 @@ class CudaEmbeddingModel : public EmbeddingModel {
   // keeps the arena alive.
   static absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> Create(
       const SafetensorsFile& weights, std::shared_ptr<DeviceArena> arena,
-      const CudaModelOptions& options);
+      const CudaModelOptions& options, const CudaHarnessOptions& harness = {});
   ~CudaEmbeddingModel() override;
 
   absl::Status Run(std::span<const float> windows, int batch,
@@ -60,7 +60,7 @@ class CudaEmbeddingModel : public EmbeddingModel {
 
   // Number of CUDA graphs captured so far (one per batch shape).
   int graphs() const;
-  // conv_api "graph" / "fastest": one line per trunk convolution and input
+  // conv_api "graph": one line per trunk convolution and input
   // shape seen so far, naming the cuDNN graph engine it runs (and its timed
   // milliseconds) or why it stayed on the legacy call. Empty on "legacy".
   std::vector<std::string> conv_engines() const;

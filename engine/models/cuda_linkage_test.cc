@@ -53,7 +53,7 @@ TEST(CudaLinkage, MatchesHostLinkageBitForBit) {
   for (int i = 0; i < 6; ++i)
     sizes.push_back(2 + static_cast<int>(rng() % 4095));
   // CUDA_LINKAGE_TEST_MAX_N caps the sizes, for the compute-sanitizer runs
-  // (bench/gpu/linkage_sanitizers.sh), where n = 4096 would take too long.
+  // (compute-sanitizer, by hand), where n = 4096 would take too long.
   if (const char* cap = std::getenv("CUDA_LINKAGE_TEST_MAX_N")) {
     const int max_n = std::atoi(cap);
     std::erase_if(sizes, [&](int n) { return n > max_n; });

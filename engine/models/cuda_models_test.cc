@@ -296,7 +296,7 @@ TEST_F(CudaModelsTest, SegmentationRandomWeightsSameDecisionsAsCpu) {
 void CheckEmbedding(const std::string& precision, double tolerance,
                     std::shared_ptr<DeviceArena> arena,
                     const SafetensorsFile& w, bool timed = false,
-                    bool fused = true, const std::string& conv_api = "legacy",
+                    const std::string& conv_api = "legacy",
                     bool direct_stem = false,
                     std::vector<std::string>* engines = nullptr) {
   const auto [win, masks, cpu] = CpuEmbeddingReference(w);
@@ -304,7 +304,6 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   CudaModelOptions o;
   o.precision = precision;
   o.timed_conv_algorithms = timed;
-  o.fused_conv_epilogue = fused;
   o.conv_api = conv_api;
   o.direct_stem_conv = direct_stem;
   o.max_batch = 3;
@@ -318,10 +317,9 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, c).ok());
   const double rel = MaxRel(a, cpu, kEmbeddingDim);
   std::printf(
-      "embedding %s%s%s%s%s max relative |cuda - cpu| = %.3g (max abs "
+      "embedding %s%s%s%s max relative |cuda - cpu| = %.3g (max abs "
       "%.3g)\n",
       precision.c_str(), timed ? " (timed algorithms)" : "",
-      fused ? "" : " (separate BN epilogue)",
       conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(),
       direct_stem ? " (direct stem)" : "", rel, MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
@@ -379,25 +377,6 @@ TEST_F(CudaModelsTest, EmbeddingTimedAlgorithmsMatchCpu) {
   CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/true);
 }
 
-// The "mixed" precision's gate (FP16 convolutions, FP32 accumulation):
-// within 1e-3 relative of the float32 CPU network on the recorded windows.
-TEST_F(CudaModelsTest, EmbeddingMixedMatchesCpuWithinTheGate) {
-  auto arena = Arena();
-  ASSERT_NE(arena, nullptr);
-  auto w = Open(emb_path_);
-  CheckEmbedding("mixed", 1e-3, arena, *w);
-}
-
-// The separate-epilogue path (BatchNorm as its own pass) keeps the same
-// guarantees as the default folded + fused one.
-TEST_F(CudaModelsTest, EmbeddingSeparateEpilogueMatchesCpu) {
-  auto arena = Arena();
-  ASSERT_NE(arena, nullptr);
-  auto w = Open(emb_path_);
-  CheckEmbedding("fp32", 1e-5, arena, *w, /*timed=*/false, /*fused=*/false);
-  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/false);
-}
-
 // The trunk through cuDNN's graph API (conv_api "graph", ADR 0072) keeps
 // the TF32 gate against the CPU network and agrees with the legacy TF32
 // path. Most of its convolutions must really run on graph engines: a path
@@ -407,10 +386,8 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvMatchesLegacyAndCpu) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
-  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
-                 "graph");
-  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/true, /*fused=*/true,
-                 "fastest");
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, "graph");
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/true, "graph");
 
   std::mt19937 rng(std::random_device{}());
   const std::vector<float> win = Windows();
@@ -546,28 +523,23 @@ TEST_F(CudaModelsTest, EmbeddingAutoConvApiKeepsTheGates) {
 // each call's error, so a failure says which calls were wrong.
 // DIARIZATION_GRAPH_CONV_VARIANT, for the diagnosis only: '+'-separated
 // words, each changing one thing from the graph path as it ships:
-// "nofence" leaves out the layer fence (the fault), "shared" runs every plan
-// on the shared workspace, "noruntime" leaves out the engines cuDNN
+// "noruntime" leaves out the engines cuDNN
 // compiles at run time, "first" keeps the heuristics' first candidate that
 // builds (no timing). With a variant, or on a failure, each load prints its
 // engines, so right and wrong loads can be compared.
 TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
   const char* variant_env = std::getenv("DIARIZATION_GRAPH_CONV_VARIANT");
   const std::string variant = variant_env != nullptr ? variant_env : "";
-  bool shared = false, nofence = false, noruntime = false, first = false;
+  bool noruntime = false, first = false;
   for (absl::string_view word :
        absl::StrSplit(variant, '+', absl::SkipEmpty())) {
-    if (word == "shared") {
-      shared = true;
-    } else if (word == "nofence") {
-      nofence = true;
-    } else if (word == "noruntime") {
+    if (word == "noruntime") {
       noruntime = true;
     } else if (word == "first") {
       first = true;
     } else {
       FAIL() << "DIARIZATION_GRAPH_CONV_VARIANT '" << variant << "': '" << word
-             << "' is not nofence, shared, noruntime or first";
+             << "' is not noruntime or first";
     }
   }
   auto arena = Arena();
@@ -582,13 +554,12 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
       o.precision = "tf32";
       o.conv_api = "graph";
       o.use_cuda_graphs = graphs;
-      o.conv_graph_private_workspaces = !shared;
-      o.conv_graph_layer_fence = !nofence;
-      o.conv_graph_runtime_compilation = !noruntime;
-      if (first) o.conv_graph_max_candidates = 1;
+      CudaHarnessOptions h;
+      h.conv_graph_runtime_compilation = !noruntime;
+      if (first) h.conv_graph_max_candidates = 1;
       o.max_batch = kB;
       o.max_masks_per_window = kMasks;
-      auto m = CudaEmbeddingModel::Create(*w, arena, o);
+      auto m = CudaEmbeddingModel::Create(*w, arena, o, h);
       ASSERT_TRUE(m.ok()) << m.status();
       std::string line;
       for (int call = 0; call < 3; ++call) {
@@ -618,10 +589,10 @@ TEST_F(CudaModelsTest, EmbeddingDirectStemMatchesCpu) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(emb_path_);
-  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
-                 "legacy", /*direct_stem=*/true);
-  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
-                 "graph", /*direct_stem=*/true);
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, "legacy",
+                 /*direct_stem=*/true);
+  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, "graph",
+                 /*direct_stem=*/true);
   CudaModelOptions o;
   o.precision = "fp32";
   o.direct_stem_conv = true;
@@ -629,11 +600,6 @@ TEST_F(CudaModelsTest, EmbeddingDirectStemMatchesCpu) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// The "mixed" precision through the graph API (FP16 tensors, FP32
-// accumulation, ADR 0072 addendum) keeps the mixed gate against the float32
-// CPU network (1e-3 relative on the recorded windows; CheckEmbedding also
-// checks replay, the empty mask and one mask at a time). Most layer shapes
-// must really run FP16 graph engines.
 // The layer1 kernel (kernels/conv3x3_c32.h, the TF32 default on sm_90)
 // against the CPU network and against cuDNN for the same six layers, on
 // the graph and the legacy trunk: every model within the TF32 gate, the
@@ -651,13 +617,14 @@ TEST_F(CudaModelsTest, EmbeddingLayer1KernelMatchesCuDnnAndCpu) {
       CudaModelOptions o;
       o.precision = "tf32";
       o.conv_api = api;
-      o.conv_graph_runtime_compilation = false;
       o.layer1_conv_kernel = kernel;
+      CudaHarnessOptions h;
+      h.conv_graph_runtime_compilation = false;
       // The kernel itself, whatever the committed record says of it.
-      o.layer1_conv_kernel_needs_record = false;
+      h.layer1_conv_kernel_needs_record = false;
       o.max_batch = kB;
       o.max_masks_per_window = kMasks;
-      auto m = CudaEmbeddingModel::Create(*w, arena, o);
+      auto m = CudaEmbeddingModel::Create(*w, arena, o, h);
       ASSERT_TRUE(m.ok()) << m.status();
       std::vector<float>& e = out[kernel ? 0 : 1];
       e.assign(cpu.size(), NAN);
@@ -688,10 +655,11 @@ TEST_F(CudaModelsTest, EmbeddingLayer1KernelMatchesCuDnnAndCpu) {
   // record qualifies it for this GPU at this batch.
   CudaModelOptions o;
   o.precision = "tf32";
-  o.conv_graph_runtime_compilation = false;
   o.max_batch = kB;
   o.max_masks_per_window = kMasks;
-  auto m = CudaEmbeddingModel::Create(*w, arena, o);
+  CudaHarnessOptions h;
+  h.conv_graph_runtime_compilation = false;
+  auto m = CudaEmbeddingModel::Create(*w, arena, o, h);
   ASSERT_TRUE(m.ok()) << m.status();
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
@@ -701,30 +669,6 @@ TEST_F(CudaModelsTest, EmbeddingLayer1KernelMatchesCuDnnAndCpu) {
   std::printf("layer1 kernel by the record at batch %d: %s (%s)\n", kB,
               (*m)->layer1_kernel() ? "kernel" : "cuDNN", s.reason.c_str());
   EXPECT_EQ((*m)->layer1_kernel(), s.use_custom) << s.reason;
-}
-
-TEST_F(CudaModelsTest, EmbeddingMixedGraphConvMatchesCpuWithinTheGate) {
-  auto arena = Arena();
-  ASSERT_NE(arena, nullptr);
-  auto w = Open(emb_path_);
-  std::vector<std::string> engines;
-  CheckEmbedding("mixed", 1e-3, arena, *w, /*timed=*/false, /*fused=*/true,
-                 "graph", /*direct_stem=*/false, &engines);
-  int on_graph = 0, fp16 = 0;
-  for (const std::string& line : engines) {
-    std::printf("  %s\n", line.c_str());
-    on_graph += line.find(": graph ") != std::string::npos;
-    fp16 += line.find(" fp16: ") != std::string::npos;
-  }
-  std::printf(
-      "embedding mixed conv_api graph: %d of %zu layer shapes on graph "
-      "engines\n",
-      on_graph, engines.size());
-  // 36 convolutions at the batch sizes CheckEmbedding runs (3 and 1, and
-  // the last batch of 4 windows in threes).
-  EXPECT_GE(engines.size(), 36u);
-  EXPECT_EQ(fp16, static_cast<int>(engines.size()));
-  EXPECT_GE(on_graph, static_cast<int>(engines.size()) / 2);
 }
 
 // The engine cache (conv_engine_cache.h) on the device. Every load is held
@@ -756,7 +700,8 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
     o.precision = "tf32";
     o.conv_api = "graph";
     // Only the precompiled engines: shorter loads for the timed cases.
-    o.conv_graph_runtime_compilation = false;
+    CudaHarnessOptions h;
+    h.conv_graph_runtime_compilation = false;
     o.conv_engine_cache = cache_path;
     // The cache's correctness is under test, not the engines' speed: the
     // short budget of a load without a cache (a cached load would otherwise
@@ -767,7 +712,7 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEngineCache) {
     Out out;
     out.emb.assign(size_t(kB) * kMasks * kEmbeddingDim, NAN);
     const auto t0 = std::chrono::steady_clock::now();
-    auto m = CudaEmbeddingModel::Create(*w, arena, o);
+    auto m = CudaEmbeddingModel::Create(*w, arena, o, h);
     out.load_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
@@ -934,11 +879,15 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvRejectsOtherPrecisions) {
     EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument)
         << m.status();
   }
-  CudaModelOptions o;
-  o.precision = "tf32";
-  o.conv_api = "cudnn9";
-  EXPECT_EQ(CudaEmbeddingModel::Create(*w, arena, o).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  // "fastest" was deleted with ADR 0090; "cudnn9" never existed.
+  for (const char* api : {"cudnn9", "fastest"}) {
+    CudaModelOptions o;
+    o.precision = "tf32";
+    o.conv_api = api;
+    EXPECT_EQ(CudaEmbeddingModel::Create(*w, arena, o).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << api;
+  }
 }
 
 TEST_F(CudaModelsTest, SpansGiveTheOutputsOfMaterialisedWindows) {
@@ -1216,26 +1165,26 @@ TEST_F(CudaModelsTest, LedgerAndBudget) {
               std::string(m.status().message()).substr(0, 300).c_str());
 }
 
-// The segmentation's activation layouts (cuda_segmentation_layout.h) give
-// the bits of the layout that shares nothing, with either SincNet path, and
-// the arena books exactly the layout's buffer.
+// The segmentation's packed activation layout (cuda_segmentation_layout.h)
+// gives the bits of the layout that shares nothing, and the arena books
+// exactly the layout's buffer.
 TEST_F(CudaModelsTest, SegmentationActivationLayoutsGiveTheSameBits) {
   auto arena = Arena();
   ASSERT_NE(arena, nullptr);
   auto w = Open(seg_path_);
   const std::vector<float> win = Windows();
-  for (bool direct : {true, false}) {
+  {
     std::vector<float> reference;
-    for (const char* mode : {"separate", "pools", "packed"}) {
+    for (const char* mode : {"separate", "packed"}) {
       CudaModelOptions o;
       o.max_batch = 3;  // 4 windows: a launch of 3, then one of 1
-      o.direct_sinc_conv = direct;
-      o.segmentation_activations = mode;
+      CudaHarnessOptions h;
+      h.segmentation_activations = mode;
       const size_t before =
           arena->Stats().owners.count("segmentation/activations")
               ? arena->Stats().owners.at("segmentation/activations").used_bytes
               : 0;
-      auto m = CudaSegmentationModel::Create(*w, arena, o);
+      auto m = CudaSegmentationModel::Create(*w, arena, o, h);
       ASSERT_TRUE(m.ok()) << m.status();
       EXPECT_EQ(
           arena->Stats().owners.at("segmentation/activations").used_bytes -
@@ -1248,14 +1197,12 @@ TEST_F(CudaModelsTest, SegmentationActivationLayoutsGiveTheSameBits) {
       std::vector<float> again(got.size(), NAN);
       ASSERT_TRUE((*m)->Run(win, kB, again).ok());  // graph replay
       EXPECT_EQ(got, again) << mode;
-      std::printf("segmentation %s sinc, %s layout: %zu bytes for 3 windows\n",
-                  direct ? "direct" : "cuDNN", mode,
+      std::printf("segmentation %s layout: %zu bytes for 3 windows\n", mode,
                   (*m)->activation_layout().total_bytes());
       if (reference.empty()) {
         reference = got;
       } else {
-        EXPECT_EQ(got, reference)
-            << mode << " layout vs separate, direct sinc " << direct;
+        EXPECT_EQ(got, reference) << mode << " layout vs separate";
       }
     }
   }

@@ -7,9 +7,8 @@ namespace diarization::models::cuda {
 absl::StatusOr<Precision> ParsePrecision(const std::string& name) {
   if (name == "fp32") return Precision::kFp32;
   if (name == "tf32") return Precision::kTf32;
-  if (name == "mixed") return Precision::kMixed;
   return absl::InvalidArgumentError(absl::StrCat(
-      "precision '", name, "' is not supported; use fp32, tf32 or mixed"));
+      "precision '", name, "' is not supported; use fp32 or tf32"));
 }
 
 std::string PrecisionName(Precision p) {
@@ -18,8 +17,6 @@ std::string PrecisionName(Precision p) {
       return "fp32";
     case Precision::kTf32:
       return "tf32";
-    case Precision::kMixed:
-      return "mixed";
   }
   return "unknown";
 }

@@ -16,9 +16,9 @@ constexpr PyanNetLengths kLengths = PyanNetSincNetLengths(kWindowSamples);
 constexpr size_t kGateFloats = size_t{2} * 4 * HP::kLstmHidden;  // 1024
 
 constexpr std::array<const char*, kSegTensorCount> kNames = {
-    "staging", "audio",   "normed",  "sinc_out", "pool0", "conv1", "pool1",
-    "conv2",   "pool2",   "seq",     "gates",    "lstm0", "lstm1", "lstm2",
-    "lstm3",   "linear0", "linear1", "logits",   "out"};
+    "staging", "audio", "normed",  "pool0",   "conv1",  "pool1",
+    "conv2",   "pool2", "seq",     "gates",   "lstm0",  "lstm1",
+    "lstm2",   "lstm3", "linear0", "linear1", "logits", "out"};
 
 constexpr int I(SegTensor t) { return static_cast<int>(t); }
 
@@ -38,8 +38,6 @@ size_t SegTensorFloats(SegTensor t) {
     case SegTensor::kAudio:
     case SegTensor::kNormed:
       return kWindowSamples;
-    case SegTensor::kSincOut:
-      return kSinc * kLengths.conv0;
     case SegTensor::kPool0:
       return kSinc * kLengths.pool0;
     case SegTensor::kConv1:
@@ -68,19 +66,13 @@ size_t SegTensorFloats(SegTensor t) {
   return 0;
 }
 
-std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv,
-                                          bool direct_conv1d) {
+std::vector<SegStep> SegmentationSchedule(bool direct_conv1d) {
   using T = SegTensor;
   std::vector<SegStep> s;
   s.push_back({"upload: covering audio to the device", {}, {T::kStaging}});
   s.push_back({"upload: window gather", {T::kStaging}, {T::kAudio}});
   s.push_back({"waveform InstanceNorm", {T::kAudio}, {T::kNormed}});
-  if (direct_sinc_conv) {
-    s.push_back({"sinc conv + |.| + max-pool", {T::kNormed}, {T::kPool0}});
-  } else {
-    s.push_back({"sinc conv (cuDNN)", {T::kNormed}, {T::kSincOut}});
-    s.push_back({"|.| + max-pool", {T::kSincOut}, {T::kPool0}});
-  }
+  s.push_back({"sinc conv + |.| + max-pool", {T::kNormed}, {T::kPool0}});
   s.push_back({"InstanceNorm 0 (in place)", {T::kPool0}, {T::kPool0}});
   if (direct_conv1d) {
     s.push_back({"conv 1 + max-pool 1 + bias", {T::kPool0}, {T::kPool1}});
@@ -115,29 +107,21 @@ std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv,
 }
 
 absl::StatusOr<SegmentationActivationLayout> SegmentationActivationLayout::Plan(
-    std::string_view mode, bool direct_sinc_conv, int max_batch,
-    bool direct_conv1d) {
+    std::string_view mode, int max_batch, bool direct_conv1d) {
   if (max_batch < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "segmentation activation layout: max_batch ", max_batch, " < 1"));
   }
-  if (mode != "packed" && mode != "pools" && mode != "separate") {
+  if (mode != "packed" && mode != "separate") {
     return absl::InvalidArgumentError(
-        absl::StrCat("segmentation activations must be packed, pools or "
-                     "separate, not '",
+        absl::StrCat("segmentation activations must be packed or separate, "
+                     "not '",
                      std::string(mode), "'"));
-  }
-  if (mode == "pools" && direct_conv1d) {
-    return absl::InvalidArgumentError(
-        "segmentation activations 'pools' keep the pooled tensors in one "
-        "pool, which the direct 1-D convolutions read and write at once; use "
-        "'packed' or 'separate'");
   }
   SegmentationActivationLayout L;
   L.mode_ = std::string(mode);
   L.max_batch_ = max_batch;
-  const std::vector<SegStep> steps =
-      SegmentationSchedule(direct_sinc_conv, direct_conv1d);
+  const std::vector<SegStep> steps = SegmentationSchedule(direct_conv1d);
   for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
     for (const auto* list : {&steps[i].reads, &steps[i].writes}) {
       for (SegTensor t : *list) {
@@ -181,28 +165,6 @@ absl::StatusOr<SegmentationActivationLayout> SegmentationActivationLayout::Plan(
     for (int t : order) {
       L.slots_[t].offset = at;
       at += L.slots_[t].bytes;
-    }
-  } else if (mode == "pools") {
-    using T = SegTensor;
-    // The three pools of the previous layout; the upload's staging and the
-    // cuDNN path's unpooled sinc output have their own ranges, as before.
-    const std::vector<std::vector<T>> pools = {
-        {T::kStaging},
-        {T::kNormed, T::kConv1, T::kConv2, T::kSeq, T::kLstmOut1, T::kLstmOut3,
-         T::kLogits},
-        {T::kPool0, T::kPool1, T::kPool2, T::kLstmOut0, T::kLstmOut2,
-         T::kLinear0},
-        {T::kGates, T::kLinear1},
-        {T::kSincOut}};
-    size_t at = front;
-    for (const std::vector<T>& pool : pools) {
-      size_t size = 0;
-      for (T t : pool) {
-        if (!L.slots_[I(t)].used) continue;
-        L.slots_[I(t)].offset = at;
-        size = std::max(size, L.slots_[I(t)].bytes);
-      }
-      at += size;
     }
   } else {  // packed
     std::vector<int> placed = {I(SegTensor::kAudio), I(SegTensor::kOut)};

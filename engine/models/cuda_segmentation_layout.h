@@ -14,16 +14,14 @@
 // the tensors each step reads and writes; a tensor is live from the first
 // step that touches it to the last. The stream runs the steps in order, so
 // two tensors may share bytes when no step sees both live. Layouts:
-//   "packed"   tensors by decreasing size, each at the lowest offset clear of
-//              every placed tensor it is live with. With the direct SincNet
-//              kernel this meets the lower bound (the LSTM steps: the gates
-//              of all steps and one layer's output), 3.0 MB per window
-//              (the windows and the upload's staging included).
-//   "pools"    the layout before "packed": three pools (x, y, g) holding
-//              fixed sets of tensors, 6.7 MB per window with the windows
-//              and the upload's staging.
+//   "packed"   (the model's) tensors by decreasing size, each at the lowest
+//              offset clear of every placed tensor it is live with. This
+//              meets the lower bound (the LSTM steps: the gates of all
+//              steps and one layer's output), 3.0 MB per window (the
+//              windows and the upload's staging included).
 //   "separate" every tensor its own range: the reference that the GPU test
-//              compares the other layouts with, bit for bit.
+//              compares "packed" with, bit for bit (CudaHarnessOptions).
+// (A third layout, "pools", 6.7 MB per window, was deleted with ADR 0090.)
 // In every layout the input windows ("audio", gathered by the window upload)
 // and the log-probabilities ("out", downloaded) sit at offset 0, because the
 // upload and the download address the buffer from its start; they are
@@ -48,7 +46,6 @@ enum class SegTensor : int {
   kStaging,   // (≤ n × 160000) the covering audio as uploaded
   kAudio,     // (n, 160000) the windows, gathered from it
   kNormed,    // waveform InstanceNorm
-  kSincOut,   // (n, 80, 15975) cuDNN sinc path only: before |.| and pooling
   kPool0,     // (n, 80, 5325) SincNet stage 0 output (normalised in place)
   kConv1,     // (n, 60, 5321)
   kPool1,     // (n, 60, 1773)
@@ -76,28 +73,25 @@ struct SegStep {
   std::vector<SegTensor> reads, writes;
 };
 // The forward pass, step by step, as CudaSegmentationModel enqueues it
-// (direct_sinc_conv: kernels/sinc_conv; else cuDNN + max-pool, through
-// kSincOut; direct_conv1d: kernels/conv1d_pool, each 1-D convolution and
+// (SincNet's filter bank on kernels/sinc_conv; direct_conv1d:
+// kernels/conv1d_pool, each 1-D convolution and
 // its max-pool in one step that reads kPool<i-1> while it writes kPool<i>,
 // so kConv1 and kConv2 are not used; else cuDNN + max-pool through them).
 // LSTM layer l reads kSeq (l = 0) or kLstmOut<l-1> and writes kLstmOut<l>.
-std::vector<SegStep> SegmentationSchedule(bool direct_sinc_conv,
-                                          bool direct_conv1d = false);
+std::vector<SegStep> SegmentationSchedule(bool direct_conv1d = false);
 
 class SegmentationActivationLayout {
  public:
   // Every range starts at a multiple of this.
   static constexpr size_t kAlignment = 256;
 
-  // The layout `mode` ("packed", "pools" or "separate") of the schedule for
-  // `max_batch` windows, checked (Validate) before it is returned. "pools"
-  // keeps the pooled tensors in one pool, so it does not take direct_conv1d
-  // (InvalidArgument).
+  // The layout `mode` ("packed" or "separate") of the schedule for
+  // `max_batch` windows, checked (Validate) before it is returned.
   static absl::StatusOr<SegmentationActivationLayout> Plan(
-      std::string_view mode, bool direct_sinc_conv, int max_batch,
-      bool direct_conv1d = false);
+      std::string_view mode, int max_batch, bool direct_conv1d = false);
 
-  // Whether the schedule uses `t` (kSincOut only on the cuDNN path).
+  // Whether the schedule uses `t` (kConv1 and kConv2 not with
+  // direct_conv1d).
   bool used(SegTensor t) const { return slot(t).used; }
   // Byte offset and size (rounded up to kAlignment) of `t` in the buffer.
   size_t offset(SegTensor t) const { return slot(t).offset; }

@@ -23,7 +23,7 @@ using T = SegTensor;
 constexpr size_t kAlign = 256;
 size_t Round(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-// Floats per window, from models.md §1.2 (15975 / 5325 / 5321 / 1773 / 1769
+// Floats per window, from models.md §1.2 (5325 / 5321 / 1773 / 1769
 // / 589 along SincNet; LSTM 2 × 128 hidden, 4 × 128 gates per direction).
 size_t ReferenceFloats(T t) {
   switch (t) {
@@ -31,8 +31,6 @@ size_t ReferenceFloats(T t) {
     case T::kAudio:
     case T::kNormed:
       return 160000;
-    case T::kSincOut:
-      return 80 * 15975;
     case T::kPool0:
       return 80 * 5325;
     case T::kConv1:
@@ -69,10 +67,9 @@ struct Range {
 
 // Live steps from the schedule, ranges from the layout.
 std::vector<Range> Ranges(const SegmentationActivationLayout& layout,
-                          bool direct, bool direct_conv1d = false) {
+                          bool direct_conv1d = false) {
   std::vector<Range> r(kSegTensorCount);
-  const std::vector<SegStep> steps =
-      SegmentationSchedule(direct, direct_conv1d);
+  const std::vector<SegStep> steps = SegmentationSchedule(direct_conv1d);
   for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
     std::vector<T> touched = steps[i].reads;
     touched.insert(touched.end(), steps[i].writes.begin(),
@@ -127,22 +124,18 @@ size_t LowerBound(const std::vector<Range>& r, int steps) {
 }
 
 TEST(SegmentationSchedule, EveryTensorIsWrittenBeforeItIsRead) {
-  for (bool direct : {true, false}) {
-    for (bool conv1d : {false, true}) {
-      std::vector<bool> written(kSegTensorCount, false);
-      for (const SegStep& s : SegmentationSchedule(direct, conv1d)) {
-        for (T t : s.reads) {
-          EXPECT_TRUE(written[static_cast<int>(t)])
-              << s.what << " reads " << SegTensorName(t);
-        }
-        for (T t : s.writes) written[static_cast<int>(t)] = true;
+  for (bool conv1d : {false, true}) {
+    std::vector<bool> written(kSegTensorCount, false);
+    for (const SegStep& s : SegmentationSchedule(conv1d)) {
+      for (T t : s.reads) {
+        EXPECT_TRUE(written[static_cast<int>(t)])
+            << s.what << " reads " << SegTensorName(t);
       }
-      for (int t = 0; t < kSegTensorCount; ++t) {
-        const bool unused =
-            (direct && T(t) == T::kSincOut) ||
-            (conv1d && (T(t) == T::kConv1 || T(t) == T::kConv2));
-        EXPECT_EQ(written[t], !unused) << SegTensorName(T(t));
-      }
+      for (T t : s.writes) written[static_cast<int>(t)] = true;
+    }
+    for (int t = 0; t < kSegTensorCount; ++t) {
+      const bool unused = conv1d && (T(t) == T::kConv1 || T(t) == T::kConv2);
+      EXPECT_EQ(written[t], !unused) << SegTensorName(T(t));
     }
   }
 }
@@ -152,18 +145,14 @@ TEST(SegmentationActivationLayout, NoTwoLiveTensorsShareBytes) {
   std::vector<int> batches = {1, 2, 3, 32, 128, 256};
   for (int i = 0; i < 6; ++i) batches.push_back(1 + rng() % 512);
   for (int n : batches) {
-    for (bool direct : {true, false}) {
-      for (const char* mode : {"packed", "pools", "separate"}) {
+    {
+      for (const char* mode : {"packed", "separate"}) {
         for (bool conv1d : {false, true}) {
-          // "pools" refuses the direct 1-D convolutions (RefusesBadArguments).
-          if (conv1d && std::string(mode) == "pools") continue;
-          auto layout =
-              SegmentationActivationLayout::Plan(mode, direct, n, conv1d);
+          auto layout = SegmentationActivationLayout::Plan(mode, n, conv1d);
           ASSERT_TRUE(layout.ok()) << layout.status();
-          const std::vector<Range> r = Ranges(*layout, direct, conv1d);
+          const std::vector<Range> r = Ranges(*layout, conv1d);
           EXPECT_EQ(Clash(r, layout->total_bytes()), "")
-              << mode << " direct " << direct << " conv1d " << conv1d
-              << " batch " << n;
+              << mode << " conv1d " << conv1d << " batch " << n;
           for (int t = 0; t < kSegTensorCount; ++t) {
             EXPECT_EQ(layout->used(T(t)), r[t].used) << SegTensorName(T(t));
             if (!r[t].used) continue;
@@ -174,9 +163,8 @@ TEST(SegmentationActivationLayout, NoTwoLiveTensorsShareBytes) {
           // The upload and the download address the buffer from its start.
           EXPECT_EQ(layout->offset(T::kAudio), 0u);
           EXPECT_EQ(layout->offset(T::kOut), 0u);
-          EXPECT_EQ(
-              layout->peak_live_bytes(),
-              LowerBound(r, int(SegmentationSchedule(direct, conv1d).size())));
+          EXPECT_EQ(layout->peak_live_bytes(),
+                    LowerBound(r, int(SegmentationSchedule(conv1d).size())));
           // The direct 1-D convolutions read a pooled tensor while they
           // write the next: in no layout may the two share bytes.
           if (conv1d) {
@@ -198,9 +186,9 @@ TEST(SegmentationActivationLayout, NoTwoLiveTensorsShareBytes) {
 
 // The check above can fail: a tensor moved onto one live with it.
 TEST(SegmentationActivationLayout, TheCheckSeesAMovedTensor) {
-  auto layout = SegmentationActivationLayout::Plan("packed", true, 7);
+  auto layout = SegmentationActivationLayout::Plan("packed", 7);
   ASSERT_TRUE(layout.ok()) << layout.status();
-  std::vector<Range> r = Ranges(*layout, true);
+  std::vector<Range> r = Ranges(*layout);
   ASSERT_EQ(Clash(r, layout->total_bytes()), "");
   r[static_cast<int>(T::kLstmOut0)].offset =
       r[static_cast<int>(T::kGates)].offset;
@@ -210,68 +198,48 @@ TEST(SegmentationActivationLayout, TheCheckSeesAMovedTensor) {
 TEST(SegmentationActivationLayout, Sizes) {
   std::mt19937 rng(std::random_device{}());
   const int n = 1 + rng() % 300;
-  auto total = [&](const char* mode, bool direct) {
-    auto l = SegmentationActivationLayout::Plan(mode, direct, n);
+  auto total = [&](const char* mode) {
+    auto l = SegmentationActivationLayout::Plan(mode, n);
     EXPECT_TRUE(l.ok()) << l.status();
     return l.ok() ? l->total_bytes() : 0;
   };
   const size_t f = sizeof(float) * n;
-  // Direct sinc: the LSTM steps (gates + one layer's output) are the peak,
-  // and packed meets it, with the direct 1-D convolutions too (pool0 and
-  // pool1 together are smaller).
-  EXPECT_EQ(total("packed", true),
-            Round(f * 589 * 1024) + Round(f * 589 * 256));
+  // The LSTM steps (gates + one layer's output) are the peak, and packed
+  // meets it, with the direct 1-D convolutions too (pool0 and pool1
+  // together are smaller).
+  EXPECT_EQ(total("packed"), Round(f * 589 * 1024) + Round(f * 589 * 256));
   {
-    auto l = SegmentationActivationLayout::Plan("packed", true, n,
+    auto l = SegmentationActivationLayout::Plan("packed", n,
                                                 /*direct_conv1d=*/true);
     ASSERT_TRUE(l.ok()) << l.status();
-    EXPECT_EQ(l->total_bytes(), total("packed", true));
+    EXPECT_EQ(l->total_bytes(), total("packed"));
     EXPECT_FALSE(l->used(T::kConv1));
     EXPECT_FALSE(l->used(T::kConv2));
   }
-  // Pools: the windows and the upload's staging, then pools of 60 × 5321,
-  // 80 × 5325 and 589 × 1024 floats per window (the layout before
-  // "packed").
-  EXPECT_EQ(total("pools", true), 2 * Round(f * 160000) + Round(f * 60 * 5321) +
-                                      Round(f * 80 * 5325) +
-                                      Round(f * 589 * 1024));
-  // The cuDNN sinc path: its unpooled output (80 × 15975) and the pooled
-  // one (80 × 5325) are live at the pooling step, the largest.
-  EXPECT_EQ(total("packed", false),
-            Round(f * 80 * 15975) + Round(f * 80 * 5325));
-  EXPECT_EQ(total("pools", false),
-            total("pools", true) + Round(f * 80 * 15975));
   size_t sum = 0;
-  auto separate = SegmentationActivationLayout::Plan("separate", true, n);
+  auto separate = SegmentationActivationLayout::Plan("separate", n);
   ASSERT_TRUE(separate.ok());
   for (int t = 0; t < kSegTensorCount; ++t) {
     if (separate->used(T(t)) && T(t) != T::kOut) sum += separate->bytes(T(t));
   }
   EXPECT_EQ(separate->total_bytes(), sum);
-  std::printf("batch %d: packed %zu, pools %zu, separate %zu bytes\n", n,
-              total("packed", true), total("pools", true), sum);
+  std::printf("batch %d: packed %zu, separate %zu bytes\n", n, total("packed"),
+              sum);
   std::printf("%s\n", separate->Describe().c_str());
-  auto packed = SegmentationActivationLayout::Plan("packed", true, n);
+  auto packed = SegmentationActivationLayout::Plan("packed", n);
   ASSERT_TRUE(packed.ok());
   std::printf("%s\n", packed->Describe().c_str());
 }
 
 TEST(SegmentationActivationLayout, RefusesBadArguments) {
-  auto bad_mode = SegmentationActivationLayout::Plan("compact", true, 4);
+  auto bad_mode = SegmentationActivationLayout::Plan("pools", 4);
   ASSERT_FALSE(bad_mode.ok());
   EXPECT_EQ(bad_mode.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad_mode.status().message()),
-              HasSubstr("packed, pools or separate"));
-  auto bad_batch = SegmentationActivationLayout::Plan("packed", true, 0);
+              HasSubstr("packed or separate"));
+  auto bad_batch = SegmentationActivationLayout::Plan("packed", 0);
   ASSERT_FALSE(bad_batch.ok());
   EXPECT_EQ(bad_batch.status().code(), absl::StatusCode::kInvalidArgument);
-  auto pools_conv1d =
-      SegmentationActivationLayout::Plan("pools", true, 4,
-                                         /*direct_conv1d=*/true);
-  ASSERT_FALSE(pools_conv1d.ok());
-  EXPECT_EQ(pools_conv1d.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(pools_conv1d.status().message()),
-              HasSubstr("'packed' or 'separate'"));
 }
 
 }  // namespace

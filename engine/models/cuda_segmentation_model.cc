@@ -48,7 +48,6 @@ constexpr float kSlope = HP::kLeakySlope;
 constexpr int kSincStride = HP::kSincStride, kConvKernel = HP::kConvKernel;
 // Lengths along the chain (models.md §1.2) for one window.
 constexpr PyanNetLengths kLengths = PyanNetSincNetLengths(kWindowSamples);
-constexpr int kL0 = kLengths.conv0;  // 15975
 constexpr int kP0 = kLengths.pool0;  // 5325
 constexpr int kL1 = kLengths.conv1;  // 5321
 constexpr int kP1 = kLengths.pool1;  // 1773
@@ -82,6 +81,7 @@ struct LstmLayer {
 
 struct CudaSegmentationModel::Impl {
   CudaModelOptions options;
+  CudaHarnessOptions harness;
   // Declared first: destroyed last, after every buffer went back to it.
   std::shared_ptr<DeviceArena> arena_owner;
   DeviceArena* arena = nullptr;
@@ -89,6 +89,8 @@ struct CudaSegmentationModel::Impl {
   std::unique_ptr<cuda::GraphCache> graphs;
 
   Norm wav_norm, norm[3];
+  // conv1d.1 and conv1d.2 at [1] and [2] ([0] unused: the SincNet filter
+  // bank runs on kernels/sinc_conv).
   std::unique_ptr<Conv2d> conv[3];
   DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
   // conv1d.1 and conv1d.2's weights in the direct kernel's (in, 5, 60)
@@ -107,16 +109,16 @@ struct CudaSegmentationModel::Impl {
   std::unique_ptr<cuda::Linear> linear[2], classifier;
 
   // Activations: one buffer, each tensor where `layout` puts it
-  // (cuda_segmentation_layout.h: options.segmentation_activations). The
+  // (cuda_segmentation_layout.h: "packed", or the harness's reference). The
   // window upload stages the covering audio in the layout's staging range
   // and gathers it into `audio`, which sits at the buffer's start, as does
   // `out`, which the download reads.
   SegmentationActivationLayout layout;
   DeviceBuffer activations;
-  float *audio = nullptr, *normed = nullptr, *c0 = nullptr, *p0 = nullptr,
-        *c1 = nullptr, *p1 = nullptr, *c2 = nullptr, *pooled2 = nullptr,
-        *seq = nullptr, *gates = nullptr, *h[kLayers] = {},
-        *lin[2] = {nullptr, nullptr}, *logits = nullptr, *out = nullptr;
+  float *audio = nullptr, *normed = nullptr, *p0 = nullptr, *c1 = nullptr,
+        *p1 = nullptr, *c2 = nullptr, *pooled2 = nullptr, *seq = nullptr,
+        *gates = nullptr, *h[kLayers] = {}, *lin[2] = {nullptr, nullptr},
+        *logits = nullptr, *out = nullptr;
   cuda::WindowUploader uploader;
   cuda::BusyTimer busy;
   cuda::PinnedBuffer host_out;
@@ -173,7 +175,7 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
   }
   const int device = arena->device();
   absl::StatusOr<kernels::LstmClusterPlan> plan = kernels::PlanLstmCluster(
-      {.batch = 1, .steps = kP2, .device_share = options.lstm_device_share});
+      {.batch = 1, .steps = kP2, .device_share = harness.lstm_device_share});
   if (!plan.ok()) {
     if (mode == "cluster" ||
         plan.status().code() != absl::StatusCode::kFailedPrecondition) {
@@ -195,8 +197,8 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
   for (int n = 1; n <= max_batch; ++n) {
     // The kernel's default unless the record or the options name one.
     int group = mode == "cluster" &&
-                        n < static_cast<int>(options.lstm_cluster_groups.size())
-                    ? options.lstm_cluster_groups[n]
+                        n < static_cast<int>(harness.lstm_cluster_groups.size())
+                    ? harness.lstm_cluster_groups[n]
                     : 0;
     if (mode == "qualified") {
       const kernels::KernelSelection s = kernels::SelectEmbeddedQualified(
@@ -213,7 +215,7 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
         kernels::PlanLstmCluster({.batch = n,
                                   .steps = kP2,
                                   .group = group,
-                                  .device_share = options.lstm_device_share});
+                                  .device_share = harness.lstm_device_share});
     if (!pn.ok()) {
       if (mode == "cluster") return pn.status();
       if (why_not.empty()) {
@@ -240,10 +242,10 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
         "LSTM recurrence: cluster kernel for batch ", Ranges(cluster),
         " (windows per cluster ", groups,
         mode == "qualified"                   ? ", as qualified"
-        : options.lstm_cluster_groups.empty() ? ", default"
+        : harness.lstm_cluster_groups.empty() ? ", default"
                                               : ", as given",
         "; max ", plan->max_active_clusters, " co-resident clusters, share ",
-        options.lstm_device_share, ")",
+        harness.lstm_device_share, ")",
         static_cast<int>(cluster.size()) == max_batch
             ? ""
             : absl::StrCat("; resident kernel otherwise (", why_not, ")"));
@@ -288,27 +290,16 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                               stream));
   // Stage 0: sinc conv (stride 10) → |.| → max-pool 3 → InstanceNorm →
   // LeakyReLU.
-  if (options.direct_sinc_conv) {
-    RETURN_IF_ERROR(
-        kernels::LaunchSincConvAbsPool({.x = normed,
-                                        .filters = sinc_filters.f32(),
-                                        .y = p0,
-                                        .batch = n,
-                                        .len = kWindowSamples,
-                                        .taps = kSincKernel,
-                                        .stride = kSincStride,
-                                        .symmetric_halves = sinc_symmetric},
-                                       stream));
-  } else {
-    RETURN_IF_ERROR(conv[0]->Forward(normed, n, 1, kWindowSamples, c0));
-    RETURN_IF_ERROR(kernels::LaunchMaxPool3({.x = c0,
-                                             .out = p0,
-                                             .rows = int64_t{n} * kSinc,
-                                             .channels = kSinc,
-                                             .in_len = kL0,
-                                             .abs_first = true},
-                                            stream));
-  }
+  RETURN_IF_ERROR(
+      kernels::LaunchSincConvAbsPool({.x = normed,
+                                      .filters = sinc_filters.f32(),
+                                      .y = p0,
+                                      .batch = n,
+                                      .len = kWindowSamples,
+                                      .taps = kSincKernel,
+                                      .stride = kSincStride,
+                                      .symmetric_halves = sinc_symmetric},
+                                     stream));
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p0,
                                                .gamma = norm[0].gamma.f32(),
                                                .beta = norm[0].beta.f32(),
@@ -358,7 +349,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
            .batch = n,
            .steps = kP2,
            .group = lstm_group[n],
-           .device_share = options.lstm_device_share},
+           .device_share = harness.lstm_device_share},
           stream));
     } else {
       RETURN_IF_ERROR(
@@ -400,7 +391,8 @@ const SegmentationActivationLayout& CudaSegmentationModel::activation_layout()
 absl::StatusOr<std::unique_ptr<CudaSegmentationModel>>
 CudaSegmentationModel::Create(const SafetensorsFile& w,
                               std::shared_ptr<DeviceArena> arena_owner,
-                              const CudaModelOptions& options) {
+                              const CudaModelOptions& options,
+                              const CudaHarnessOptions& harness) {
   DeviceArena* arena = arena_owner.get();
   if (arena == nullptr)
     return absl::InvalidArgumentError("CudaSegmentationModel: no arena");
@@ -415,13 +407,13 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->harness = harness;
   impl->arena_owner = std::move(arena_owner);
   impl->arena = arena;
   ASSIGN_OR_RETURN(impl->ctx,
                    CudaContext::Create(
                        arena, "segmentation", cuda::Precision::kFp32,
-                       options.workspace_bytes, options.timed_conv_algorithms,
-                       options.high_priority_stream));
+                       options.workspace_bytes, options.timed_conv_algorithms));
   CudaContext* ctx = impl->ctx.get();
   impl->graphs =
       std::make_unique<cuda::GraphCache>(ctx->stream(), arena, "segmentation");
@@ -455,14 +447,6 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
                      ReadF32(w, fb + "n_", {1, kSincHalfKernel}));
     ASSIGN_OR_RETURN(std::vector<float> filters,
                      ComputeSincFilters(low, band, win, nn));
-    ASSIGN_OR_RETURN(impl->conv[0], Conv2d::Create(ctx,
-                                                   {.out_channels = kSinc,
-                                                    .in_channels = 1,
-                                                    .kernel_h = 1,
-                                                    .kernel_w = kSincKernel,
-                                                    .stride_h = 1,
-                                                    .stride_w = kSincStride},
-                                                   filters, wo));
     ASSIGN_OR_RETURN(impl->sinc_filters,
                      DeviceBuffer::FromHost(arena, filters, wo));
     impl->sinc_symmetric = kernels::HasSymmetricHalves(filters, kSincKernel);
@@ -543,8 +527,7 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   // Activations for max_batch windows.
   const size_t bm = static_cast<size_t>(options.max_batch);
   ASSIGN_OR_RETURN(impl->layout, SegmentationActivationLayout::Plan(
-                                     options.segmentation_activations,
-                                     options.direct_sinc_conv,
+                                     harness.segmentation_activations,
                                      options.max_batch, options.direct_conv1d));
   const SegmentationActivationLayout& layout = impl->layout;
   ASSIGN_OR_RETURN(impl->activations,
@@ -557,7 +540,6 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   };
   impl->audio = at(SegTensor::kAudio);
   impl->normed = at(SegTensor::kNormed);
-  impl->c0 = at(SegTensor::kSincOut);
   impl->p0 = at(SegTensor::kPool0);
   impl->c1 = at(SegTensor::kConv1);
   impl->p1 = at(SegTensor::kPool1);
@@ -643,7 +625,7 @@ absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
     // held from before the batch's graph is launched until its stream
     // synchronize, i.e. until the cluster grids have completed.
     kernels::CooperativeLaunchToken::Hold token;
-    if (m.lstm_cluster[n] && m.options.cooperative_token) {
+    if (m.lstm_cluster[n]) {
       token = kernels::CooperativeLaunchToken::ForDevice(m.arena->device())
                   .Acquire();
     }

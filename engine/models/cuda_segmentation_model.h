@@ -33,7 +33,7 @@ class CudaSegmentationModel : public SegmentationModel {
   // arena alive.
   static absl::StatusOr<std::unique_ptr<CudaSegmentationModel>> Create(
       const SafetensorsFile& weights, std::shared_ptr<DeviceArena> arena,
-      const CudaModelOptions& options);
+      const CudaModelOptions& options, const CudaHarnessOptions& harness = {});
   ~CudaSegmentationModel() override;
 
   absl::Status Run(std::span<const float> windows, int batch,
@@ -49,8 +49,8 @@ class CudaSegmentationModel : public SegmentationModel {
   // Which BiLSTM recurrence kernel runs for which batch sizes, and why (one
   // line; options.lstm_kernel, kernels/qualification.h).
   const std::string& lstm_selection() const;
-  // Where the activations live and what they take
-  // (options.segmentation_activations, for options.max_batch windows).
+  // Where the activations live and what they take ("packed", or the
+  // harness's reference layout, for options.max_batch windows).
   const SegmentationActivationLayout& activation_layout() const;
 
  private:

@@ -22,7 +22,7 @@
 
 // The frontend's headers come from tools/third_party/get_cudnn_frontend.sh
 // (scripts/test.sh and tools/device/pack.sh run it). A checkout built
-// without them still builds: only conv_api "graph" / "fastest" then fail,
+// without them still builds: only conv_api "graph" then fails,
 // at load, saying so (the #else branch at the end of this file).
 #if __has_include(<cudnn_frontend.h>)
 #include <cudnn_frontend.h>
@@ -93,7 +93,7 @@ struct GraphConv2d::Plan {
   int64_t plan_index = -1;
   int64_t workspace = 0;
   // The plan's own workspace when it needs at most kPrivateWorkspaceMax
-  // bytes (Options::private_workspaces); empty: it runs on the context's
+  // bytes; empty: it runs on the context's
   // shared one.
   DeviceBuffer private_workspace;
   std::string engine;
@@ -123,8 +123,7 @@ struct GraphConv2d::Plan {
 
 struct GraphConv2d::Plans {
   std::map<std::tuple<int, int, int, int>, std::unique_ptr<Plan>> by_shape;
-  // Options::layer_fence: the bytes the memset before each execution
-  // writes.
+  // The layer fence: the bytes the memset before each execution writes.
   DeviceBuffer fence;
 };
 
@@ -143,18 +142,11 @@ const char* EpilogueName(int e) {
 
 // The numerical notes no engine of this path may carry.
 //  - NONDETERMINISTIC: the project's rule (repeated runs bit-identical).
-//  - REDUCED_PRECISION_REDUCTION: accumulation in less than FP32 (an FP16
-//    accumulator for FP16 tensors). Both precisions are gated with FP32
-//    accumulation, the compute type of the legacy calls, so these engines
-//    are out for TF32 and for "mixed" alike.
-//  - DOWN_CONVERT_INPUTS: the engine converts the inputs to a narrower type
-//    than the tensors' own before the math. For float32 tensors that is
-//    FP16/BF16, a precision nobody asked for and nothing gated (PyTorch's
-//    cuDNN v8 path drops these engines too). For FP16 tensors there is no
-//    narrower type a convolution engine here computes in (FP8 engines need
-//    FP8 tensors and scales in the graph), so the note deselects nothing in
-//    practice; it stays in the list so that an engine that did carry it
-//    would not be taken without passing a gate first.
+//  - REDUCED_PRECISION_REDUCTION: accumulation in less than FP32. TF32 is
+//    gated with FP32 accumulation, the compute type of the legacy calls.
+//  - DOWN_CONVERT_INPUTS: the engine converts the float32 inputs to
+//    FP16/BF16 before the math, a precision nobody asked for and nothing
+//    gated (PyTorch's cuDNN v8 path drops these engines too).
 const std::vector<fe::NumericalNote_t>& BarredNotes() {
   static const auto* notes = new std::vector<fe::NumericalNote_t>{
       fe::NumericalNote_t::NONDETERMINISTIC,
@@ -164,15 +156,14 @@ const std::vector<fe::NumericalNote_t>& BarredNotes() {
 }
 
 // The operation graph of one convolution and its epilogue, validated and
-// built (no engine yet). FP16 tensors (x, w, bias, z, y) with `half`, else
-// float32; accumulation and the epilogue's arithmetic in FP32 either way.
+// built (no engine yet). Float32 tensors (x, w, bias, z, y); accumulation and
+// the epilogue's arithmetic in FP32.
 // Any cudnn_frontend failure comes back as Unimplemented: the graph path
 // does not cover this shape.
 absl::StatusOr<std::shared_ptr<fe::graph::Graph>> OperationGraph(
     cudnnHandle_t handle, const Conv2d::Shape& s, int epilogue, int n, int h,
     int w, int out_h, int out_w) {
-  const fe::DataType_t io =
-      s.half ? fe::DataType_t::HALF : fe::DataType_t::FLOAT;
+  const fe::DataType_t io = fe::DataType_t::FLOAT;
   try {
     auto g = std::make_shared<fe::graph::Graph>();
     g->set_io_data_type(io)
@@ -292,14 +283,10 @@ absl::StatusOr<std::unique_ptr<GraphConv2d>> GraphConv2d::Create(
         ": the graph path runs NHWC tensors only (the layer is NCHW); use "
         "conv_api \"legacy\" for this layout"));
   }
-  const bool tf32 = ctx->precision() == Precision::kTf32 && !s.half;
-  const bool mixed = ctx->precision() == Precision::kMixed && s.half;
-  if (!tf32 && !mixed) {
+  if (ctx->precision() != Precision::kTf32) {
     return absl::InvalidArgumentError(absl::StrCat(
         "GraphConv2d ", name, ": precision ", PrecisionName(ctx->precision()),
-        " with ", s.half ? "FP16" : "float32",
-        " tensors is not covered by the graph path (tf32 with float32 "
-        "tensors, or mixed with FP16 tensors)"));
+        " is not covered by the graph path (tf32 only)"));
   }
   if (options.max_candidates < 1 || options.workspace_cap_bytes < 0) {
     return absl::InvalidArgumentError(
@@ -316,12 +303,9 @@ absl::StatusOr<std::unique_ptr<GraphConv2d>> GraphConv2d::Create(
     ASSIGN_OR_RETURN(conv->environment_, Environment(ctx->arena()->device()));
   }
   conv->plans_ = std::make_unique<Plans>();
-  if (options.layer_fence) {
-    ASSIGN_OR_RETURN(
-        conv->plans_->fence,
-        DeviceBuffer::Allocate(ctx->arena(), 256,
-                               ctx->owner() + "/graph_conv_fence"));
-  }
+  ASSIGN_OR_RETURN(conv->plans_->fence,
+                   DeviceBuffer::Allocate(ctx->arena(), 256,
+                                          ctx->owner() + "/graph_conv_fence"));
   return conv;
 }
 
@@ -347,24 +331,23 @@ int64_t GraphConv2d::WorkspaceLimit() const {
 
 ConvLayerKey GraphConv2d::LayerKey(Epilogue e, int n, int h, int w) const {
   const Conv2d::Shape& s = legacy_->shape();
-  return ConvLayerKey{
-      .precision = s.half ? "mixed" : "tf32",
-      .policy = absl::StrCat(options_.compare_legacy ? "fastest" : "graph",
-                             options_.runtime_compilation ? "+rtc" : "", "+c",
-                             options_.max_candidates),
-      .epilogue = EpilogueName(static_cast<int>(e)),
-      .n = n,
-      .c = s.in_channels,
-      .h = h,
-      .w = w,
-      .k = s.out_channels,
-      .kernel_h = s.kernel_h,
-      .kernel_w = s.kernel_w,
-      .stride_h = s.stride_h,
-      .stride_w = s.stride_w,
-      .pad_h = s.pad_h,
-      .pad_w = s.pad_w,
-      .workspace_limit = WorkspaceLimit()};
+  return ConvLayerKey{.precision = "tf32",
+                      .policy = absl::StrCat(
+                          "graph", options_.runtime_compilation ? "+rtc" : "",
+                          "+c", options_.max_candidates),
+                      .epilogue = EpilogueName(static_cast<int>(e)),
+                      .n = n,
+                      .c = s.in_channels,
+                      .h = h,
+                      .w = w,
+                      .k = s.out_channels,
+                      .kernel_h = s.kernel_h,
+                      .kernel_w = s.kernel_w,
+                      .stride_h = s.stride_h,
+                      .stride_w = s.stride_w,
+                      .pad_h = s.pad_h,
+                      .pad_w = s.pad_w,
+                      .workspace_limit = WorkspaceLimit()};
 }
 
 GraphConv2d::~GraphConv2d() = default;
@@ -543,12 +526,12 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
     // not the start of the shared workspace that the next layer's engine
     // initialises. Tried first against ADR 0078's fault (consecutive
     // layers' engines used the same bytes there); alone it did not cure it,
-    // the layer fence did (Options::layer_fence), and the fence was
+    // the layer fence did, and the fence was
     // measured with these private workspaces. Large workspaces (operand
     // copies, megabytes) stay shared, so the arena grows by at most
     // 36 × kPrivateWorkspaceMax.
-    if (options_.private_workspaces && plan->on_engine() &&
-        plan->workspace > 0 && plan->workspace <= kPrivateWorkspaceMax) {
+    if (plan->on_engine() && plan->workspace > 0 &&
+        plan->workspace <= kPrivateWorkspaceMax) {
       ASSIGN_OR_RETURN(plan->private_workspace,
                        DeviceBuffer::Allocate(
                            ctx_->arena(), static_cast<size_t>(plan->workspace),
@@ -711,17 +694,6 @@ absl::StatusOr<GraphConv2d::Plan*> GraphConv2d::PlanFor(
   }
   if (!plan->on_engine()) {
     plan->why_legacy = absl::StrCat("no graph engine:", reasons);
-  } else if (options_.compare_legacy) {
-    ASSIGN_OR_RETURN(plan->legacy_ms,
-                     TimeOnStream(stream, options_.timing_runs, [&] {
-                       return RunLegacy(e, x, n, h, w, bias, z, y);
-                     }));
-    if (plan->legacy_ms < plan->graph_ms) {
-      plan->why_legacy =
-          absl::StrCat("faster than the best graph engine ", plan->engine, " (",
-                       plan->legacy_ms, " vs ", plan->graph_ms, " ms)");
-      plan->graph.reset();
-    }
   }
   return keep();
 }
@@ -753,11 +725,10 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
   if (plan->graph == nullptr) return RunLegacy(e, x, n, h, w, bias, z, y);
   std::unordered_map<int64_t, void*> pack =
       VariantPack(static_cast<int>(e), x, legacy_->weights(), bias, z, y);
-  if (options_.layer_fence) {
-    RETURN_IF_ERROR(
-        CudaStatus(cudaMemsetAsync(plans_->fence.data(), 0, 4, ctx_->stream()),
-                   "the fence before a graph convolution"));
-  }
+  // The layer fence (see the header; ADR 0078).
+  RETURN_IF_ERROR(
+      CudaStatus(cudaMemsetAsync(plans_->fence.data(), 0, 4, ctx_->stream()),
+                 "the fence before a graph convolution"));
   void* workspace = plan->private_workspace.data() != nullptr
                         ? plan->private_workspace.data()
                         : ctx_->workspace();
@@ -772,12 +743,11 @@ absl::Status GraphConv2d::ForwardBiasRelu(const void* x, int n, int h, int w,
 
 std::string GraphConv2d::Line(const Plan& p) const {
   const Conv2d::Shape& s = legacy_->shape();
-  std::string line =
-      absl::StrCat("graph conv ", name_, " ", s.out_channels, "<-",
-                   s.in_channels, " ", s.kernel_h, "x", s.kernel_w, "/",
-                   s.stride_h, " on ", p.n, "x", s.in_channels, "x", p.h, "x",
-                   p.w, " ", EpilogueName(static_cast<int>(p.epilogue)),
-                   s.half ? " fp16" : " tf32", ": ");
+  std::string line = absl::StrCat(
+      "graph conv ", name_, " ", s.out_channels, "<-", s.in_channels, " ",
+      s.kernel_h, "x", s.kernel_w, "/", s.stride_h, " on ", p.n, "x",
+      s.in_channels, "x", p.h, "x", p.w, " ",
+      EpilogueName(static_cast<int>(p.epilogue)), " tf32", ": ");
   // Multiply-adds of this shape, for the throughput of each timing.
   const double flop = 2.0 * p.n * s.out_channels * s.in_channels * s.kernel_h *
                       s.kernel_w * double{OutH(p.h)} * OutW(p.w);

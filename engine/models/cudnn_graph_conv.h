@@ -1,8 +1,7 @@
 // One ResNet trunk convolution through cuDNN's graph API (the header-only
 // cuDNN frontend, //third_party/cudnn_frontend; ADR 0072). Each call is one
-// operation graph on NHWC tensors with FP32 accumulation: float32 tensors
-// with TF32 tensor-core math (precision "tf32"), or FP16 tensors, bias
-// included, as the legacy "mixed" path keeps them (precision "mixed"):
+// operation graph on NHWC float32 tensors with TF32 tensor-core math
+// (precision "tf32") and FP32 accumulation:
 //   ForwardBiasRelu: y = ReLU(conv(x, w) + bias [+ z])
 //   Forward:         y = conv(x, w)
 // so cuDNN may pick a fused engine that the legacy
@@ -24,10 +23,19 @@
 // candidates are timed as without a cache. Every choice is recorded; the
 // owner saves the cache.
 // A shape no graph engine supports runs on the legacy Conv2d, which also
-// owns the weights (its NHWC filter); so does every shape where
-// `compare_legacy` finds the legacy call faster. Describe() says which
+// owns the weights (its NHWC filter). Describe() says which
 // engine each shape got and why (the embedding model logs a summary per
 // batch size and rtfx_main prints every line).
+//
+// Every plan whose workspace is at most 1 MiB runs on a workspace of its
+// own, zeroed at the choice, and a 4-byte memset on the stream precedes each
+// graph convolution (the layer fence), so none of its kernels starts before
+// every earlier kernel on the stream has finished. Without the fence some
+// calls of some loads gave wrong embeddings on an H200 (ADR 0078: 10 of 24
+// loads); with it every call was right. The likeliest reading: a Hopper
+// engine launched as a programmatic dependent launch reads a tensor (the
+// residual, written two kernels back) before its writer has finished. Both
+// were switches until ADR 0090 made them fixed behaviour.
 //
 // Errors: absl::Status; cudnn_frontend's exceptions never leave this file.
 // A failing execution after the choice is an Internal error, not a silent
@@ -64,35 +72,16 @@ class GraphConv2d {
     bool runtime_compilation = true;
     // Timed runs per candidate after one warm-up run; the minimum counts.
     int timing_runs = 3;
-    // Also time the legacy call for each shape and keep it where it is
-    // faster (per layer and shape).
-    bool compare_legacy = false;
     // Candidates needing more workspace than this are not considered
     // (0: the context's whole workspace).
     int64_t workspace_cap_bytes = 0;
     // Choices made before (null: none kept). Shared by every layer and
     // pipeline that uses the same file.
     std::shared_ptr<ConvEngineCache> engine_cache;
-    // Each plan whose workspace is at most 1 MiB runs on a workspace of its
-    // own, zeroed at the choice. Tried first against ADR 0078's fault: alone
-    // it did not help (wrong calls with and without it), and it is the
-    // configuration the layer fence was measured with. Off: every plan on
-    // the context's shared workspace, as before 2026-12-02.
-    bool private_workspaces = true;
-    // A 4-byte memset on the stream before each graph convolution, so none
-    // of its kernels starts before every earlier kernel on the stream has
-    // finished. Without it some calls of some loads gave wrong embeddings
-    // on an H200 (ADR 0078: 10 of 24 loads, with private or shared
-    // workspaces, with or without runtime-compiled engines); with it every
-    // call was right. The likeliest reading: a Hopper engine launched as a
-    // programmatic dependent launch reads a tensor (the residual, written
-    // two kernels back) before its writer has finished. Off only to
-    // reproduce that.
-    bool layer_fence = true;
   };
 
-  // `legacy` must be a channels-last layer: float32 in a TF32 context or
-  // FP16 (Shape::half) in a mixed one; it must outlive this object. `name`
+  // `legacy` must be a channels-last layer in a TF32 context; it must
+  // outlive this object. `name`
   // labels the log lines.
   static absl::StatusOr<std::unique_ptr<GraphConv2d>> Create(
       CudaContext* ctx, Conv2d* legacy, std::string name,

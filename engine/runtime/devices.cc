@@ -11,9 +11,9 @@
 namespace diarization::runtime {
 
 absl::StatusOr<Device> MakeCpuDevice(const models::ModelDirectory& dir,
-                                     int threads) {
+                                     const models::CpuBackendOptions& options) {
   ASSIGN_OR_RETURN(models::CpuBackend cpu,
-                   models::CreateCpuBackend(dir, {.threads = threads}));
+                   models::CreateCpuBackend(dir, options));
   Device d;
   d.name = "cpu";
   d.description = cpu.description;
@@ -100,29 +100,17 @@ absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
   loaded.plda = std::make_shared<const pipeline::PldaModel>(std::move(plda));
 
   if (spec.cpu) {
-    ASSIGN_OR_RETURN(Device d, MakeCpuDevice(*models, options.cpu_threads));
+    ASSIGN_OR_RETURN(Device d, MakeCpuDevice(*models, options.cpu));
     loaded.devices.push_back(std::move(d));
   }
   for (int ordinal : spec.cuda_ordinals) {
     for (int p = 0; p < options.pipelines_per_device; ++p) {
       ASSIGN_OR_RETURN(
-          Device d,
-          MakeCudaDevice(
-              *models, ordinal,
-              {.embedding_precision = options.cuda_embedding_precision,
-               .embedding_conv_api = options.cuda_embedding_conv_api,
-               .conv_engine_cache = options.cuda_conv_engine_cache,
-               .layer1_kernel = options.cuda_layer1_kernel,
-               .embedding_workspace_bytes =
-                   options.cuda_embedding_workspace_bytes,
-               .direct_stem = options.cuda_direct_stem,
-               .segmentation_max_batch = options.cuda_segmentation_max_batch,
-               .embedding_max_batch = options.cuda_embedding_max_batch,
-               .pipeline = p,
-               .pipelines = options.pipelines_per_device,
-               .lstm_kernel = options.cuda_lstm_kernel,
-               .cooperative_token = options.cuda_cooperative_token,
-               .gpu_linkage = options.cuda_gpu_linkage}));
+          Device d, MakeCudaDevice(*models, ordinal,
+                                   {.pipeline = p,
+                                    .pipelines = options.pipelines_per_device,
+                                    .gpu_linkage = options.gpu_linkage},
+                                   options.cuda));
       loaded.devices.push_back(std::move(d));
     }
   }

@@ -13,7 +13,8 @@
 // CUDA backend the CUDA ones fail with FAILED_PRECONDITION.
 //
 // Errors name the flags of the binaries that pass these options through
-// (--device, --pipelines_per_device), since that is what a user changes.
+// (--device, --pipelines_per_device: engine/runtime/backend_flags.h), since
+// that is what a user changes.
 #ifndef DIARIZATION_ENGINE_RUNTIME_DEVICES_H_
 #define DIARIZATION_ENGINE_RUNTIME_DEVICES_H_
 
@@ -23,6 +24,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/models/cpu_backend.h"
+#include "engine/models/cuda_options.h"
 #include "engine/models/model_dir.h"
 #include "engine/pipeline/plda.h"
 #include "engine/runtime/device.h"
@@ -32,34 +35,6 @@ namespace diarization::runtime {
 struct DevicesOptions {
   // "auto", "cpu", "cuda" (every GPU) or "cuda:0,1" (these GPUs).
   std::string device = "auto";
-  // OpenMP threads of the CPU networks; 0 = all cores.
-  int cpu_threads = 0;
-  // CUDA embedding precision: "fp32" or "tf32".
-  std::string cuda_embedding_precision = "tf32";  // ADR 0062
-  // CUDA embedding trunk convolutions: "auto", "legacy", "graph" or
-  // "fastest" (models::CudaModelOptions::conv_api, ADR 0072, 0077-0079).
-  std::string cuda_embedding_conv_api = "auto";
-  // The layer1 convolutions on the project's wgmma kernel (models::
-  // CudaModelOptions::layer1_conv_kernel, ADR 0084); false: cuDNN.
-  bool cuda_layer1_kernel = true;
-  // With conv_api graph/fastest: the file that keeps the engine chosen per
-  // layer shape across restarts (models::CudaModelOptions::
-  // conv_engine_cache); empty = none.
-  std::string cuda_conv_engine_cache;
-  // The embedding network's cuDNN workspace in bytes (models::
-  // CudaModelOptions::workspace_bytes, which also caps the workspace of
-  // the graph engines it may choose); 0 = that option's default.
-  size_t cuda_embedding_workspace_bytes = 0;
-  // The embedding stem on kernels/stem_conv (models::CudaModelOptions::
-  // direct_stem_conv; TF32 only).
-  bool cuda_direct_stem = false;
-  // Largest batch each CUDA network's buffers are sized for: the engine's
-  // segmentation and embedding batch sizes (larger calls are split into
-  // launches of this size). Each network is sized for its own, so a larger
-  // segmentation batch does not grow the embedding's buffers.
-  // Defaults: EngineOptions' (engine.h; devices_test checks they agree).
-  int cuda_segmentation_max_batch = 128;
-  int cuda_embedding_max_batch = 32;
   // Pre-loaded pipelines per GPU (--pipelines_per_device, 1..8): each has
   // its own models, CUDA streams and device arena (its own budget), and the
   // engine runs each as a Device of its own, named "cuda:N" when there is
@@ -67,15 +42,18 @@ struct DevicesOptions {
   // pipelines of a GPU share its cooperative launch token
   // (kernels/cooperative_token.h). Ignored for the CPU device.
   int pipelines_per_device = 1;
-  // The segmentation's BiLSTM recurrence kernel: "qualified" (per the
-  // kernel qualification record), "cluster" or "resident"
-  // (models::CudaModelOptions::lstm_kernel).
-  std::string cuda_lstm_kernel = "qualified";
-  // Hold the GPU's cooperative launch token around cluster-LSTM batches
-  // (off only to measure its cost).
-  bool cuda_cooperative_token = true;
-  // The clustering's linkage on each GPU pipeline (CudaDeviceOptions).
-  bool cuda_gpu_linkage = true;
+  // The CPU device's networks.
+  models::CpuBackendOptions cpu;
+  // Each GPU pipeline's backend, as given. Each network's max_batch is the
+  // largest batch its buffers are sized for: the engine's segmentation and
+  // embedding batch sizes (larger calls are split into launches of this
+  // size), so a larger segmentation batch does not grow the embedding's
+  // buffers. Defaults: EngineOptions' (engine.h; devices_test checks them).
+  models::CudaBackendOptions cuda;
+  // The clustering's centroid linkage on each GPU pipeline
+  // (engine/models/cuda_linkage.h; 128 MiB of the pipeline's arena; the
+  // host's merges bit for bit). Not a flag: off only in tests.
+  bool gpu_linkage = true;
 };
 
 // A parsed --device.
@@ -105,10 +83,10 @@ struct LoadedDevices {
 absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
                                           const DevicesOptions& options);
 
-// The CPU device ("cpu"): both CPU networks on `threads` OpenMP threads
-// (0 = all cores).
+// The CPU device ("cpu"): both CPU networks on `options.threads` OpenMP
+// threads (0 = all cores).
 absl::StatusOr<Device> MakeCpuDevice(const models::ModelDirectory& dir,
-                                     int threads);
+                                     const models::CpuBackendOptions& options);
 
 // Whether this binary has the CUDA backend (devices_cuda).
 bool CudaBackendLinked();
@@ -116,23 +94,13 @@ bool CudaBackendLinked();
 // Visible GPUs; 0 without the backend, a driver or a GPU.
 int CudaDeviceCount();
 
+// What names a CUDA Device and what it adds to the backend.
 struct CudaDeviceOptions {
-  std::string embedding_precision = "tf32";
-  std::string embedding_conv_api = "auto";  // ADR 0072, 0077, 0078
-  std::string conv_engine_cache;            // ADR 0072, addendum
-  bool layer1_kernel = true;                // ADR 0084
-  size_t embedding_workspace_bytes = 0;     // 0: CudaModelOptions' default
-  bool direct_stem = false;
-  // Windows per launch each network's buffers are sized for.
-  int segmentation_max_batch = 128;
-  int embedding_max_batch = 32;
   // This pipeline's index among the GPU's `pipelines` (DevicesOptions::
   // pipelines_per_device): the Device is "cuda:N" for one pipeline, else
   // "cuda:N/p<pipeline>".
   int pipeline = 0;
   int pipelines = 1;
-  std::string lstm_kernel = "qualified";
-  bool cooperative_token = true;
   // Device::linkage: the clustering's centroid linkage on this GPU
   // (engine/models/cuda_linkage.h; 128 MiB of the pipeline's arena).
   bool gpu_linkage = true;
@@ -141,9 +109,10 @@ struct CudaDeviceOptions {
 // One engine Device (one pipeline) on GPU `ordinal`: its own models, streams
 // and arena, weights resident. Its description says which LSTM kernel runs
 // and why (GetInfo shows it).
-absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
-                                      int ordinal,
-                                      const CudaDeviceOptions& options);
+absl::StatusOr<Device> MakeCudaDevice(
+    const models::ModelDirectory& dir, int ordinal,
+    const CudaDeviceOptions& options,
+    const models::CudaBackendOptions& backend_options);
 
 }  // namespace diarization::runtime
 

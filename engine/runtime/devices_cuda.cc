@@ -30,7 +30,8 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
     const models::ModelDirectory& dir, int ordinal,
     const CudaDeviceOptions& device_options,
     const models::CudaBackendOptions& options,
-    const models::SafetensorsFile* segmentation_weights) {
+    const models::SafetensorsFile* segmentation_weights,
+    const models::CudaHarnessOptions& harness) {
   const int count = CudaDeviceCount();
   if (ordinal < 0 || ordinal >= count) {
     return absl::InvalidArgumentError(
@@ -42,9 +43,10 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
   ASSIGN_OR_RETURN(
       models::CudaBackend cuda,
       segmentation_weights != nullptr
-          ? models::CreateCudaBackendFromFiles(
-                *segmentation_weights, dir.embedding(), ordinal, options)
-          : models::CreateCudaBackend(dir, ordinal, options));
+          ? models::CreateCudaBackendFromFiles(*segmentation_weights,
+                                               dir.embedding(), ordinal,
+                                               options, harness)
+          : models::CreateCudaBackend(dir, ordinal, options, harness));
   CudaDeviceParts parts;
   Device& d = parts.device;
   const bool several = device_options.pipelines > 1;
@@ -126,25 +128,13 @@ absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
   return parts;
 }
 
-absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& dir,
-                                      int ordinal,
-                                      const CudaDeviceOptions& device_options) {
-  models::CudaBackendOptions options;
-  options.segmentation.max_batch = device_options.segmentation_max_batch;
-  options.segmentation.lstm_kernel = device_options.lstm_kernel;
-  options.segmentation.cooperative_token = device_options.cooperative_token;
-  options.embedding.max_batch = device_options.embedding_max_batch;
-  options.embedding.precision = device_options.embedding_precision;
-  options.embedding.conv_api = device_options.embedding_conv_api;
-  options.embedding.conv_engine_cache = device_options.conv_engine_cache;
-  options.embedding.layer1_conv_kernel = device_options.layer1_kernel;
-  if (device_options.embedding_workspace_bytes > 0) {
-    options.embedding.workspace_bytes =
-        device_options.embedding_workspace_bytes;
-  }
-  options.embedding.direct_stem_conv = device_options.direct_stem;
-  ASSIGN_OR_RETURN(CudaDeviceParts parts,
-                   MakeCudaDeviceParts(dir, ordinal, device_options, options));
+absl::StatusOr<Device> MakeCudaDevice(
+    const models::ModelDirectory& dir, int ordinal,
+    const CudaDeviceOptions& device_options,
+    const models::CudaBackendOptions& backend_options) {
+  ASSIGN_OR_RETURN(
+      CudaDeviceParts parts,
+      MakeCudaDeviceParts(dir, ordinal, device_options, backend_options));
   return std::move(parts.device);
 }
 

@@ -1,9 +1,8 @@
 // What only the CUDA version of device assembly (//engine/runtime:
-// devices_cuda) has: a CUDA Device built from the backend's options given in
-// full, with views of the CUDA backend behind it. For benchmarks that tune
-// the CUDA networks beyond the service's options and read their CUDA-only
-// counters (bench/gpu/rtfx_main), while running the Device exactly as the
-// engine gets it from MakeCudaDevice (devices.h).
+// devices_cuda) has: a CUDA Device with views of the CUDA backend behind it,
+// for benchmarks that read its CUDA-only counters (bench/gpu/rtfx_main)
+// while running the Device exactly as the engine gets it from
+// MakeCudaDevice (devices.h).
 #ifndef DIARIZATION_ENGINE_RUNTIME_DEVICES_CUDA_H_
 #define DIARIZATION_ENGINE_RUNTIME_DEVICES_CUDA_H_
 
@@ -29,16 +28,17 @@ struct CudaDeviceParts {
   std::shared_ptr<const models::CudaBackend> backend;
 };
 
-// MakeCudaDevice with `backend_options` as given (device_options names the
-// Device and its pipeline; its precision, batch, LSTM kernel and token
-// fields are ignored here). `segmentation_weights`, when not null, replaces
-// the directory's segmentation network (benchmarks: real segmentation
-// weights with a random embedding network).
+// MakeCudaDevice, with the CUDA views of the backend kept.
+// `segmentation_weights`, when not null, replaces the
+// directory's segmentation network (benchmarks: real segmentation weights
+// with a random embedding network). `harness`: the kernels' own harnesses
+// only (models::CudaHarnessOptions).
 absl::StatusOr<CudaDeviceParts> MakeCudaDeviceParts(
     const models::ModelDirectory& dir, int ordinal,
     const CudaDeviceOptions& device_options,
     const models::CudaBackendOptions& backend_options,
-    const models::SafetensorsFile* segmentation_weights = nullptr);
+    const models::SafetensorsFile* segmentation_weights = nullptr,
+    const models::CudaHarnessOptions& harness = {});
 
 }  // namespace diarization::runtime
 

@@ -8,9 +8,10 @@ bool CudaBackendLinked() { return false; }
 
 int CudaDeviceCount() { return 0; }
 
-absl::StatusOr<Device> MakeCudaDevice(const models::ModelDirectory& /*dir*/,
-                                      int ordinal,
-                                      const CudaDeviceOptions& /*options*/) {
+absl::StatusOr<Device> MakeCudaDevice(
+    const models::ModelDirectory& /*dir*/, int ordinal,
+    const CudaDeviceOptions& /*options*/,
+    const models::CudaBackendOptions& /*backend_options*/) {
   return absl::FailedPreconditionError(
       absl::StrCat("--device=cuda:", ordinal,
                    ": this binary was built without the CUDA backend; run "

@@ -67,13 +67,9 @@ TEST(LoadDevices, PipelinesPerDeviceIsBounded) {
 // The CUDA networks are sized by default for the engine's default batches.
 TEST(DevicesOptions, CudaBatchesAreTheEngineDefaults) {
   const EngineOptions engine;
-  EXPECT_EQ(DevicesOptions().cuda_segmentation_max_batch,
+  EXPECT_EQ(DevicesOptions().cuda.segmentation.max_batch,
             engine.segmentation_batch_size);
-  EXPECT_EQ(DevicesOptions().cuda_embedding_max_batch,
-            engine.embedding_batch_size);
-  EXPECT_EQ(CudaDeviceOptions().segmentation_max_batch,
-            engine.segmentation_batch_size);
-  EXPECT_EQ(CudaDeviceOptions().embedding_max_batch,
+  EXPECT_EQ(DevicesOptions().cuda.embedding.max_batch,
             engine.embedding_batch_size);
 }
 

@@ -81,7 +81,7 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
   const std::vector<float> b(wav.begin() + 8 * 16000 + 123,
                              wav.begin() + 8 * 16000 + 123 + 227200);
 
-  auto engine_nets = MakeCpuDevice(**model_dir, /*threads=*/2);
+  auto engine_nets = MakeCpuDevice(**model_dir, {.threads = 2});
   ASSERT_TRUE(engine_nets.ok()) << engine_nets.status();
   std::vector<Device> devices;
   devices.push_back(*std::move(engine_nets));
@@ -123,7 +123,7 @@ TEST(EngineCpuTest, BatchedAcrossJobsEqualsOneWindowAtATime) {
   ASSERT_TRUE(result_a.ok()) << result_a.status();
   ASSERT_TRUE(result_b.ok()) << result_b.status();
 
-  auto direct_nets = MakeCpuDevice(**model_dir, /*threads=*/2);
+  auto direct_nets = MakeCpuDevice(**model_dir, {.threads = 2});
   ASSERT_TRUE(direct_nets.ok());
   for (const auto& [audio, result, name] :
        {std::tuple(&a, &*result_a, "whole"),

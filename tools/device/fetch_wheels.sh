@@ -3,7 +3,8 @@
 # on the GPU machine (Python 3.12) beyond what its image already holds (torch,
 # torchaudio, numpy, scipy, scikit-learn, pandas, lightning, matplotlib,
 # protobuf, requests, pyyaml, ...: /work/.library/device/KINDS.md), for
-# bench/gpu/pyannote_baseline.sh. Versions are those of
+# the ratio part (bench/gpu/parts/ratio.sh; kit "ratio" of
+# tools/device/kits.sh packs them). Versions are those of
 # tools/reference/requirements.lock (our reference venv), one of each.
 #
 # Left out on purpose: torchcodec (pyannote's io.py catches its import error;

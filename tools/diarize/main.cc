@@ -4,10 +4,13 @@
 //
 //   bazel run //tools:diarize -- --audio FILE --models DIR --out OUT.rttm
 //       [--num-speakers N] [--min-speakers N] [--max-speakers N]
-//       [--threads N] [--batch N] [--uri NAME] [--fast]
+//       [--threads N] [--segmentation-batch-size N]
+//       [--embedding-batch-size N] [--uri NAME] [--fast]
 //       [--sweep-hints num_speakers=2,min_speakers=3,max_speakers=1]
 //
-// Dashes and underscores are both accepted in flag names.
+// Dashes and underscores are both accepted in flag names. --threads and the
+// batch sizes are the server's own flags (engine/runtime/backend_flags.h);
+// only --device=cpu (or auto) is served here.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,6 +36,7 @@
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/plda.h"
 #include "engine/pipeline/rttm.h"
+#include "engine/runtime/backend_flags.h"
 #include "engine/runtime/devices.h"
 #include "engine/runtime/offline_networks.h"
 
@@ -43,8 +47,6 @@ ABSL_FLAG(std::string, out, "", "RTTM file to write.");
 ABSL_FLAG(int, num_speakers, 0, "Exact number of speakers (0 = unknown).");
 ABSL_FLAG(int, min_speakers, 0, "Lower bound on speakers (0 = none).");
 ABSL_FLAG(int, max_speakers, 0, "Upper bound on speakers (0 = none).");
-ABSL_FLAG(int, threads, 0, "CPU threads for the networks (0 = all cores).");
-ABSL_FLAG(int, batch, 4, "Windows per network call.");
 ABSL_FLAG(std::string, uri, "",
           "RTTM file id (default: the audio file's stem).");
 ABSL_FLAG(bool, fast, false, "FAST mode: 2 s window step, 10 VBx iterations.");
@@ -115,14 +117,21 @@ absl::Status Run() {
     return absl::InvalidArgumentError(
         "--audio, --models and --out are required");
   }
-  const int batch = absl::GetFlag(FLAGS_batch);
-  if (batch <= 0) return absl::InvalidArgumentError("--batch must be > 0");
+  ASSIGN_OR_RETURN(const runtime::BackendFlags backend,
+                   runtime::BackendFlagsFromCommandLine());
+  ASSIGN_OR_RETURN(const runtime::DeviceSpec spec,
+                   runtime::ParseDeviceSpec(backend.devices.device));
+  if (!spec.cpu) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device=", backend.devices.device,
+                     ": diarize runs the CPU backend only; use --device=cpu"));
+  }
 
   const auto t0 = Clock::now();
   ASSIGN_OR_RETURN(audio::Waveform wave, audio::DecodeFilePath(audio_path));
   ASSIGN_OR_RETURN(auto dir, models::ModelDirectory::Open(models_path));
   ASSIGN_OR_RETURN(runtime::Device device,
-                   runtime::MakeCpuDevice(*dir, absl::GetFlag(FLAGS_threads)));
+                   runtime::MakeCpuDevice(*dir, backend.devices.cpu));
   ASSIGN_OR_RETURN(pipeline::PldaModel plda, io::LoadPlda(dir->plda_dir()));
   const auto t_load = Clock::now();
 
@@ -134,7 +143,8 @@ absl::Status Run() {
       runtime::OfflineNetworksOutput nets,
       runtime::RunOfflineNetworks(
           device, wave.samples, config,
-          {.segmentation_batch_size = batch, .embedding_batch_size = batch}));
+          {.segmentation_batch_size = backend.segmentation_batch_size,
+           .embedding_batch_size = backend.embedding_batch_size}));
   const int num_windows = nets.num_windows;
   const std::vector<float>& segmentations = nets.segmentations;
   const std::vector<float>& embeddings = nets.embeddings;

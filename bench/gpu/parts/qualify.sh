@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# One GPU round for the cluster LSTM, the qualification record and the
-# per-device scheduling (issue 12), from the payload bench/qualify/pack_gpu.sh
-# made. Runs from the repository root on the GPU machine:
+# Part "qualify" of bench/gpu/round.sh (kit "qualify"): the cluster LSTM,
+# the kernel qualification record and the per-device scheduling (issue 12):
 #
-#   device run: carry [".device/qualify.tar.xz"],
-#               command "bash bench/qualify/gpu_round.sh"
+#   run: carry [".device/payload.tar.xz"], command
+#        "PARTS=qualify bash bench/gpu/round.sh"
 #
 # Steps (each with its own timeout; a step that would start after BUDGET_S
 # seconds is skipped and says so):
@@ -18,14 +17,15 @@
 #      kernels/qualification.json) and prints the per-batch LSTM table;
 #   4. cuDNN's LSTM (PyTorch on that machine) at the same batches, for the
 #      "no slower than cuDNN" comparison;
-#   5. two pipelines on one GPU under 64 concurrent streams (engine direct):
-#      token on / off alternated, against one pipeline, RTTMs compared; and
-#      the server's GetInfo with --pipelines_per_device=2;
+#   5. two pipelines on one GPU under 64 concurrent streams (engine direct),
+#      sharing the cooperative token (fixed behaviour, ADR 0090), against
+#      one pipeline, RTTMs compared; and the server's GetInfo with
+#      --pipelines_per_device=2;
 #   6. the real server and clients under 64 concurrent gRPC streams
-#      (bench/service_overhead/grpc_streams.sh), 1 and 2 pipelines.
-# Output: $OUT/round.log (everything), $OUT/summary.txt,
-# $OUT/qualification.json, $OUT/logs.tar.gz (every step's own log).
-# PARTS="tests sanitizer qualify cudnn pipelines grpc" selects steps (without
+#      (bench/gpu/parts/streams.sh), 1 and 2 pipelines.
+# Output: the part's log (in round.tgz), $OUT/qualification.json, and one
+# JSON line per step.
+# QUALIFY_STEPS="tests sanitizer qualify cudnn pipelines grpc" selects steps (without
 # sanitizer nothing qualifies); BUDGET_S (default 450), SAN_BUDGET_S (420),
 # SAN_TOOL_TIMEOUT_S (250, per sanitizer run; racecheck over every LSTM group
 # took more than 75 s on 2026-12-03, and a timed-out tool qualifies nothing of
@@ -33,24 +33,24 @@
 # and QUALIFY_TIMEOUT_S (240) bound them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUTDIR=${OUT:-$(pwd)/gpu-round}
-mkdir -p "$OUTDIR"
-exec > >(tee "$OUTDIR/round.log") 2>&1
+: "${WORK:?run through bench/gpu/round.sh}"
+OUTDIR=$OUT
 START=$(date +%s)
-BUDGET_S=${BUDGET_S:-450}
-PARTS=${PARTS:-tests sanitizer qualify cudnn pipelines grpc}
-WORK=$(mktemp -d)
-LOGS="$WORK/logs"
-mkdir -p "$LOGS"
-SUMMARY="$OUTDIR/summary.txt"
+BUDGET_S=${BUDGET_S:-${BUDGET_LEFT_S:-450}}
+PARTS=${QUALIFY_STEPS:-tests sanitizer qualify cudnn pipelines grpc}
+LOGS="$PART_OUT"
+SUMMARY="$PART_OUT/summary.txt"
 : >"$SUMMARY"
 finish() {
-  tar -C "$WORK" -czf "$OUTDIR/logs.tar.gz" logs 2>/dev/null
   echo "==== SUMMARY ($(( $(date +%s) - START )) s) ===="
   cat "$SUMMARY"
 }
 trap finish EXIT
-note() { echo "$*" | tee -a "$SUMMARY"; }
+# note: a summary line, also as a JSON result line.
+note() {
+  echo "$*" | tee -a "$SUMMARY"
+  python3 -c 'import json,sys; print(json.dumps({"part": "qualify", "note": sys.argv[1]}))' "$*"
+}
 elapsed() { echo $(( $(date +%s) - START )); }
 # want PART EXPECTED_S: the part is selected and fits the budget.
 want() {
@@ -61,12 +61,6 @@ want() {
   fi
   return 0
 }
-
-tar -C "$WORK" -xJf .device/qualify.tar.xz || { echo "no payload: run bench/qualify/pack_gpu.sh"; exit 2; }
-export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export TMPDIR="$WORK/tmp" TEST_TMPDIR="$WORK/tmp"
-mkdir -p "$TMPDIR"
-B="$WORK/bin"
 echo "== environment"
 echo "payload commit $(cat "$WORK/commit"); uncommitted: $(wc -l <"$WORK/dirty") files"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | head -3
@@ -132,7 +126,7 @@ if want qualify 150; then
   echo "== 3. qualification harness"
   qt=$(( BUDGET_S + 40 - $(elapsed) )); (( qt > ${QUALIFY_TIMEOUT_S:-240} )) && qt=${QUALIFY_TIMEOUT_S:-240}
   # The real segmentation weights, where the payload has them
-  # (tools/device/pack_round.sh's does), for the whole-network check's
+  # (tools/device/pack.sh's does with REAL_MODELS_DIR), for the whole-network check's
   # tight bound; without them it runs on random weights (qualify_main.cc,
   # RunSegmentation).
   seg_weights=()
@@ -196,13 +190,13 @@ fi
 # ---- 5. two pipelines on one GPU --------------------------------------------------
 if want pipelines 100; then
   echo "== 5. pipelines per device under 64 concurrent streams (engine direct)"
-  "$B/make_random_models" --out "$WORK/models" --plda_from "$WORK/plda" >"$LOGS/make_models.log" 2>&1 ||
+  "$B/make_random_models" --out "$WORK/qualify_models" --plda_from "$WORK/plda" >"$LOGS/make_models.log" 2>&1 ||
     note "make_random_models FAILED"
   S="$WORK/data/sample.wav"
   run_ed() {  # name, then engine_direct flags
     local name=$1; shift
     if (( $(elapsed) > BUDGET_S )); then note "SKIPPED $name (budget)"; return; fi
-    timeout 90 "$B/engine_direct_cuda" --models "$WORK/models" --device cuda:0 \
+    timeout 90 "$B/engine_direct_cuda" --models "$WORK/qualify_models" --device cuda:0 \
       --audio "$S" --repeat_audio 2 --mode stream --requests 64 --concurrency 64 \
       --warmup 2 --rttm_out "$WORK/$name.rttm" "$@" >"$LOGS/ed_$name.json" 2>"$LOGS/ed_$name.err"
     local rc=$?
@@ -221,23 +215,21 @@ PY
     [[ $rc != 0 ]] && tail -5 "$LOGS/ed_$name.err"
     grep -m2 "LSTM recurrence" "$LOGS/ed_$name.err"
   }
-  run_ed p1_cluster --pipelines_per_device=1 --lstm_kernel=cluster
-  run_ed p2_token_a --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=true
-  run_ed p2_notoken_a --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=false
-  run_ed p2_token_b --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=true
-  run_ed p2_notoken_b --pipelines_per_device=2 --lstm_kernel=cluster --cooperative_token=false
-  run_ed p1_resident --pipelines_per_device=1 --lstm_kernel=resident
-  for n in p2_token_a p2_notoken_a p2_token_b p2_notoken_b; do
-    if [[ ! -s "$WORK/p1_cluster.rttm" || ! -s "$WORK/$n.rttm" ]]; then note "RTTM $n: MISSING"
-    elif cmp -s "$WORK/p1_cluster.rttm" "$WORK/$n.rttm"; then note "RTTM $n == p1_cluster"
-    else note "RTTM $n DIFFERS from p1_cluster"; diff "$WORK/p1_cluster.rttm" "$WORK/$n.rttm" | head -4; fi
+  # The LSTM kernel is the qualified one (the --lstm_kernel flag was deleted,
+  # ADR 0090; step 3 compares the cluster and resident networks). Two
+  # pipelines share the GPU's cooperative launch token (fixed behaviour):
+  # the same RTTM as one pipeline.
+  run_ed p1 --pipelines_per_device=1
+  run_ed p2_a --pipelines_per_device=2
+  run_ed p2_b --pipelines_per_device=2
+  for n in p2_a p2_b; do
+    if [[ ! -s "$WORK/p1.rttm" || ! -s "$WORK/$n.rttm" ]]; then note "RTTM $n: MISSING"
+    elif cmp -s "$WORK/p1.rttm" "$WORK/$n.rttm"; then note "RTTM $n == p1"
+    else note "RTTM $n DIFFERS from p1"; diff "$WORK/p1.rttm" "$WORK/$n.rttm" | head -4; fi
   done
-  if [[ ! -s "$WORK/p1_cluster.rttm" || ! -s "$WORK/p1_resident.rttm" ]]; then note "RTTM cluster vs resident: MISSING"
-  elif cmp -s "$WORK/p1_cluster.rttm" "$WORK/p1_resident.rttm"; then note "RTTM cluster == resident LSTM"
-  else note "RTTM cluster vs resident LSTM differ: $(diff "$WORK/p1_cluster.rttm" "$WORK/p1_resident.rttm" | grep -c '^<') lines"; fi
   # GetInfo of a server with two pipelines on the GPU.
   rm -f "$WORK/ports"
-  timeout 60 "$B/diarization_server_cuda" --models "$WORK/models" --device=cuda:0 \
+  timeout 60 "$B/diarization_server_cuda" --models "$WORK/qualify_models" --device=cuda:0 \
     --pipelines_per_device=2 --listen 127.0.0.1:0 --port_file "$WORK/ports" \
     --metrics_listen= 2>"$LOGS/server.log" &
   spid=$!
@@ -261,14 +253,16 @@ fi
 
 # ---- 6. the real server under 64 concurrent gRPC streams ---------------------------
 if want grpc 90; then
-  echo "== 6. server + clients, 64 concurrent streams of 1 min (grpc_streams.sh), 1 vs 2 pipelines"
+  echo "== 6. server + clients, 64 concurrent streams of 1 min (parts/streams.sh), 1 vs 2 pipelines"
   for p in 1 2; do
     if (( $(elapsed) > BUDGET_S )); then note "SKIPPED grpc p$p (budget)"; continue; fi
-    OUT="$LOGS/grpc_p$p" PAYLOAD_DIR="$WORK" DEVICES=cuda:0 MINUTES=1 SKIP_LIVE=1 \
-      SERVER_FLAGS="--pipelines_per_device=$p --lstm_kernel=cluster --max_backlog_audio_s=40000 --host_threads=8" \
-      timeout 120 bash bench/service_overhead/grpc_streams.sh >"$LOGS/grpc_p$p.log" 2>&1
+    mkdir -p "$LOGS/grpc_p$p"
+    PART_OUT="$LOGS/grpc_p$p" DEVICES=cuda:0 MINUTES=1 SKIP_LIVE=1 VARIANT="p$p" \
+      SERVER_FLAGS="--pipelines_per_device=$p --max_backlog_audio_s=40000 --host_threads=8" \
+      timeout 120 bash bench/gpu/parts/streams.sh >"$LOGS/grpc_p$p.log" 2>&1
     rc=$?
-    note "grpc_streams pipelines=$p rc=$rc"
+    note "streams pipelines=$p rc=$rc"
+    grep '^{' "$LOGS/grpc_p$p.log"
     grep -E "streams x|failed|server exit|did not start|not serving" "$LOGS/grpc_p$p.log" | head -8 | tee -a "$SUMMARY"
   done
 fi

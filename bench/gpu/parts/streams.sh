@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Part "streams" (and, with SKIP_THROUGHPUT=1, "live") of bench/gpu/round.sh.
 # On the GPU machine: the real server and the real client binaries under many
 # concurrent streams. One server process (--device=$DEVICES, default "cuda":
 # every GPU), then:
@@ -15,10 +16,9 @@
 #      partial result is behind the audio (its arrival less the time the
 #      client sent the audio it covers), p50/p99;
 #   3. /metrics per device, SIGTERM exit code.
-# Payload: bench/service_overhead/pack_gpu.sh (random weights, real PLDA:
-# network cost does not depend on the weights' values).
-#   run: carry [".device/service-overhead.tar.xz"],
-#        command "bash bench/service_overhead/grpc_streams.sh"
+# Payload: kit "server" (random weights, real PLDA: network cost does not
+# depend on the weights' values); a rehearsal here: kit "cpu", DEVICE=cpu.
+# One JSON line per step ({"part": "streams", "step": ...}).
 # SEGMENTATION_FROM=FILE gives the server's models these segmentation
 # weights (make_random_models --segmentation_from; e.g. the payload's real
 # segmentation-3.0 weights, real/segmentation.safetensors), so what the
@@ -32,23 +32,23 @@
 # client flags to the throughput steps; TIMELINE=1 prints their worker
 # states per half second. SERVER_FLAGS replaces the extra server flags
 # (default: a backlog limit that admits 64 × 10 min at once; the host threads
-# and BLAS threads are the server's own defaults since 921cb58).
+# and BLAS threads are the server's own defaults since 921cb58); FLAGS adds
+# server flags (a variant of bench/gpu/ab.sh). REAL_SEGMENTATION=1: the
+# payload's real segmentation weights (SEGMENTATION_FROM).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-LOGS=${OUT:-$(pwd)/gpu-logs}/grpc_streams
+: "${WORK:?run through bench/gpu/round.sh}"
+# This run's scratch beside the payload (bin, data and plda read from it);
+# the logs in the part's folder.
+[[ "${REAL_SEGMENTATION:-0}" == 1 ]] &&
+  SEGMENTATION_FROM=${SEGMENTATION_FROM:-$WORK/real/segmentation.safetensors}
+RUN=$(mktemp -d "$WORK/streams.XXXXXX")
+ln -s "$WORK/bin" "$WORK/data" "$WORK/plda" "$RUN"/
+WORK=$RUN
+LOGS=${PART_OUT:-$RUN}
 mkdir -p "$LOGS"
-# Not under $TMPDIR: a caller's TMPDIR may be inside PAYLOAD_DIR.
-WORK=$(mktemp -d /tmp/grpc_streams.XXXXXX)
-if [[ -n "${PAYLOAD_DIR:-}" ]]; then
-  # A staged payload (bin/ lib/ data/ plda/), e.g. a CPU rehearsal here.
-  cp -r "$PAYLOAD_DIR"/bin "$PAYLOAD_DIR"/data "$PAYLOAD_DIR"/plda "$WORK"/ || exit 2
-  [[ -d "$PAYLOAD_DIR/lib" ]] && cp -r "$PAYLOAD_DIR/lib" "$WORK"/
-else
-  tar -C "$WORK" -xJf .device/service-overhead.tar.xz || { echo "no payload"; exit 2; }
-fi
 SERVER_BIN=${SERVER_BIN:-$WORK/bin/diarization_server_cuda}
-export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-DEVICES=${DEVICES:-cuda}
+DEVICES=${DEVICES:-${DEVICE:-cuda}}
 STREAMS=${STREAMS:-64}
 MINUTES=${MINUTES:-10}
 LIVE_MINUTES=${LIVE_MINUTES:-2}
@@ -80,7 +80,7 @@ ENGINE_CACHE=${ENGINE_CACHE-/tmp/grpc_streams_engines_$(cksum <"$SERVER_BIN" | c
 "$SERVER_BIN" --models "$WORK/models" --device="$DEVICES" \
   ${ENGINE_CACHE:+--cuda_conv_engine_cache="$ENGINE_CACHE"} \
   --listen 127.0.0.1:0 --port_file "$WORK/ports" --metrics_listen=127.0.0.1:0 \
-  --max_concurrent_streams=$((STREAMS + 8)) ${SERVER_FLAGS:---max_backlog_audio_s=40000} \
+  --max_concurrent_streams=$((STREAMS + 8)) ${SERVER_FLAGS:---max_backlog_audio_s=40000} ${FLAGS:-} \
   2>"$LOGS/server.log" &
 pid=$!
 for _ in $(seq 240); do [[ -s "$WORK/ports" ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.5; done
@@ -187,6 +187,16 @@ if label.startswith("live") and lat:
             unit = 1e3 if k.endswith("_s") else 1
             line += f"\n    {k:32s} {r(0.5)*unit:8.1f} {r(0.99)*unit:8.1f} {v[-1]*unit:8.1f}" + (" ms" if unit > 1 else "")
 print(line)
+import os
+out = {"part": "streams", "variant": os.environ.get("VARIANT", ""), "step": label, "streams": n, "audio_s": round(audio_s, 1),
+       "wall_s": round(wall, 2), "rtfx": round(n * audio_s / wall, 1), "failed": failed,
+       "distinct_rttms": len(rttms), "rttm_md5": digest}
+if label.startswith("live") and lat:
+    out["final_p50_ms"] = round(p(0.50) * 1e3); out["final_p99_ms"] = round(p(0.99) * 1e3)
+    if lag:
+        out["partial_lag_p50_ms"] = round(sorted(lag)[min(len(lag) - 1, int(0.50 * len(lag)))] * 1e3)
+        out["partial_lag_p99_ms"] = round(sorted(lag)[min(len(lag) - 1, int(0.99 * len(lag)))] * 1e3)
+print(json.dumps(out))
 PY
 }
 # What the device worker threads did during one step: the change of
@@ -321,4 +331,5 @@ if [[ "${SKIP_LIVE:-0}" != 1 ]]; then
 fi
 python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$metrics_port/metrics').read().decode())" >"$LOGS/metrics.txt" 2>&1
 grep -E '^diarization_(device_rtfx|device_memory_bytes\{[^}]*arena_(used|peak))' "$LOGS/metrics.txt" | head -20
-kill -TERM $pid; wait $pid; echo "server exit $?"
+kill -TERM $pid; wait $pid; rc=$?; echo "server exit $rc"
+echo "{\"part\": \"streams\", \"step\": \"server_exit\", \"rc\": $rc}"

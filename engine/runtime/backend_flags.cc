@@ -1,0 +1,118 @@
+#include "engine/runtime/backend_flags.h"
+
+#include <cstddef>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "engine/common/status_macros.h"
+#include "engine/runtime/engine.h"
+
+ABSL_FLAG(std::string, device, "auto",
+          "cpu, cuda (every GPU), cuda:0,1 (these GPUs), or auto (cuda when a "
+          "GPU and the CUDA backend are present, else cpu)");
+ABSL_FLAG(int, threads, 0,
+          "CPU backend threads for the networks (0: all cores)");
+ABSL_FLAG(int, pipelines_per_device, 1,
+          "pre-loaded pipelines per GPU, each with its own models, streams "
+          "and arena (1..8); devices are then named cuda:N/p0, cuda:N/p1, ...");
+ABSL_FLAG(int, segmentation_batch_size, 0,
+          "Windows per segmentation batch, and what each CUDA segmentation "
+          "network's buffers are sized for; 0: the engine's default on CUDA "
+          "(128, sized to keep a pipeline's arena within 2 GiB), 32 on the "
+          "CPU");
+ABSL_FLAG(int, embedding_batch_size, 32,
+          "Windows per embedding batch (and the CUDA embedding network's "
+          "buffers)");
+ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
+          "CUDA embedding network precision: tf32 (tensor cores; the trunk "
+          "on cuDNN graph engines chosen when the model loads, ADR 0079) or "
+          "fp32 (FMA-only kernels, the legacy cuDNN call)");
+ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
+          "With tf32: a file that keeps the graph engine chosen per trunk "
+          "layer shape, so a restart builds those instead of timing the "
+          "candidates (written after each choice; entries of another GPU or "
+          "cuDNN version are ignored). With it the first load times more "
+          "candidates (about 30 s more on an H200) and picks faster engines, "
+          "and later loads take about 5 s (ADR 0087, 0090). Empty: none (each "
+          "load times the candidates for up to 1 s per layer shape)");
+ABSL_FLAG(int, cuda_embedding_workspace_mb, 0,
+          "The embedding network's cuDNN workspace per pipeline, MiB; it also "
+          "caps the workspace of the trunk engines it may choose. 0: the "
+          "backend's default (256)");
+ABSL_FLAG(bool, cuda_direct_stem, false,
+          "The embedding stem (one input channel) on the project's direct "
+          "kernel (float32 FMAs) instead of cuDNN (tf32 only; not yet "
+          "measured, ADR 0089)");
+ABSL_FLAG(bool, cuda_direct_conv1d, false,
+          "The segmentation's two 1-D convolutions and their max-pool on the "
+          "project's kernel instead of cuDNN + a pooling kernel (not yet "
+          "measured, ADR 0089)");
+
+namespace diarization::runtime {
+
+absl::StatusOr<BackendFlags> BackendFlagsFromCommandLine() {
+  BackendFlags f;
+  DevicesOptions& d = f.devices;
+  d.device = absl::GetFlag(FLAGS_device);
+  d.cpu.threads = absl::GetFlag(FLAGS_threads);
+  d.pipelines_per_device = absl::GetFlag(FLAGS_pipelines_per_device);
+  models::CudaModelOptions& seg = d.cuda.segmentation;
+  models::CudaModelOptions& emb = d.cuda.embedding;
+  emb.precision = absl::GetFlag(FLAGS_cuda_embedding_precision);
+  if (emb.precision != "fp32" && emb.precision != "tf32") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cuda_embedding_precision=", emb.precision, ": use tf32 or fp32"));
+  }
+  emb.conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
+  const int workspace_mb = absl::GetFlag(FLAGS_cuda_embedding_workspace_mb);
+  if (workspace_mb < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cuda_embedding_workspace_mb must be >= 0, got ", workspace_mb));
+  }
+  if (workspace_mb > 0) {
+    emb.workspace_bytes = static_cast<size_t>(workspace_mb) << 20;
+  }
+  emb.direct_stem_conv = absl::GetFlag(FLAGS_cuda_direct_stem);
+  seg.direct_conv1d = absl::GetFlag(FLAGS_cuda_direct_conv1d);
+
+  // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
+  // kCpuSegmentationBatchSize, says why).
+  f.segmentation_batch_size = absl::GetFlag(FLAGS_segmentation_batch_size);
+  if (f.segmentation_batch_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--segmentation_batch_size must be >= 0, got ",
+                     f.segmentation_batch_size));
+  }
+  if (f.segmentation_batch_size == 0) {
+    ASSIGN_OR_RETURN(const DeviceSpec spec, ParseDeviceSpec(d.device));
+    f.segmentation_batch_size = spec.cpu
+                                    ? kCpuSegmentationBatchSize
+                                    : EngineOptions().segmentation_batch_size;
+  }
+  f.embedding_batch_size = absl::GetFlag(FLAGS_embedding_batch_size);
+  if (f.embedding_batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--embedding_batch_size must be >= 1, got ", f.embedding_batch_size));
+  }
+  seg.max_batch = f.segmentation_batch_size;
+  emb.max_batch = f.embedding_batch_size;
+  return f;
+}
+
+std::string DescribeBackendFlags(const BackendFlags& f) {
+  const DevicesOptions& d = f.devices;
+  const models::CudaModelOptions& emb = d.cuda.embedding;
+  return absl::StrCat(
+      "device=", d.device, " threads=", d.cpu.threads,
+      " pipelines_per_device=", d.pipelines_per_device,
+      " segmentation_batch_size=", f.segmentation_batch_size,
+      " embedding_batch_size=", f.embedding_batch_size,
+      " cuda_embedding_precision=", emb.precision, " cuda_conv_engine_cache=",
+      emb.conv_engine_cache.empty() ? "(none)" : emb.conv_engine_cache,
+      " cuda_embedding_workspace_mb=", emb.workspace_bytes >> 20,
+      " cuda_direct_stem=", emb.direct_stem_conv ? "true" : "false",
+      " cuda_direct_conv1d=",
+      d.cuda.segmentation.direct_conv1d ? "true" : "false");
+}
+
+}  // namespace diarization::runtime
