@@ -57,7 +57,7 @@ struct ConvEngineEnvironment {
 
 // One convolution as the graph path runs it.
 struct ConvLayerKey {
-  // "tf32" (files written before ADR 0090 may also hold "mixed" entries,
+  // "tf32" (files written before ADR 0092 may also hold "mixed" entries,
   // which no key matches any more).
   std::string precision;
   // How candidates are chosen ("graph", with or without the runtime-compiled

@@ -31,7 +31,7 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(
   ctx->timed_conv_algorithms_ = timed_conv_algorithms;
   RETURN_IF_ERROR(CudaStatus(cudaSetDevice(arena->device()), "cudaSetDevice"));
   // The default priority (0); a high-priority stream was measured and
-  // deleted: no gain beyond the noise (ADR 0090).
+  // deleted: no gain beyond the noise (ADR 0092).
   RETURN_IF_ERROR(CudaStatus(
       cudaStreamCreateWithPriority(&ctx->stream_, cudaStreamNonBlocking, 0),
       "cudaStreamCreateWithPriority"));

@@ -879,7 +879,7 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvRejectsOtherPrecisions) {
     EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument)
         << m.status();
   }
-  // "fastest" was deleted with ADR 0090; "cudnn9" never existed.
+  // "fastest" was deleted with ADR 0092; "cudnn9" never existed.
   for (const char* api : {"cudnn9", "fastest"}) {
     CudaModelOptions o;
     o.precision = "tf32";

@@ -4,7 +4,7 @@
 // Every field here is a production choice the service's flags reach
 // (engine/runtime/backend_flags.h names each flag after its field). Variants
 // that lost their measurements were deleted with their code paths (ADR
-// 0090): FP16 "mixed" precision, conv_api "fastest", the unfused trunk,
+// 0092): FP16 "mixed" precision, conv_api "fastest", the unfused trunk,
 // NCHW activations under TF32, the high-priority stream, the "pools"
 // segmentation layout, the cuDNN SincNet path; the graph path's private
 // workspaces and layer fence and the cooperative launch token are fixed

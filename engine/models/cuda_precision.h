@@ -2,7 +2,7 @@
 // pedantic FP32 and cuDNN convolutions with FMA-only kernels; "tf32" lets
 // both use TF32 tensor cores (embedding only). An FP16 "mixed" mode was
 // tried and deleted: it gained nothing on the graph trunk and failed its
-// accuracy gate three times (ADR 0090).
+// accuracy gate three times (ADR 0092).
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_PRECISION_H_
 #define DIARIZATION_ENGINE_MODELS_CUDA_PRECISION_H_
 

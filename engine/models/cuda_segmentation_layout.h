@@ -21,7 +21,7 @@
 //              windows and the upload's staging included).
 //   "separate" every tensor its own range: the reference that the GPU test
 //              compares "packed" with, bit for bit (CudaHarnessOptions).
-// (A third layout, "pools", 6.7 MB per window, was deleted with ADR 0090.)
+// (A third layout, "pools", 6.7 MB per window, was deleted with ADR 0092.)
 // In every layout the input windows ("audio", gathered by the window upload)
 // and the log-probabilities ("out", downloaded) sit at offset 0, because the
 // upload and the download address the buffer from its start; they are

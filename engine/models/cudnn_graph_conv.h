@@ -35,7 +35,7 @@
 // loads); with it every call was right. The likeliest reading: a Hopper
 // engine launched as a programmatic dependent launch reads a tensor (the
 // residual, written two kernels back) before its writer has finished. Both
-// were switches until ADR 0090 made them fixed behaviour.
+// were switches until ADR 0092 made them fixed behaviour.
 //
 // Errors: absl::Status; cudnn_frontend's exceptions never leave this file.
 // A failing execution after the choice is an Internal error, not a silent

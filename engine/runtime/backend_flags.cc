@@ -33,7 +33,7 @@ ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
           "candidates (written after each choice; entries of another GPU or "
           "cuDNN version are ignored). With it the first load times more "
           "candidates (about 30 s more on an H200) and picks faster engines, "
-          "and later loads take about 5 s (ADR 0087, 0090). Empty: none (each "
+          "and later loads take about 5 s (ADR 0087, 0092). Empty: none (each "
           "load times the candidates for up to 1 s per layer shape)");
 ABSL_FLAG(int, cuda_embedding_workspace_mb, 0,
           "The embedding network's cuDNN workspace per pipeline, MiB; it also "

@@ -2,7 +2,7 @@
 // tools/diarize, bench/gpu/rtfx_main and bench/service_overhead/engine_direct
 // link this one module, so a switch has one name (its flag, which names its
 // field in DevicesOptions / models::CudaBackendOptions) and a benchmark runs
-// exactly what the server runs with the same flags (ADR 0090).
+// exactly what the server runs with the same flags (ADR 0092).
 //
 //   --device                    auto | cpu | cuda | cuda:N[,M...]
 //   --threads                   CPU backend threads (0: all cores)

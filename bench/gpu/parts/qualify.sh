@@ -18,7 +18,7 @@
 #   4. cuDNN's LSTM (PyTorch on that machine) at the same batches, for the
 #      "no slower than cuDNN" comparison;
 #   5. two pipelines on one GPU under 64 concurrent streams (engine direct),
-#      sharing the cooperative token (fixed behaviour, ADR 0090), against
+#      sharing the cooperative token (fixed behaviour, ADR 0092), against
 #      one pipeline, RTTMs compared; and the server's GetInfo with
 #      --pipelines_per_device=2;
 #   6. the real server and clients under 64 concurrent gRPC streams
@@ -216,7 +216,7 @@ PY
     grep -m2 "LSTM recurrence" "$LOGS/ed_$name.err"
   }
   # The LSTM kernel is the qualified one (the --lstm_kernel flag was deleted,
-  # ADR 0090; step 3 compares the cluster and resident networks). Two
+  # ADR 0092; step 3 compares the cluster and resident networks). Two
   # pipelines share the GPU's cooperative launch token (fixed behaviour):
   # the same RTTM as one pipeline.
   run_ed p1 --pipelines_per_device=1
