@@ -8,7 +8,7 @@
 # and the median ratio.
 #
 #   run: carry [".device/payload.tar.xz"], command
-#        "VARIANTS=$'base|\nstem|--cuda_direct_stem' bash bench/gpu/ab.sh"
+#        "VARIANTS=$'base|\nppd2|--pipelines_per_device=2' bash bench/gpu/ab.sh"
 #
 # VARIANTS: one "name|flags[|bin dir]" per line: the flags are the backend
 # or server flags of that variant (the server's own names,

@@ -34,7 +34,6 @@
 #include "kernels/fbank.h"
 #include "kernels/qualification.h"
 #include "kernels/stats_pool.h"
-#include "kernels/stem_conv.h"
 
 namespace diarization::models {
 namespace {
@@ -186,8 +185,6 @@ struct CudaEmbeddingModel::Impl {
   // 24 candidates, gave wrong embeddings on some loads on the H200
   // (2026-12-01, 0.02-0.4 relative); cause not isolated (ADR 0077).
   bool graph_api = false;
-  // CudaModelOptions::direct_stem_conv.
-  bool direct_stem = false;
   // CudaModelOptions::layer1_conv_kernel, where the trunk allows it (TF32).
   bool layer1_kernel = false;
   kernels::Conv3x3C32Tile layer1_tile = kernels::kConv3x3C32DefaultTile;
@@ -319,22 +316,8 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
     int* out_w, void** free_buf) {
   int h = kMel, w = kFrames;
   // Stem: ReLU(conv'(x) + shift).
-  if (direct_stem) {
-    // The channels-last filter of one input channel is (32, 3, 3).
-    static_assert(kStem == kernels::kStemConvChannels);
-    RETURN_IF_ERROR(kernels::LaunchStemConv3x3Relu(
-        {.x = static_cast<const float*>(input),
-         .weights = static_cast<const float*>(stem.conv->weights()),
-         .bias = stem.shift.f32(),
-         .y = static_cast<float*>(cur),
-         .n = n,
-         .h = h,
-         .w = w},
-        ctx->stream()));
-  } else {
-    RETURN_IF_ERROR(ConvBiasRelu(stem, input, n, h, w, stem.shift.data(),
-                                 nullptr, cur, ctx->stream()));
-  }
+  RETURN_IF_ERROR(ConvBiasRelu(stem, input, n, h, w, stem.shift.data(),
+                               nullptr, cur, ctx->stream()));
   // BasicBlock with three buffers: x (cur), t, and the output.
   for (Block& b : blocks) {
     const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);
@@ -652,13 +635,6 @@ absl::StatusOr<std::unique_ptr<CudaEmbeddingModel>> CudaEmbeddingModel::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "CudaEmbeddingModel: conv_api '", impl->options.conv_api,
         "' needs precision tf32 (precision is ", options.precision, ")"));
-  }
-  impl->direct_stem = options.direct_stem_conv;
-  if (impl->direct_stem && !tf32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CudaEmbeddingModel: direct_stem_conv needs precision tf32 "
-        "(precision is ",
-        options.precision, ")"));
   }
   impl->layer1_kernel = options.layer1_conv_kernel && tf32;
   if (impl->layer1_kernel && !harness.layer1_conv_tile.empty()) {

@@ -297,7 +297,6 @@ void CheckEmbedding(const std::string& precision, double tolerance,
                     std::shared_ptr<DeviceArena> arena,
                     const SafetensorsFile& w, bool timed = false,
                     const std::string& conv_api = "legacy",
-                    bool direct_stem = false,
                     std::vector<std::string>* engines = nullptr) {
   const auto [win, masks, cpu] = CpuEmbeddingReference(w);
   ASSERT_FALSE(std::isnan(cpu.front())) << "the CPU reference network failed";
@@ -305,7 +304,6 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   o.precision = precision;
   o.timed_conv_algorithms = timed;
   o.conv_api = conv_api;
-  o.direct_stem_conv = direct_stem;
   o.max_batch = 3;
   o.max_masks_per_window = 3;  // 6 masks: windows go one at a time... by pairs
   auto m = CudaEmbeddingModel::Create(w, arena, o);
@@ -317,11 +315,11 @@ void CheckEmbedding(const std::string& precision, double tolerance,
   ASSERT_TRUE((*m)->Run(win, kB, masks, kMasks, c).ok());
   const double rel = MaxRel(a, cpu, kEmbeddingDim);
   std::printf(
-      "embedding %s%s%s%s max relative |cuda - cpu| = %.3g (max abs "
+      "embedding %s%s%s max relative |cuda - cpu| = %.3g (max abs "
       "%.3g)\n",
       precision.c_str(), timed ? " (timed algorithms)" : "",
       conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(),
-      direct_stem ? " (direct stem)" : "", rel, MaxAbs(a, cpu));
+      rel, MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
   if (rel >= tolerance || a != b) {
     // Which engine each layer ran, for the failure's diagnosis.
@@ -581,23 +579,6 @@ TEST_F(CudaModelsTest, EmbeddingGraphConvEveryCallOfEveryLoadMatchesCpu) {
       }
     }
   }
-}
-
-// The stem through kernels/stem_conv (float32 FMAs instead of cuDNN's
-// TF32 path) keeps the TF32 gate, alone and under the graph API.
-TEST_F(CudaModelsTest, EmbeddingDirectStemMatchesCpu) {
-  auto arena = Arena();
-  ASSERT_NE(arena, nullptr);
-  auto w = Open(emb_path_);
-  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, "legacy",
-                 /*direct_stem=*/true);
-  CheckEmbedding("tf32", 1e-3, arena, *w, /*timed=*/false, "graph",
-                 /*direct_stem=*/true);
-  CudaModelOptions o;
-  o.precision = "fp32";
-  o.direct_stem_conv = true;
-  EXPECT_EQ(CudaEmbeddingModel::Create(*w, arena, o).status().code(),
-            absl::StatusCode::kInvalidArgument);
 }
 
 // The layer1 kernel (kernels/conv3x3_c32.h, the TF32 default on sm_90)

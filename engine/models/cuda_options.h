@@ -68,10 +68,6 @@ struct CudaModelOptions {
   // build, so this, not the candidate count, decides how many of them are
   // timed.
   double conv_graph_build_budget_ms = 0;
-  // Embedding only, tf32: the stem (3×3, one input channel) through the
-  // project's direct kernel (kernels/stem_conv.h, float32 FMAs) instead of
-  // cuDNN's generic kernel. Opt-in until a GPU round measures it.
-  bool direct_stem_conv = false;
   // Embedding only, tf32: the six 32-channel layer1 convolutions through the
   // project's wgmma kernel (kernels/conv3x3_c32.h, sm_90 only, and only
   // where kernels/qualification.json qualifies it for this device and

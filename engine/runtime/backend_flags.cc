@@ -39,10 +39,6 @@ ABSL_FLAG(int, cuda_embedding_workspace_mb, 0,
           "The embedding network's cuDNN workspace per pipeline, MiB; it also "
           "caps the workspace of the trunk engines it may choose. 0: the "
           "backend's default (256)");
-ABSL_FLAG(bool, cuda_direct_stem, false,
-          "The embedding stem (one input channel) on the project's direct "
-          "kernel (float32 FMAs) instead of cuDNN (tf32 only; not yet "
-          "measured, ADR 0089)");
 ABSL_FLAG(bool, cuda_direct_conv1d, false,
           "The segmentation's two 1-D convolutions and their max-pool on the "
           "project's kernel instead of cuDNN + a pooling kernel (not yet "
@@ -72,7 +68,6 @@ absl::StatusOr<BackendFlags> BackendFlagsFromCommandLine() {
   if (workspace_mb > 0) {
     emb.workspace_bytes = static_cast<size_t>(workspace_mb) << 20;
   }
-  emb.direct_stem_conv = absl::GetFlag(FLAGS_cuda_direct_stem);
   seg.direct_conv1d = absl::GetFlag(FLAGS_cuda_direct_conv1d);
 
   // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
@@ -110,7 +105,6 @@ std::string DescribeBackendFlags(const BackendFlags& f) {
       " cuda_embedding_precision=", emb.precision, " cuda_conv_engine_cache=",
       emb.conv_engine_cache.empty() ? "(none)" : emb.conv_engine_cache,
       " cuda_embedding_workspace_mb=", emb.workspace_bytes >> 20,
-      " cuda_direct_stem=", emb.direct_stem_conv ? "true" : "false",
       " cuda_direct_conv1d=",
       d.cuda.segmentation.direct_conv1d ? "true" : "false");
 }

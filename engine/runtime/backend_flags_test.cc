@@ -21,7 +21,6 @@ ABSL_DECLARE_FLAG(int, embedding_batch_size);
 ABSL_DECLARE_FLAG(std::string, cuda_embedding_precision);
 ABSL_DECLARE_FLAG(std::string, cuda_conv_engine_cache);
 ABSL_DECLARE_FLAG(int, cuda_embedding_workspace_mb);
-ABSL_DECLARE_FLAG(bool, cuda_direct_stem);
 ABSL_DECLARE_FLAG(bool, cuda_direct_conv1d);
 
 namespace diarization::runtime {
@@ -50,7 +49,6 @@ TEST_F(BackendFlagsTest, DefaultsAreTheServiceDefaults) {
   EXPECT_EQ(emb.conv_api, "auto");
   EXPECT_EQ(emb.conv_engine_cache, "");
   EXPECT_EQ(emb.workspace_bytes, defaults.embedding.workspace_bytes);
-  EXPECT_FALSE(emb.direct_stem_conv);
   EXPECT_TRUE(emb.layer1_conv_kernel);
   EXPECT_FALSE(emb.timed_conv_algorithms);
   EXPECT_FALSE(f->devices.cuda.segmentation.direct_conv1d);
@@ -67,7 +65,6 @@ TEST_F(BackendFlagsTest, EachFlagSetsTheFieldItNames) {
   absl::SetFlag(&FLAGS_cuda_embedding_precision, "fp32");
   absl::SetFlag(&FLAGS_cuda_conv_engine_cache, "/tmp/engines.tsv");
   absl::SetFlag(&FLAGS_cuda_embedding_workspace_mb, 96);
-  absl::SetFlag(&FLAGS_cuda_direct_stem, true);
   absl::SetFlag(&FLAGS_cuda_direct_conv1d, true);
   auto f = BackendFlagsFromCommandLine();
   ASSERT_TRUE(f.ok()) << f.status();
@@ -85,14 +82,12 @@ TEST_F(BackendFlagsTest, EachFlagSetsTheFieldItNames) {
   EXPECT_EQ(emb.precision, "fp32");
   EXPECT_EQ(emb.conv_engine_cache, "/tmp/engines.tsv");
   EXPECT_EQ(emb.workspace_bytes, size_t{96} << 20);
-  EXPECT_TRUE(emb.direct_stem_conv);
   EXPECT_TRUE(seg.direct_conv1d);
   // Only the embedding takes the embedding's switches.
   EXPECT_EQ(seg.precision, "fp32");
-  EXPECT_FALSE(seg.direct_stem_conv);
   EXPECT_FALSE(emb.direct_conv1d);
   const std::string line = DescribeBackendFlags(*f);
-  EXPECT_THAT(line, HasSubstr("cuda_direct_stem=true"));
+  EXPECT_THAT(line, HasSubstr("cuda_direct_conv1d=true"));
   EXPECT_THAT(line, HasSubstr("cuda_embedding_workspace_mb=96"));
   EXPECT_THAT(line, HasSubstr("segmentation_batch_size=128"));
 }

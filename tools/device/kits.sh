@@ -36,7 +36,7 @@ FIXTURE_FILES=(
 declare -A KIT_TARGETS KIT_DATA KIT_EXTRAS
 KIT_TARGETS[tests]="//engine/models:device_arena_test
   //engine/models:device_arena_cuda_test //kernels:kernels_test
-  //kernels:window_gather_test //kernels:stem_conv_test
+  //kernels:window_gather_test
   //kernels:conv1d_pool_test //kernels:conv3x3_c32_test
   //engine/models:cuda_models_test //engine/models:cuda_reference_test
   //engine/models:cuda_linkage_test"

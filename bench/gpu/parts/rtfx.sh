@@ -4,7 +4,7 @@
 # the fixture recordings, real segmentation weights when packed (so the
 # clustering sees a trained segmentation's output). One JSON line per run.
 # MODES ("accurate fast"), HOURS (1), REPEATS (2); FLAGS: backend flags of
-# this run (the server's own, e.g. --cuda_direct_stem), VARIANT its name
+# this run (the server's own, e.g. --pipelines_per_device=2), VARIANT its name
 # (bench/gpu/ab.sh sets both). ENGINE_CACHE (default a file per binary under
 # /tmp, kept across the runs of one machine start, as the GPU deployment
 # keeps it on a volume; empty: none) is passed as --cuda_conv_engine_cache.
