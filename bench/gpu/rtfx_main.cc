@@ -79,12 +79,6 @@ ABSL_FLAG(std::string, segmentation_weights, "",
 ABSL_FLAG(std::string, mode, "accurate",
           "accurate (pyannote's 1 s window step) or fast (2 s, 10 VBx "
           "iterations): the service's two quality modes.");
-ABSL_FLAG(int, seg_first_batch, 0,
-          "Windows in the pass's first segmentation launch (0: "
-          "--segmentation_batch_size): the embeddings start once that batch "
-          "has its masks (runtime::OfflineNetworksOptions::"
-          "first_segmentation_batch_size; prepared, not yet measured, ADR "
-          "0089).");
 
 namespace {
 
@@ -278,8 +272,6 @@ absl::Status Run() {
         runtime::RunOfflineNetworks(device, samples, config,
                                     {.segmentation_batch_size = seg_batch,
                                      .embedding_batch_size = batch,
-                                     .first_segmentation_batch_size =
-                                         absl::GetFlag(FLAGS_seg_first_batch),
                                      .concurrent_stages = overlap}));
     sample_free();
     t.segmentation += nets.segmentation_s;
@@ -364,13 +356,8 @@ absl::Status Run() {
               runtime::DescribeBackendFlags(backend).c_str());
   std::printf("  model load + arena: %.2f s; warm-up pass %.2f s\n", load_s,
               warm.total());
-  std::printf(
-      "  first segmentation batch %d windows; embedding cuDNN workspace %zu "
-      "MiB\n",
-      absl::GetFlag(FLAGS_seg_first_batch) > 0
-          ? absl::GetFlag(FLAGS_seg_first_batch)
-          : seg_batch,
-      opt.embedding.workspace_bytes >> 20);
+  std::printf("  embedding cuDNN workspace %zu MiB\n",
+              opt.embedding.workspace_bytes >> 20);
   if (!opt.embedding.conv_engine_cache.empty()) {
     std::printf("  conv engine cache %s (as found at the load)\n",
                 opt.embedding.conv_engine_cache.c_str());

@@ -76,13 +76,6 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
         absl::StrCat("batch sizes must be >= 1, got segmentation ", seg_batch,
                      " and embedding ", emb_batch));
   }
-  const int first_seg_batch = options.first_segmentation_batch_size;
-  if (first_seg_batch < 0 || first_seg_batch > seg_batch) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the first segmentation batch size must be 0 (the segmentation batch "
-        "size) to the segmentation batch size (",
-        seg_batch, "), got ", first_seg_batch));
-  }
   if (device.segmentation == nullptr || device.embedding == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("device '", device.name, "' lacks a model"));
@@ -99,9 +92,7 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   std::vector<float> masks(num_windows * kMasks);
   // Windows in the segmentation call that starts at window `first`.
   auto seg_batch_at = [&](int first) {
-    const int size =
-        first == 0 && first_seg_batch > 0 ? first_seg_batch : seg_batch;
-    return std::min(size, num_windows - first);
+    return std::min(seg_batch, num_windows - first);
   };
 
   // Segmentation of windows [first, first + n), then each window's host

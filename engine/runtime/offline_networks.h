@@ -88,13 +88,6 @@ struct OfflineNetworksOptions {
   // EngineOptions::segmentation_batch_size / embedding_batch_size).
   int segmentation_batch_size = 32;
   int embedding_batch_size = 32;
-  // Windows in the first segmentation call, 1 to segmentation_batch_size
-  // (0: segmentation_batch_size). With concurrent stages the embedding stage
-  // starts only when its first batch's windows have their masks, so while
-  // the first segmentation batch runs the device does nothing else; a
-  // smaller first batch (e.g. one embedding batch) starts the embeddings
-  // sooner. The later calls are segmentation_batch_size windows each.
-  int first_segmentation_batch_size = 0;
   // Segment on a second thread while the calling thread embeds the windows
   // already segmented, as the engine runs a Device with concurrent_stages.
   bool concurrent_stages = false;

@@ -10,7 +10,7 @@
 #include <atomic>
 #include <memory>
 #include <random>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "engine/runtime/fake_models.h"
@@ -105,13 +105,9 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
     const Reference want = Expected(audio, config.step_samples);
     auto control = std::make_shared<testing::FakeControl>();
     Device device = FakeDevice(control);
-    const int seg_batch = 1 + static_cast<int>(rng() % 9);
     const OfflineNetworksOptions options{
-        .segmentation_batch_size = seg_batch,
+        .segmentation_batch_size = 1 + static_cast<int>(rng() % 9),
         .embedding_batch_size = 1 + static_cast<int>(rng() % 9),
-        // 0 (the segmentation batch) or a smaller or equal first batch.
-        .first_segmentation_batch_size =
-            static_cast<int>(rng() % (seg_batch + 1)),
         .concurrent_stages = round % 4 >= 2};
     // Rounds 4-7: the batches gather their audio in memory the device gives
     // (Device::pinned_host_floats), the segmentation's and one per
@@ -155,21 +151,17 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
     EXPECT_EQ(got->summary.inactive, summary->inactive) << "round " << round;
     EXPECT_EQ(got->summary.clean.window_idx, summary->clean.window_idx);
     EXPECT_EQ(got->summary.clean.speaker_idx, summary->clean.speaker_idx);
-    // Batches of the requested size, the last one holding the rest; the
-    // first segmentation batch of its own size when one is given.
-    for (const auto& [seen, first, size] :
-         {std::tuple(control->segmentation_batches(),
-                     options.first_segmentation_batch_size,
-                     options.segmentation_batch_size),
-          std::tuple(control->embedding_batches(), 0,
-                     options.embedding_batch_size)}) {
+    // Batches of the requested size, the last one holding the rest.
+    for (const auto& [seen, size] :
+         {std::pair(control->segmentation_batches(),
+                    options.segmentation_batch_size),
+          std::pair(control->embedding_batches(),
+                    options.embedding_batch_size)}) {
       std::vector<int> expected;
       for (int left = want.num_windows; left > 0; left -= expected.back()) {
-        const int next = expected.empty() && first > 0 ? first : size;
-        expected.push_back(std::min(next, left));
+        expected.push_back(std::min(size, left));
       }
-      EXPECT_EQ(seen, expected)
-          << "round " << round << ", first segmentation batch " << first;
+      EXPECT_EQ(seen, expected) << "round " << round << ", batch " << size;
     }
   }
 }
@@ -196,15 +188,12 @@ TEST(OfflineNetworksTest, RejectsBatchSizesOutOfRange) {
   auto control = std::make_shared<testing::FakeControl>();
   Device device = FakeDevice(control);
   const std::vector<float> audio(16000, 0.0f);
-  for (const auto& [seg, emb, first] :
-       {std::tuple(0, 4, 0), std::tuple(4, 0, 0), std::tuple(4, 4, 5),
-        std::tuple(4, 4, -1)}) {
+  for (const auto& [seg, emb] : {std::pair(0, 4), std::pair(4, 0)}) {
     auto got = RunOfflineNetworks(device, audio, pipeline::PipelineConfig(),
                                   {.segmentation_batch_size = seg,
-                                   .embedding_batch_size = emb,
-                                   .first_segmentation_batch_size = first});
+                                   .embedding_batch_size = emb});
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument)
-        << seg << " " << emb << " " << first;
+        << seg << " " << emb;
   }
   EXPECT_TRUE(control->segmentation_batches().empty());
 }
