@@ -316,8 +316,8 @@ absl::StatusOr<void*> CudaEmbeddingModel::Impl::EnqueueTrunkFused(
     int* out_w, void** free_buf) {
   int h = kMel, w = kFrames;
   // Stem: ReLU(conv'(x) + shift).
-  RETURN_IF_ERROR(ConvBiasRelu(stem, input, n, h, w, stem.shift.data(),
-                               nullptr, cur, ctx->stream()));
+  RETURN_IF_ERROR(ConvBiasRelu(stem, input, n, h, w, stem.shift.data(), nullptr,
+                               cur, ctx->stream()));
   // BasicBlock with three buffers: x (cur), t, and the output.
   for (Block& b : blocks) {
     const int oh = b.conv1.conv->OutH(h), ow = b.conv1.conv->OutW(w);

@@ -318,8 +318,8 @@ void CheckEmbedding(const std::string& precision, double tolerance,
       "embedding %s%s%s max relative |cuda - cpu| = %.3g (max abs "
       "%.3g)\n",
       precision.c_str(), timed ? " (timed algorithms)" : "",
-      conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(),
-      rel, MaxAbs(a, cpu));
+      conv_api == "legacy" ? "" : (" (conv_api " + conv_api + ")").c_str(), rel,
+      MaxAbs(a, cpu));
   EXPECT_LT(rel, tolerance);
   if (rel >= tolerance || a != b) {
     // Which engine each layer ran, for the failure's diagnosis.

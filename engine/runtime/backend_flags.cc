@@ -1,7 +1,5 @@
 #include "engine/runtime/backend_flags.h"
 
-#include <cstddef>
-
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
@@ -35,10 +33,6 @@ ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
           "candidates (about 30 s more on an H200) and picks faster engines, "
           "and later loads take about 5 s (ADR 0087, 0092). Empty: none (each "
           "load times the candidates for up to 1 s per layer shape)");
-ABSL_FLAG(int, cuda_embedding_workspace_mb, 0,
-          "The embedding network's cuDNN workspace per pipeline, MiB; it also "
-          "caps the workspace of the trunk engines it may choose. 0: the "
-          "backend's default (256)");
 ABSL_FLAG(bool, cuda_direct_conv1d, false,
           "The segmentation's two 1-D convolutions and their max-pool on the "
           "project's kernel instead of cuDNN + a pooling kernel (not yet "
@@ -60,14 +54,6 @@ absl::StatusOr<BackendFlags> BackendFlagsFromCommandLine() {
         "--cuda_embedding_precision=", emb.precision, ": use tf32 or fp32"));
   }
   emb.conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
-  const int workspace_mb = absl::GetFlag(FLAGS_cuda_embedding_workspace_mb);
-  if (workspace_mb < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--cuda_embedding_workspace_mb must be >= 0, got ", workspace_mb));
-  }
-  if (workspace_mb > 0) {
-    emb.workspace_bytes = static_cast<size_t>(workspace_mb) << 20;
-  }
   seg.direct_conv1d = absl::GetFlag(FLAGS_cuda_direct_conv1d);
 
   // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
@@ -104,7 +90,6 @@ std::string DescribeBackendFlags(const BackendFlags& f) {
       " embedding_batch_size=", f.embedding_batch_size,
       " cuda_embedding_precision=", emb.precision, " cuda_conv_engine_cache=",
       emb.conv_engine_cache.empty() ? "(none)" : emb.conv_engine_cache,
-      " cuda_embedding_workspace_mb=", emb.workspace_bytes >> 20,
       " cuda_direct_conv1d=",
       d.cuda.segmentation.direct_conv1d ? "true" : "false");
 }

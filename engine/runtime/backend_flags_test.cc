@@ -20,7 +20,6 @@ ABSL_DECLARE_FLAG(int, segmentation_batch_size);
 ABSL_DECLARE_FLAG(int, embedding_batch_size);
 ABSL_DECLARE_FLAG(std::string, cuda_embedding_precision);
 ABSL_DECLARE_FLAG(std::string, cuda_conv_engine_cache);
-ABSL_DECLARE_FLAG(int, cuda_embedding_workspace_mb);
 ABSL_DECLARE_FLAG(bool, cuda_direct_conv1d);
 
 namespace diarization::runtime {
@@ -64,7 +63,6 @@ TEST_F(BackendFlagsTest, EachFlagSetsTheFieldItNames) {
   absl::SetFlag(&FLAGS_embedding_batch_size, 16);
   absl::SetFlag(&FLAGS_cuda_embedding_precision, "fp32");
   absl::SetFlag(&FLAGS_cuda_conv_engine_cache, "/tmp/engines.tsv");
-  absl::SetFlag(&FLAGS_cuda_embedding_workspace_mb, 96);
   absl::SetFlag(&FLAGS_cuda_direct_conv1d, true);
   auto f = BackendFlagsFromCommandLine();
   ASSERT_TRUE(f.ok()) << f.status();
@@ -81,14 +79,15 @@ TEST_F(BackendFlagsTest, EachFlagSetsTheFieldItNames) {
   EXPECT_EQ(emb.max_batch, 16);
   EXPECT_EQ(emb.precision, "fp32");
   EXPECT_EQ(emb.conv_engine_cache, "/tmp/engines.tsv");
-  EXPECT_EQ(emb.workspace_bytes, size_t{96} << 20);
+  // No flag reaches the workspace: the backend's default.
+  EXPECT_EQ(emb.workspace_bytes,
+            models::CudaBackendOptions().embedding.workspace_bytes);
   EXPECT_TRUE(seg.direct_conv1d);
   // Only the embedding takes the embedding's switches.
   EXPECT_EQ(seg.precision, "fp32");
   EXPECT_FALSE(emb.direct_conv1d);
   const std::string line = DescribeBackendFlags(*f);
   EXPECT_THAT(line, HasSubstr("cuda_direct_conv1d=true"));
-  EXPECT_THAT(line, HasSubstr("cuda_embedding_workspace_mb=96"));
   EXPECT_THAT(line, HasSubstr("segmentation_batch_size=128"));
 }
 
@@ -108,8 +107,6 @@ TEST_F(BackendFlagsTest, BadValuesNameTheirFlag) {
   const Case cases[] = {
       {"--cuda_embedding_precision",
        [] { absl::SetFlag(&FLAGS_cuda_embedding_precision, "mixed"); }},
-      {"--cuda_embedding_workspace_mb",
-       [] { absl::SetFlag(&FLAGS_cuda_embedding_workspace_mb, -1); }},
       {"--segmentation_batch_size",
        [] { absl::SetFlag(&FLAGS_segmentation_batch_size, -4); }},
       {"--embedding_batch_size",

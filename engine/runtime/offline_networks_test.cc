@@ -152,11 +152,10 @@ TEST(OfflineNetworksTest, EqualsTheWindowByWindowReference) {
     EXPECT_EQ(got->summary.clean.window_idx, summary->clean.window_idx);
     EXPECT_EQ(got->summary.clean.speaker_idx, summary->clean.speaker_idx);
     // Batches of the requested size, the last one holding the rest.
-    for (const auto& [seen, size] :
-         {std::pair(control->segmentation_batches(),
-                    options.segmentation_batch_size),
-          std::pair(control->embedding_batches(),
-                    options.embedding_batch_size)}) {
+    for (const auto& [seen, size] : {std::pair(control->segmentation_batches(),
+                                               options.segmentation_batch_size),
+                                     std::pair(control->embedding_batches(),
+                                               options.embedding_batch_size)}) {
       std::vector<int> expected;
       for (int left = want.num_windows; left > 0; left -= expected.back()) {
         expected.push_back(std::min(size, left));
@@ -189,9 +188,9 @@ TEST(OfflineNetworksTest, RejectsBatchSizesOutOfRange) {
   Device device = FakeDevice(control);
   const std::vector<float> audio(16000, 0.0f);
   for (const auto& [seg, emb] : {std::pair(0, 4), std::pair(4, 0)}) {
-    auto got = RunOfflineNetworks(device, audio, pipeline::PipelineConfig(),
-                                  {.segmentation_batch_size = seg,
-                                   .embedding_batch_size = emb});
+    auto got = RunOfflineNetworks(
+        device, audio, pipeline::PipelineConfig(),
+        {.segmentation_batch_size = seg, .embedding_batch_size = emb});
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument)
         << seg << " " << emb;
   }
