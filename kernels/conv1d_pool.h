@@ -13,8 +13,8 @@
 // Arithmetic: each convolution output is a float32 FMA chain over the input
 // channels in ascending order and, within a channel, the taps in order;
 // then the max of three outputs, then + bias (rounded to nearest, as
-// nn_ops' LaunchMaxPool3 adds it). Opt-in
-// (CudaModelOptions::direct_conv1d).
+// nn_ops' LaunchMaxPool3 adds it). The CUDA segmentation's only path for
+// these two layers since the H200 round of 2026-12-05 (ADR 0093).
 #ifndef DIARIZATION_KERNELS_CONV1D_POOL_H_
 #define DIARIZATION_KERNELS_CONV1D_POOL_H_
 

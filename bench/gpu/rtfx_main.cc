@@ -343,11 +343,10 @@ absl::Status Run() {
   if (conv_api == "auto") conv_api += graph_trunk ? " = graph" : " = legacy";
   std::printf(
       "rtfx_main: %s, %.1f s of audio (%.2f h), %d windows, batch %d "
-      "(segmentation %d, %s conv1d), embedding %s (%s, conv api "
+      "(segmentation %d), embedding %s (%s, conv api "
       "%s%s), %s, %s mode, %zu speakers found\n",
       device.description.c_str(), audio_s, audio_s / 3600, num_windows, batch,
-      seg_batch, opt.segmentation.direct_conv1d ? "direct" : "cuDNN",
-      device.embedding->precision().c_str(),
+      seg_batch, device.embedding->precision().c_str(),
       opt.embedding.precision != "fp32" ? "NHWC" : "NCHW", conv_api.c_str(),
       cuda.embedding->layer1_kernel() ? ", layer1 kernel" : "",
       overlap ? "stages overlapped" : "stages in sequence", mode.c_str(),

@@ -8,7 +8,10 @@
 // NCHW activations under TF32, the high-priority stream, the "pools"
 // segmentation layout, the cuDNN SincNet path; the graph path's private
 // workspaces and layer fence and the cooperative launch token are fixed
-// behaviour.
+// behaviour. The H200 round of 2026-12-05 (ADR 0093) deleted the direct
+// stem, the embedding workspace flag and the first segmentation batch, and
+// made the segmentation's 1-D convolutions on kernels/conv1d_pool fixed
+// behaviour (the cuDNN path of those two layers deleted).
 #ifndef DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_
 #define DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_
 
@@ -75,11 +78,6 @@ struct CudaModelOptions {
   // them at 19-25 % of the H200's TF32 peak (ADR 0084). Off: cuDNN
   // (conv_api) for every layer.
   bool layer1_conv_kernel = true;
-  // Segmentation only: the two 1-D convolutions with their max-pool and
-  // bias through the project's kernel (kernels/conv1d_pool.h: float32 FMAs,
-  // the unpooled output never written) instead of cuDNN + a pooling kernel.
-  // Opt-in until measured.
-  bool direct_conv1d = false;
   // Segmentation only: the BiLSTM recurrence kernel. "qualified": the
   // cluster kernel (kernels/lstm_cluster.h) for each batch size that
   // kernels/qualification.json qualifies on this device, the resident kernel

@@ -16,9 +16,9 @@ constexpr PyanNetLengths kLengths = PyanNetSincNetLengths(kWindowSamples);
 constexpr size_t kGateFloats = size_t{2} * 4 * HP::kLstmHidden;  // 1024
 
 constexpr std::array<const char*, kSegTensorCount> kNames = {
-    "staging", "audio", "normed",  "pool0",   "conv1",  "pool1",
-    "conv2",   "pool2", "seq",     "gates",   "lstm0",  "lstm1",
-    "lstm2",   "lstm3", "linear0", "linear1", "logits", "out"};
+    "staging", "audio",   "normed", "pool0", "pool1", "pool2",
+    "seq",     "gates",   "lstm0",  "lstm1", "lstm2", "lstm3",
+    "linear0", "linear1", "logits", "out"};
 
 constexpr int I(SegTensor t) { return static_cast<int>(t); }
 
@@ -40,12 +40,8 @@ size_t SegTensorFloats(SegTensor t) {
       return kWindowSamples;
     case SegTensor::kPool0:
       return kSinc * kLengths.pool0;
-    case SegTensor::kConv1:
-      return kConv * kLengths.conv1;
     case SegTensor::kPool1:
       return kConv * kLengths.pool1;
-    case SegTensor::kConv2:
-      return kConv * kLengths.conv2;
     case SegTensor::kPool2:
     case SegTensor::kSeq:
       return kConv * kFrames;
@@ -66,7 +62,7 @@ size_t SegTensorFloats(SegTensor t) {
   return 0;
 }
 
-std::vector<SegStep> SegmentationSchedule(bool direct_conv1d) {
+std::vector<SegStep> SegmentationSchedule() {
   using T = SegTensor;
   std::vector<SegStep> s;
   s.push_back({"upload: covering audio to the device", {}, {T::kStaging}});
@@ -74,19 +70,9 @@ std::vector<SegStep> SegmentationSchedule(bool direct_conv1d) {
   s.push_back({"waveform InstanceNorm", {T::kAudio}, {T::kNormed}});
   s.push_back({"sinc conv + |.| + max-pool", {T::kNormed}, {T::kPool0}});
   s.push_back({"InstanceNorm 0 (in place)", {T::kPool0}, {T::kPool0}});
-  if (direct_conv1d) {
-    s.push_back({"conv 1 + max-pool 1 + bias", {T::kPool0}, {T::kPool1}});
-  } else {
-    s.push_back({"conv 1", {T::kPool0}, {T::kConv1}});
-    s.push_back({"bias + max-pool 1", {T::kConv1}, {T::kPool1}});
-  }
+  s.push_back({"conv 1 + max-pool 1 + bias", {T::kPool0}, {T::kPool1}});
   s.push_back({"InstanceNorm 1 (in place)", {T::kPool1}, {T::kPool1}});
-  if (direct_conv1d) {
-    s.push_back({"conv 2 + max-pool 2 + bias", {T::kPool1}, {T::kPool2}});
-  } else {
-    s.push_back({"conv 2", {T::kPool1}, {T::kConv2}});
-    s.push_back({"bias + max-pool 2", {T::kConv2}, {T::kPool2}});
-  }
+  s.push_back({"conv 2 + max-pool 2 + bias", {T::kPool1}, {T::kPool2}});
   s.push_back({"InstanceNorm 2, transposed", {T::kPool2}, {T::kSeq}});
   constexpr T kOuts[] = {T::kLstmOut0, T::kLstmOut1, T::kLstmOut2,
                          T::kLstmOut3};
@@ -107,7 +93,7 @@ std::vector<SegStep> SegmentationSchedule(bool direct_conv1d) {
 }
 
 absl::StatusOr<SegmentationActivationLayout> SegmentationActivationLayout::Plan(
-    std::string_view mode, int max_batch, bool direct_conv1d) {
+    std::string_view mode, int max_batch) {
   if (max_batch < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "segmentation activation layout: max_batch ", max_batch, " < 1"));
@@ -121,7 +107,7 @@ absl::StatusOr<SegmentationActivationLayout> SegmentationActivationLayout::Plan(
   SegmentationActivationLayout L;
   L.mode_ = std::string(mode);
   L.max_batch_ = max_batch;
-  const std::vector<SegStep> steps = SegmentationSchedule(direct_conv1d);
+  const std::vector<SegStep> steps = SegmentationSchedule();
   for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
     for (const auto* list : {&steps[i].reads, &steps[i].writes}) {
       for (SegTensor t : *list) {

@@ -47,9 +47,7 @@ enum class SegTensor : int {
   kAudio,     // (n, 160000) the windows, gathered from it
   kNormed,    // waveform InstanceNorm
   kPool0,     // (n, 80, 5325) SincNet stage 0 output (normalised in place)
-  kConv1,     // (n, 60, 5321)
   kPool1,     // (n, 60, 1773)
-  kConv2,     // (n, 60, 1769)
   kPool2,     // (n, 60, 589)
   kSeq,       // (n, 589, 60) LSTM input
   kGates,     // (n, 589, 1024) one layer's input projections
@@ -73,12 +71,12 @@ struct SegStep {
   std::vector<SegTensor> reads, writes;
 };
 // The forward pass, step by step, as CudaSegmentationModel enqueues it
-// (SincNet's filter bank on kernels/sinc_conv; direct_conv1d:
-// kernels/conv1d_pool, each 1-D convolution and
-// its max-pool in one step that reads kPool<i-1> while it writes kPool<i>,
-// so kConv1 and kConv2 are not used; else cuDNN + max-pool through them).
-// LSTM layer l reads kSeq (l = 0) or kLstmOut<l-1> and writes kLstmOut<l>.
-std::vector<SegStep> SegmentationSchedule(bool direct_conv1d = false);
+// (SincNet's filter bank on kernels/sinc_conv; each 1-D convolution with
+// its bias and max-pool on kernels/conv1d_pool, one step that reads
+// kPool<i-1> while it writes kPool<i>: the unpooled outputs never exist,
+// ADR 0093). LSTM layer l reads kSeq (l = 0) or kLstmOut<l-1> and writes
+// kLstmOut<l>.
+std::vector<SegStep> SegmentationSchedule();
 
 class SegmentationActivationLayout {
  public:
@@ -88,10 +86,9 @@ class SegmentationActivationLayout {
   // The layout `mode` ("packed" or "separate") of the schedule for
   // `max_batch` windows, checked (Validate) before it is returned.
   static absl::StatusOr<SegmentationActivationLayout> Plan(
-      std::string_view mode, int max_batch, bool direct_conv1d = false);
+      std::string_view mode, int max_batch);
 
-  // Whether the schedule uses `t` (kConv1 and kConv2 not with
-  // direct_conv1d).
+  // Whether the schedule uses `t`.
   bool used(SegTensor t) const { return slot(t).used; }
   // Byte offset and size (rounded up to kAlignment) of `t` in the buffer.
   size_t offset(SegTensor t) const { return slot(t).offset; }

@@ -23,8 +23,8 @@ using T = SegTensor;
 constexpr size_t kAlign = 256;
 size_t Round(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-// Floats per window, from models.md §1.2 (5325 / 5321 / 1773 / 1769
-// / 589 along SincNet; LSTM 2 × 128 hidden, 4 × 128 gates per direction).
+// Floats per window, from models.md §1.2 (5325 / 1773 / 589 pooled along
+// SincNet; LSTM 2 × 128 hidden, 4 × 128 gates per direction).
 size_t ReferenceFloats(T t) {
   switch (t) {
     case T::kStaging:
@@ -33,12 +33,8 @@ size_t ReferenceFloats(T t) {
       return 160000;
     case T::kPool0:
       return 80 * 5325;
-    case T::kConv1:
-      return 60 * 5321;
     case T::kPool1:
       return 60 * 1773;
-    case T::kConv2:
-      return 60 * 1769;
     case T::kPool2:
     case T::kSeq:
       return 60 * 589;
@@ -66,10 +62,9 @@ struct Range {
 };
 
 // Live steps from the schedule, ranges from the layout.
-std::vector<Range> Ranges(const SegmentationActivationLayout& layout,
-                          bool direct_conv1d = false) {
+std::vector<Range> Ranges(const SegmentationActivationLayout& layout) {
   std::vector<Range> r(kSegTensorCount);
-  const std::vector<SegStep> steps = SegmentationSchedule(direct_conv1d);
+  const std::vector<SegStep> steps = SegmentationSchedule();
   for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
     std::vector<T> touched = steps[i].reads;
     touched.insert(touched.end(), steps[i].writes.begin(),
@@ -124,19 +119,16 @@ size_t LowerBound(const std::vector<Range>& r, int steps) {
 }
 
 TEST(SegmentationSchedule, EveryTensorIsWrittenBeforeItIsRead) {
-  for (bool conv1d : {false, true}) {
-    std::vector<bool> written(kSegTensorCount, false);
-    for (const SegStep& s : SegmentationSchedule(conv1d)) {
-      for (T t : s.reads) {
-        EXPECT_TRUE(written[static_cast<int>(t)])
-            << s.what << " reads " << SegTensorName(t);
-      }
-      for (T t : s.writes) written[static_cast<int>(t)] = true;
+  std::vector<bool> written(kSegTensorCount, false);
+  for (const SegStep& s : SegmentationSchedule()) {
+    for (T t : s.reads) {
+      EXPECT_TRUE(written[static_cast<int>(t)])
+          << s.what << " reads " << SegTensorName(t);
     }
-    for (int t = 0; t < kSegTensorCount; ++t) {
-      const bool unused = conv1d && (T(t) == T::kConv1 || T(t) == T::kConv2);
-      EXPECT_EQ(written[t], !unused) << SegTensorName(T(t));
-    }
+    for (T t : s.writes) written[static_cast<int>(t)] = true;
+  }
+  for (int t = 0; t < kSegTensorCount; ++t) {
+    EXPECT_TRUE(written[t]) << SegTensorName(T(t));
   }
 }
 
@@ -145,40 +137,32 @@ TEST(SegmentationActivationLayout, NoTwoLiveTensorsShareBytes) {
   std::vector<int> batches = {1, 2, 3, 32, 128, 256};
   for (int i = 0; i < 6; ++i) batches.push_back(1 + rng() % 512);
   for (int n : batches) {
-    {
-      for (const char* mode : {"packed", "separate"}) {
-        for (bool conv1d : {false, true}) {
-          auto layout = SegmentationActivationLayout::Plan(mode, n, conv1d);
-          ASSERT_TRUE(layout.ok()) << layout.status();
-          const std::vector<Range> r = Ranges(*layout, conv1d);
-          EXPECT_EQ(Clash(r, layout->total_bytes()), "")
-              << mode << " conv1d " << conv1d << " batch " << n;
-          for (int t = 0; t < kSegTensorCount; ++t) {
-            EXPECT_EQ(layout->used(T(t)), r[t].used) << SegTensorName(T(t));
-            if (!r[t].used) continue;
-            EXPECT_EQ(layout->bytes(T(t)),
-                      Round(sizeof(float) * ReferenceFloats(T(t)) * n))
-                << SegTensorName(T(t));
-          }
-          // The upload and the download address the buffer from its start.
-          EXPECT_EQ(layout->offset(T::kAudio), 0u);
-          EXPECT_EQ(layout->offset(T::kOut), 0u);
-          EXPECT_EQ(layout->peak_live_bytes(),
-                    LowerBound(r, int(SegmentationSchedule(conv1d).size())));
-          // The direct 1-D convolutions read a pooled tensor while they
-          // write the next: in no layout may the two share bytes.
-          if (conv1d) {
-            for (auto [in, out] : {std::pair(T::kPool0, T::kPool1),
-                                   std::pair(T::kPool1, T::kPool2)}) {
-              const Range &a = r[static_cast<int>(in)],
-                          &b = r[static_cast<int>(out)];
-              EXPECT_TRUE(a.offset + a.bytes <= b.offset ||
-                          b.offset + b.bytes <= a.offset)
-                  << mode << " batch " << n << ": " << SegTensorName(in)
-                  << " and " << SegTensorName(out) << " overlap";
-            }
-          }
-        }
+    for (const char* mode : {"packed", "separate"}) {
+      auto layout = SegmentationActivationLayout::Plan(mode, n);
+      ASSERT_TRUE(layout.ok()) << layout.status();
+      const std::vector<Range> r = Ranges(*layout);
+      EXPECT_EQ(Clash(r, layout->total_bytes()), "") << mode << " batch " << n;
+      for (int t = 0; t < kSegTensorCount; ++t) {
+        EXPECT_EQ(layout->used(T(t)), r[t].used) << SegTensorName(T(t));
+        if (!r[t].used) continue;
+        EXPECT_EQ(layout->bytes(T(t)),
+                  Round(sizeof(float) * ReferenceFloats(T(t)) * n))
+            << SegTensorName(T(t));
+      }
+      // The upload and the download address the buffer from its start.
+      EXPECT_EQ(layout->offset(T::kAudio), 0u);
+      EXPECT_EQ(layout->offset(T::kOut), 0u);
+      EXPECT_EQ(layout->peak_live_bytes(),
+                LowerBound(r, int(SegmentationSchedule().size())));
+      // The 1-D convolutions (kernels/conv1d_pool) read a pooled tensor
+      // while they write the next: in no layout may the two share bytes.
+      for (auto [in, out] :
+           {std::pair(T::kPool0, T::kPool1), std::pair(T::kPool1, T::kPool2)}) {
+        const Range &a = r[static_cast<int>(in)], &b = r[static_cast<int>(out)];
+        EXPECT_TRUE(a.offset + a.bytes <= b.offset ||
+                    b.offset + b.bytes <= a.offset)
+            << mode << " batch " << n << ": " << SegTensorName(in) << " and "
+            << SegTensorName(out) << " overlap";
       }
     }
   }
@@ -205,17 +189,9 @@ TEST(SegmentationActivationLayout, Sizes) {
   };
   const size_t f = sizeof(float) * n;
   // The LSTM steps (gates + one layer's output) are the peak, and packed
-  // meets it, with the direct 1-D convolutions too (pool0 and pool1
-  // together are smaller).
+  // meets it (pool0 and pool1, live together in the first 1-D convolution,
+  // are smaller).
   EXPECT_EQ(total("packed"), Round(f * 589 * 1024) + Round(f * 589 * 256));
-  {
-    auto l = SegmentationActivationLayout::Plan("packed", n,
-                                                /*direct_conv1d=*/true);
-    ASSERT_TRUE(l.ok()) << l.status();
-    EXPECT_EQ(l->total_bytes(), total("packed"));
-    EXPECT_FALSE(l->used(T::kConv1));
-    EXPECT_FALSE(l->used(T::kConv2));
-  }
   size_t sum = 0;
   auto separate = SegmentationActivationLayout::Plan("separate", n);
   ASSERT_TRUE(separate.ok());

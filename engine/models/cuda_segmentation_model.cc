@@ -14,7 +14,6 @@
 #include "engine/models/cuda_buffers.h"
 #include "engine/models/cuda_busy_timer.h"
 #include "engine/models/cuda_context.h"
-#include "engine/models/cuda_conv2d.h"
 #include "engine/models/cuda_graph_cache.h"
 #include "engine/models/cuda_linear.h"
 #include "engine/models/cuda_precision.h"
@@ -35,7 +34,6 @@
 namespace diarization::models {
 namespace {
 
-using cuda::Conv2d;
 using cuda::CublasStatus;
 using cuda::CudaContext;
 using cuda::CudaStatus;
@@ -49,9 +47,7 @@ constexpr int kSincStride = HP::kSincStride, kConvKernel = HP::kConvKernel;
 // Lengths along the chain (models.md §1.2) for one window.
 constexpr PyanNetLengths kLengths = PyanNetSincNetLengths(kWindowSamples);
 constexpr int kP0 = kLengths.pool0;  // 5325
-constexpr int kL1 = kLengths.conv1;  // 5321
 constexpr int kP1 = kLengths.pool1;  // 1773
-constexpr int kL2 = kLengths.conv2;  // 1769
 constexpr int kP2 = kLengths.pool2;  // 589
 static_assert(kP2 == kFramesPerWindow);
 // The kernels' compile-time sizes (kernels/ does not include the shapes).
@@ -62,8 +58,6 @@ static_assert(kernels::kConv1dPoolOutChannels == HP::kConvChannels &&
               kernels::kConv1dPoolTaps == HP::kConvKernel &&
               kernels::Conv1dPoolLength(kP0) == kP1 &&
               kernels::Conv1dPoolLength(kP1) == kP2);
-// ConvBiasPool's unpooled lengths (no padding, stride 1).
-static_assert(kL1 == kP0 - kConvKernel + 1 && kL2 == kP1 - kConvKernel + 1);
 
 struct Norm {
   DeviceBuffer gamma, beta;
@@ -89,13 +83,12 @@ struct CudaSegmentationModel::Impl {
   std::unique_ptr<cuda::GraphCache> graphs;
 
   Norm wav_norm, norm[3];
-  // conv1d.1 and conv1d.2 at [1] and [2] ([0] unused: the SincNet filter
-  // bank runs on kernels/sinc_conv).
-  std::unique_ptr<Conv2d> conv[3];
-  DeviceBuffer conv_bias[2];  // conv1d.1, conv1d.2
-  // conv1d.1 and conv1d.2's weights in the direct kernel's (in, 5, 60)
-  // layout (kernels::Conv1dPoolWeights; options.direct_conv1d).
+  // conv1d.1 and conv1d.2: weights in the direct kernel's (in, 5, 60)
+  // layout (kernels::Conv1dPoolWeights) and biases. Both layers always run
+  // on kernels/conv1d_pool (ADR 0093: the segmentation stage 2-3 % shorter
+  // on an H200 than cuDNN + a separate max-pool, fixture RTTMs unchanged).
   DeviceBuffer conv1d_weights[2];
+  DeviceBuffer conv_bias[2];
   DeviceBuffer sinc_filters;  // (80, 251), for the direct kernel
   // The filters are even / odd about their centre, as ComputeSincFilters
   // writes them: the direct kernel then reads each tap pair once.
@@ -115,10 +108,9 @@ struct CudaSegmentationModel::Impl {
   // `out`, which the download reads.
   SegmentationActivationLayout layout;
   DeviceBuffer activations;
-  float *audio = nullptr, *normed = nullptr, *p0 = nullptr, *c1 = nullptr,
-        *p1 = nullptr, *c2 = nullptr, *pooled2 = nullptr, *seq = nullptr,
-        *gates = nullptr, *h[kLayers] = {}, *lin[2] = {nullptr, nullptr},
-        *logits = nullptr, *out = nullptr;
+  float *audio = nullptr, *normed = nullptr, *p0 = nullptr, *p1 = nullptr,
+        *pooled2 = nullptr, *seq = nullptr, *gates = nullptr, *h[kLayers] = {},
+        *lin[2] = {nullptr, nullptr}, *logits = nullptr, *out = nullptr;
   cuda::WindowUploader uploader;
   cuda::BusyTimer busy;
   cuda::PinnedBuffer host_out;
@@ -130,9 +122,9 @@ struct CudaSegmentationModel::Impl {
   absl::Status Enqueue(int n);
   // SincNet's 1-D convolution i (1 or 2) of n windows with its bias and
   // max-pool: `in` (in_channels × in_len per window) -> `pooled`, on the
-  // project's kernel (options.direct_conv1d) or on cuDNN through `unpooled`.
+  // project's kernel (the unpooled output is never written).
   absl::Status ConvBiasPool(int i, int n, const float* in, int in_channels,
-                            int in_len, float* unpooled, float* pooled);
+                            int in_len, float* pooled);
   absl::Status ChooseLstmKernels();
 };
 
@@ -254,27 +246,15 @@ absl::Status CudaSegmentationModel::Impl::ChooseLstmKernels() {
 }
 
 absl::Status CudaSegmentationModel::Impl::ConvBiasPool(
-    int i, int n, const float* in, int in_channels, int in_len, float* unpooled,
-    float* pooled) {
-  if (options.direct_conv1d) {
-    return kernels::LaunchConv1dMaxPool3(
-        {.x = in,
-         .weights = conv1d_weights[i - 1].f32(),
-         .bias = conv_bias[i - 1].f32(),
-         .y = pooled,
-         .batch = n,
-         .in_channels = in_channels,
-         .len = in_len},
-        ctx->stream());
-  }
-  RETURN_IF_ERROR(conv[i]->Forward(in, n, 1, in_len, unpooled));
-  return kernels::LaunchMaxPool3({.x = unpooled,
-                                  .bias = conv_bias[i - 1].f32(),
-                                  .out = pooled,
-                                  .rows = int64_t{n} * kConv,
-                                  .channels = kConv,
-                                  .in_len = in_len - kConvKernel + 1},
-                                 ctx->stream());
+    int i, int n, const float* in, int in_channels, int in_len, float* pooled) {
+  return kernels::LaunchConv1dMaxPool3({.x = in,
+                                        .weights = conv1d_weights[i - 1].f32(),
+                                        .bias = conv_bias[i - 1].f32(),
+                                        .y = pooled,
+                                        .batch = n,
+                                        .in_channels = in_channels,
+                                        .len = in_len},
+                                       ctx->stream());
 }
 
 absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
@@ -311,7 +291,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 1: conv 80→60 (+bias) → max-pool → InstanceNorm → LeakyReLU.
-  RETURN_IF_ERROR(ConvBiasPool(1, n, p0, kSinc, kP0, c1, p1));
+  RETURN_IF_ERROR(ConvBiasPool(1, n, p0, kSinc, kP0, p1));
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = p1,
                                                .gamma = norm[1].gamma.f32(),
                                                .beta = norm[1].beta.f32(),
@@ -323,7 +303,7 @@ absl::Status CudaSegmentationModel::Impl::Enqueue(int n) {
                                                .slope = kSlope},
                                               stream));
   // Stage 2, written as (batch, frame, feature) for the LSTM.
-  RETURN_IF_ERROR(ConvBiasPool(2, n, p1, kConv, kP1, c2, pooled2));
+  RETURN_IF_ERROR(ConvBiasPool(2, n, p1, kConv, kP1, pooled2));
   RETURN_IF_ERROR(kernels::LaunchInstanceNorm({.x = pooled2,
                                                .gamma = norm[2].gamma.f32(),
                                                .beta = norm[2].beta.f32(),
@@ -456,17 +436,9 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
     ASSIGN_OR_RETURN(std::vector<float> cw,
                      ReadF32(w, absl::StrCat("sincnet.conv1d.", i, ".weight"),
                              {kConv, in, kConvKernel}));
-    ASSIGN_OR_RETURN(impl->conv[i], Conv2d::Create(ctx,
-                                                   {.out_channels = kConv,
-                                                    .in_channels = in,
-                                                    .kernel_h = 1,
-                                                    .kernel_w = kConvKernel},
-                                                   cw, wo));
-    if (options.direct_conv1d) {
-      ASSIGN_OR_RETURN(impl->conv1d_weights[i - 1],
-                       DeviceBuffer::FromHost(
-                           arena, kernels::Conv1dPoolWeights(cw, in), wo));
-    }
+    ASSIGN_OR_RETURN(
+        impl->conv1d_weights[i - 1],
+        DeviceBuffer::FromHost(arena, kernels::Conv1dPoolWeights(cw, in), wo));
     ASSIGN_OR_RETURN(
         impl->conv_bias[i - 1],
         upload(absl::StrCat("sincnet.conv1d.", i, ".bias"), kConv));
@@ -526,9 +498,9 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
 
   // Activations for max_batch windows.
   const size_t bm = static_cast<size_t>(options.max_batch);
-  ASSIGN_OR_RETURN(impl->layout, SegmentationActivationLayout::Plan(
-                                     harness.segmentation_activations,
-                                     options.max_batch, options.direct_conv1d));
+  ASSIGN_OR_RETURN(impl->layout,
+                   SegmentationActivationLayout::Plan(
+                       harness.segmentation_activations, options.max_batch));
   const SegmentationActivationLayout& layout = impl->layout;
   ASSIGN_OR_RETURN(impl->activations,
                    DeviceBuffer::Allocate(arena, layout.total_bytes(),
@@ -541,9 +513,7 @@ CudaSegmentationModel::Create(const SafetensorsFile& w,
   impl->audio = at(SegTensor::kAudio);
   impl->normed = at(SegTensor::kNormed);
   impl->p0 = at(SegTensor::kPool0);
-  impl->c1 = at(SegTensor::kConv1);
   impl->p1 = at(SegTensor::kPool1);
-  impl->c2 = at(SegTensor::kConv2);
   impl->pooled2 = at(SegTensor::kPool2);
   impl->seq = at(SegTensor::kSeq);
   impl->gates = at(SegTensor::kGates);

@@ -33,10 +33,6 @@ ABSL_FLAG(std::string, cuda_conv_engine_cache, "",
           "candidates (about 30 s more on an H200) and picks faster engines, "
           "and later loads take about 5 s (ADR 0087, 0092). Empty: none (each "
           "load times the candidates for up to 1 s per layer shape)");
-ABSL_FLAG(bool, cuda_direct_conv1d, false,
-          "The segmentation's two 1-D convolutions and their max-pool on the "
-          "project's kernel instead of cuDNN + a pooling kernel (not yet "
-          "measured, ADR 0089)");
 
 namespace diarization::runtime {
 
@@ -54,7 +50,6 @@ absl::StatusOr<BackendFlags> BackendFlagsFromCommandLine() {
         "--cuda_embedding_precision=", emb.precision, ": use tf32 or fp32"));
   }
   emb.conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
-  seg.direct_conv1d = absl::GetFlag(FLAGS_cuda_direct_conv1d);
 
   // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
   // kCpuSegmentationBatchSize, says why).
@@ -89,9 +84,7 @@ std::string DescribeBackendFlags(const BackendFlags& f) {
       " segmentation_batch_size=", f.segmentation_batch_size,
       " embedding_batch_size=", f.embedding_batch_size,
       " cuda_embedding_precision=", emb.precision, " cuda_conv_engine_cache=",
-      emb.conv_engine_cache.empty() ? "(none)" : emb.conv_engine_cache,
-      " cuda_direct_conv1d=",
-      d.cuda.segmentation.direct_conv1d ? "true" : "false");
+      emb.conv_engine_cache.empty() ? "(none)" : emb.conv_engine_cache);
 }
 
 }  // namespace diarization::runtime

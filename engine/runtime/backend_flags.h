@@ -11,8 +11,6 @@
 //   --embedding_batch_size      the same for the embeddings
 //   --cuda_embedding_precision  fp32 | tf32
 //   --cuda_conv_engine_cache    file of the graph engines chosen per layer
-//   --cuda_direct_conv1d
-//                               prepared, not yet measured (ADR 0089)
 //
 // Everything else of the CUDA backend is fixed behaviour or the default of
 // models::CudaModelOptions; the kernels' own knobs are

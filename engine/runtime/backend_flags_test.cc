@@ -20,7 +20,6 @@ ABSL_DECLARE_FLAG(int, segmentation_batch_size);
 ABSL_DECLARE_FLAG(int, embedding_batch_size);
 ABSL_DECLARE_FLAG(std::string, cuda_embedding_precision);
 ABSL_DECLARE_FLAG(std::string, cuda_conv_engine_cache);
-ABSL_DECLARE_FLAG(bool, cuda_direct_conv1d);
 
 namespace diarization::runtime {
 namespace {
@@ -50,7 +49,6 @@ TEST_F(BackendFlagsTest, DefaultsAreTheServiceDefaults) {
   EXPECT_EQ(emb.workspace_bytes, defaults.embedding.workspace_bytes);
   EXPECT_TRUE(emb.layer1_conv_kernel);
   EXPECT_FALSE(emb.timed_conv_algorithms);
-  EXPECT_FALSE(f->devices.cuda.segmentation.direct_conv1d);
   EXPECT_EQ(f->devices.cuda.segmentation.lstm_kernel, "qualified");
   EXPECT_EQ(f->devices.cuda.segmentation.workspace_bytes,
             defaults.segmentation.workspace_bytes);
@@ -63,7 +61,6 @@ TEST_F(BackendFlagsTest, EachFlagSetsTheFieldItNames) {
   absl::SetFlag(&FLAGS_embedding_batch_size, 16);
   absl::SetFlag(&FLAGS_cuda_embedding_precision, "fp32");
   absl::SetFlag(&FLAGS_cuda_conv_engine_cache, "/tmp/engines.tsv");
-  absl::SetFlag(&FLAGS_cuda_direct_conv1d, true);
   auto f = BackendFlagsFromCommandLine();
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->devices.device, "cuda:1");
@@ -82,12 +79,10 @@ TEST_F(BackendFlagsTest, EachFlagSetsTheFieldItNames) {
   // No flag reaches the workspace: the backend's default.
   EXPECT_EQ(emb.workspace_bytes,
             models::CudaBackendOptions().embedding.workspace_bytes);
-  EXPECT_TRUE(seg.direct_conv1d);
   // Only the embedding takes the embedding's switches.
   EXPECT_EQ(seg.precision, "fp32");
-  EXPECT_FALSE(emb.direct_conv1d);
   const std::string line = DescribeBackendFlags(*f);
-  EXPECT_THAT(line, HasSubstr("cuda_direct_conv1d=true"));
+  EXPECT_THAT(line, HasSubstr("cuda_conv_engine_cache=/tmp/engines.tsv"));
   EXPECT_THAT(line, HasSubstr("segmentation_batch_size=128"));
 }
 
