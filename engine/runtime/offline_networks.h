@@ -29,8 +29,7 @@
 //    first call (an error is returned as is), and on_worker_stop on the
 //    thread it started; the calling thread keeps what on_worker_start set
 //    (e.g. the current CUDA device).
-//  - Batch sizes must be >= 1, and a first segmentation batch size 0 to
-//    segmentation_batch_size (else INVALID_ARGUMENT). The outputs do not
+//  - Batch sizes must be >= 1 (else INVALID_ARGUMENT). The outputs do not
 //    depend on concurrent_stages; with a float32 backend they may depend on
 //    the batch sizes in the last bits (oneDNN and cuDNN pick kernels per
 //    batch size), as the engine's do.
