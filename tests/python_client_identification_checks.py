@@ -140,6 +140,11 @@ def main():
         result = client.diarize_file(args.clip, known_speakers=known, both_views=True)
         out, err = cli(args, "--mode=unary", known_flag, "--both_views",
                        f"--exclusive_out={tmp}/cli_excl.rttm", args.clip)
+        # Kept for the example script's check (python_client_identification_test.sh).
+        with open(f"{tmp}/cli_known.rttm", "w") as f:
+            f.write(out)
+        with open(f"{tmp}/cli_known.identities", "w") as f:
+            f.write("".join(line + "\n" for line in cli_identities(err)))
         check(result.rttm == out, f"RTTM differs from the CLI's:\n{result.rttm}\nvs\n{out}")
         check(result.to_rttm() == result.rttm, "to_rttm is not the server's RTTM")
         with open(f"{tmp}/cli_excl.rttm") as f:

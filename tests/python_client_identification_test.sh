@@ -26,4 +26,27 @@ fail() { echo "FAIL: $*" >&2; echo "--- server log (last 40 lines)" >&2; tail -n
 timeout 900 "$TMP/venv/bin/python" "$RUNFILES/tests/python_client_identification_checks.py" \
   --server="127.0.0.1:$GRPC_PORT" --cli="$CLIENT_BIN" --clip="$TMP/id/clip.wav" \
   --stretch=9.8-16.4 --tmp="$TMP/id" || fail "python_client_identification_checks.py"
+
+# The example script: its voiceprint file is the CLI's, and identification
+# with it (among the same decoys) prints the CLI's RTTM, exclusive RTTM and
+# identity lines.
+D="$TMP/id"
+EXAMPLE="$RUNFILES/clients/python/examples/diarize_client.py"
+py() { timeout 300 "$TMP/venv/bin/python" "$EXAMPLE" --server="127.0.0.1:$GRPC_PORT" --deadline_s=300 "$@"; }
+py --enroll "$D/clip.wav" --speech 9.8-16.4 --out "$D/example.vp" || fail "example: --enroll"
+cmp "$D/example.vp" "$D/cli.vp" || fail "the example's voiceprint file is not the CLI's"
+py --mode=unary --known "alice=$D/example.vp,decoy_a=$D/decoy_a.vp,decoy_b=$D/decoy_b.vp" \
+  --exclusive_out "$D/example_excl.rttm" "$D/clip.wav" >"$D/example.rttm" 2>"$D/example.err" ||
+  fail "example: --known: $(cat "$D/example.err")"
+diff "$D/cli_known.rttm" "$D/example.rttm" || fail "example and CLI RTTMs differ"
+diff "$D/cli_excl.rttm" "$D/example_excl.rttm" || fail "example and CLI exclusive RTTMs differ"
+grep '^identity ' "$D/example.err" | diff "$D/cli_known.identities" - ||
+  fail "example and CLI identities differ"
+grep -q '^identity alice best=alice .* matched$' "$D/example.err" || fail "$(cat "$D/example.err")"
+set +e
+py --mode=unary --known "alice=$D/clip.wav" "$D/clip.wav" 2>"$D/err.txt"
+rc=$?
+set -e
+[[ $rc -eq 2 ]] && grep -q "voiceprint $D/clip.wav: not a serialized Voiceprint" "$D/err.txt" ||
+  fail "a WAV file as a voiceprint: expected exit 2 (local ValueError), got $rc: $(cat "$D/err.txt")"
 echo PASS
