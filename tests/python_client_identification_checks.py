@@ -182,6 +182,16 @@ def main():
               f"threshold {threshold}: {strict.identities}")
         check(not strict.exclusive_segments and not strict.exclusive_rttm,
               "an exclusive view that was not asked for")
+        try:
+            strict.exclusive_view()
+            check(False, "exclusive_view of a result without one")
+        except ValueError:
+            pass
+        try:
+            client.diarize_file(args.clip, known_speakers={"x": vp.embedding})
+            check(False, "raw bytes taken as a Voiceprint")
+        except TypeError:
+            pass
 
         # Malformed voiceprints: refused by the server, which stays healthy.
         bad = {"short": Voiceprint(vp.embedding[:1000], sha),
