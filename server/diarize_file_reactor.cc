@@ -14,6 +14,7 @@
 #include "server/call_context.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
+#include "server/transport_events.h"
 
 namespace diarization::server {
 
@@ -275,7 +276,19 @@ void DiarizeFileReactor::FinishCall(const absl::Status& given) {
   RecordCall(state_, std::move(entry));
   AddRetryHint(status, context_);
   slot_.ReleaseAdmission();
+  response_deadline_.WriteStarted(absl::InfiniteFuture());
   Finish(g);
+}
+
+void DiarizeFileReactor::OnResponseUnread() {
+  CountTransportEvent(TransportEvent::kUnreadResponse);
+  if (!LogRateLimit::Get().Allow(LogRateLimit::kEventKind)) return;
+  LogEvent("response_unread",
+           absl::StrCat("DiarizeFile from ", context_->peer(),
+                        ": the response waited unread for write_timeout_s (",
+                        state_.limits().write_timeout_s,
+                        " s); the call was cancelled (its status, logged "
+                        "before, was not delivered)"));
 }
 
 void DiarizeFileReactor::OnCancel() {
@@ -290,7 +303,10 @@ void DiarizeFileReactor::OnCancel() {
   if (job != nullptr) job->Cancel();
 }
 
-void DiarizeFileReactor::OnDone() { Release(); }
+void DiarizeFileReactor::OnDone() {
+  response_deadline_.CallDone();
+  Release();
+}
 
 void DiarizeFileReactor::AddRef() {
   absl::MutexLock lock(&mu_);

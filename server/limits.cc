@@ -38,6 +38,10 @@ absl::Status ValidateLimits(const ServiceLimits& l) {
     return absl::InvalidArgumentError(absl::StrCat(
         "config_timeout_s is ", l.config_timeout_s, "; it must be > 0"));
   }
+  if (!(l.write_timeout_s > 0.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "write_timeout_s is ", l.write_timeout_s, "; it must be > 0"));
+  }
   if (!(l.stream_backlog_high_water_s >= kMinStreamHighWaterS)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "stream_backlog_high_water_s is ", l.stream_backlog_high_water_s,

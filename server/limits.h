@@ -42,6 +42,13 @@ struct ServiceLimits {
   // CPU seconds one DiarizeFile decode may use (RESOURCE_EXHAUSTED past it);
   // 0 = unbounded.
   double max_decode_cpu_s = 60.0;
+  // A response (a message, or the final status) that the client has not
+  // taken within this many seconds ends the call (issue 39): a client that
+  // stops reading (HTTP/2 window 0) would otherwise hold its call slot for
+  // ever, past max_stream_duration_s, since a write that never completes
+  // blocks every later one. The bound is also cut at the stream's
+  // max_stream_duration_s.
+  double write_timeout_s = 30.0;
   // Partial results no more often than this many seconds of audio.
   double min_partial_interval_s = 1.0;
   double default_partial_interval_s = 5.0;

@@ -123,10 +123,7 @@ using ClusterFunction =
         int num_windows, const pipeline::PipelineConfig& config,
         const pipeline::SpeakerHints& hints)>;
 
-// The segmentation batch of a CPU device: its stages run in turn, so a
-// segmentation batch holds the embeddings back for as long as it runs
-// (about 50-300 ms per window on the CPU); the server uses it there.
-inline constexpr int kCpuSegmentationBatchSize = 32;
+// The CPU backend's batch sizes: runtime::DefaultBatchSizes (devices.h).
 
 struct EngineOptions {
   // Windows per network batch. An embedding batch window carries its 3 local
