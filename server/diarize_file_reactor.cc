@@ -292,6 +292,8 @@ void DiarizeFileReactor::OnResponseUnread() {
 }
 
 void DiarizeFileReactor::OnCancel() {
+  // The slot comes back now, not after the pool gets to this call.
+  slot_.ReleaseAdmissionOnCancel();
   runtime::Job* job = nullptr;
   client_gone_ = true;
   {

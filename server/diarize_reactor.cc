@@ -364,6 +364,8 @@ void DiarizeReactor::OnWriteDone(bool ok) {
 }
 
 void DiarizeReactor::OnCancel() {
+  // The slot comes back now, not after the pool gets to this call.
+  slot_.ReleaseAdmissionOnCancel();
   AddRef();
   state_.pool()->Post([this] {
     runtime::Job* job = nullptr;

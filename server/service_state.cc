@@ -21,7 +21,7 @@ CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
     Release();
     state_ = other.state_;
     busy_ = other.busy_;
-    admitted_ = other.admitted_;
+    admitted_ = other.admitted_.load();
     other.state_ = nullptr;
     principal_ = std::move(other.principal_);
     other.busy_ = false;
@@ -41,10 +41,14 @@ void CallSlot::Release() {
 }
 
 void CallSlot::ReleaseAdmission() {
-  if (state_ == nullptr || !admitted_) return;
-  admitted_ = false;
+  if (state_ == nullptr) return;
   principal_ = auth::PrincipalCalls::Slot();
-  state_->ReleaseAdmission();
+  if (admitted_.exchange(false)) state_->ReleaseAdmission();
+}
+
+void CallSlot::ReleaseAdmissionOnCancel() {
+  if (state_ == nullptr) return;
+  if (admitted_.exchange(false)) state_->ReleaseAdmission();
 }
 
 void CallSlot::MarkBusy() {

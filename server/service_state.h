@@ -6,6 +6,7 @@
 #ifndef DIARIZATION_SERVER_SERVICE_STATE_H_
 #define DIARIZATION_SERVER_SERVICE_STATE_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +44,7 @@ class CallSlot {
       : state_(other.state_),
         principal_(std::move(other.principal_)),
         busy_(other.busy_),
-        admitted_(other.admitted_) {
+        admitted_(other.admitted_.load()) {
     other.state_ = nullptr;
     other.busy_ = false;
     other.admitted_ = false;
@@ -70,6 +71,12 @@ class CallSlot {
   // final message is flushed before the server stops. principal() is null
   // afterwards. Idempotent.
   void ReleaseAdmission();
+  // The same from any thread, at once, for a call the client cancelled or
+  // reset (issue 39: under a reset flood the reactors' own release waited
+  // behind the flood on the work pool, and legitimate calls were refused
+  // for slots no client held). The principal's place stays until the slot
+  // is destroyed (principal() may be in use on the call's own thread).
+  void ReleaseAdmissionOnCancel();
 
  private:
   void Release();
@@ -78,7 +85,7 @@ class CallSlot {
   bool busy_ = false;
   // Counts in ServiceState::admitted_calls_ (from admission until
   // ReleaseAdmission); false for an empty slot.
-  bool admitted_ = false;
+  std::atomic<bool> admitted_{false};
 };
 
 // The threads the reactors use, owned by GrpcServer.
