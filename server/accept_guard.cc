@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
@@ -38,6 +39,9 @@ struct Guard {
   absl::Mutex mu;
   absl::flat_hash_map<int, std::string> peer_of_fd ABSL_GUARDED_BY(mu);
   absl::flat_hash_map<std::string, int> per_peer ABSL_GUARDED_BY(mu);
+  // "address:port" (gRPC's peer without its scheme) → descriptor.
+  absl::flat_hash_map<std::string, int> fd_of_endpoint ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<int, std::string> endpoint_of_fd ABSL_GUARDED_BY(mu);
   // Given up to accept (and refuse) a connection when descriptors run out.
   std::atomic<int> spare{-1};
 };
@@ -60,19 +64,32 @@ int LocalPort(int fd) {
   return -1;
 }
 
-std::string PeerAddress(int fd) {
+// The peer's address ("1.2.3.4", "::1"; an IPv4-mapped IPv6 address as
+// IPv4, as gRPC names it) and its "address:port" in gRPC's peer form
+// ("1.2.3.4:5678", "[::1]:5678").
+std::pair<std::string, std::string> PeerAddress(int fd) {
   sockaddr_storage a{};
   socklen_t len = sizeof(a);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return {};
   char text[INET6_ADDRSTRLEN] = {};
+  int port = 0;
   if (a.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, text,
-              sizeof(text));
-  } else if (a.ss_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, text,
-              sizeof(text));
+    const auto* v4 = reinterpret_cast<sockaddr_in*>(&a);
+    inet_ntop(AF_INET, &v4->sin_addr, text, sizeof(text));
+    port = ntohs(v4->sin_port);
+    return {text, std::string(text) + ":" + std::to_string(port)};
   }
-  return text;
+  if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<sockaddr_in6*>(&a);
+    port = ntohs(v6->sin6_port);
+    if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
+      inet_ntop(AF_INET, &v6->sin6_addr.s6_addr[12], text, sizeof(text));
+      return {text, std::string(text) + ":" + std::to_string(port)};
+    }
+    inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof(text));
+    return {text, "[" + std::string(text) + "]:" + std::to_string(port)};
+  }
+  return {};
 }
 
 // Closes with an RST (SO_LINGER 0): the client learns at once.
@@ -105,7 +122,7 @@ bool Admit(int fd) {
     CountTransportEvent(TransportEvent::kConnectionRefusedGlobal);
     return false;
   }
-  std::string peer = PeerAddress(fd);
+  auto [peer, endpoint] = PeerAddress(fd);
   absl::MutexLock lock(&g.mu);
   int& n = g.per_peer[peer];
   if (g.max_per_peer > 0 && n >= g.max_per_peer) {
@@ -115,6 +132,8 @@ bool Admit(int fd) {
   }
   ++n;
   g.peer_of_fd[fd] = std::move(peer);
+  g.fd_of_endpoint[endpoint] = fd;
+  g.endpoint_of_fd[fd] = std::move(endpoint);
   g.open.fetch_add(1);
   g.tracked[fd].store(1);
   return true;
@@ -129,6 +148,10 @@ void Forget(int fd) {
     auto p = g.per_peer.find(it->second);
     if (p != g.per_peer.end() && --p->second <= 0) g.per_peer.erase(p);
     g.peer_of_fd.erase(it);
+  }
+  if (auto e = g.endpoint_of_fd.find(fd); e != g.endpoint_of_fd.end()) {
+    g.fd_of_endpoint.erase(e->second);
+    g.endpoint_of_fd.erase(e);
   }
   g.open.fetch_sub(1);
 }
@@ -149,6 +172,19 @@ void StartAcceptGuard(const AcceptGuardOptions& options,
 }
 
 int AcceptGuardOpenConnections() { return G().open.load(); }
+
+bool CloseConnectionOf(const std::string& grpc_peer) {
+  const size_t colon = grpc_peer.find(':');
+  if (colon == std::string::npos) return false;
+  const std::string endpoint = grpc_peer.substr(colon + 1);
+  Guard& g = G();
+  // Under mu: close() of this descriptor (Forget) waits, so the shutdown
+  // cannot reach a reused descriptor.
+  absl::MutexLock lock(&g.mu);
+  auto it = g.fd_of_endpoint.find(endpoint);
+  if (it == g.fd_of_endpoint.end()) return false;
+  return shutdown(it->second, SHUT_RDWR) == 0;
+}
 
 }  // namespace diarization::server
 

@@ -40,6 +40,14 @@ void StartAcceptGuard(const AcceptGuardOptions& options,
 // Connections the guard counts as open now (for tests and the log).
 int AcceptGuardOpenConnections();
 
+// Closes the connection of a call whose peer is `grpc_peer` (gRPC's
+// "ipv4:1.2.3.4:5678" / "ipv6:[::1]:5678"), if the guard accepted it:
+// shutdown(2) on its socket, so gRPC sees the end of the stream and drops
+// the transport with every call on it. The only way to close one
+// connection that gRPC 1.51 leaves to its application (it has no per-
+// connection GOAWAY API). False when no such connection is open.
+bool CloseConnectionOf(const std::string& grpc_peer);
+
 }  // namespace diarization::server
 
 #endif  // DIARIZATION_SERVER_ACCEPT_GUARD_H_

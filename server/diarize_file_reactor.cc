@@ -12,6 +12,7 @@
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
 #include "server/call_context.h"
+#include "server/reset_flood_guard.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
 #include "server/transport_events.h"
@@ -39,7 +40,10 @@ DiarizeFileReactor::DiarizeFileReactor(ServiceState& state,
 void DiarizeFileReactor::Begin() {
   // Cheap checks only: this runs on a gRPC thread.
   absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
-  if (!slot.ok()) return FinishCall(slot.status());
+  if (!slot.ok()) {
+    OnCallCancelled(context_->peer());
+    return FinishCall(slot.status());
+  }
   slot_ = *std::move(slot);
 
   absl::StatusOr<ValidatedConfig> config =
@@ -294,6 +298,7 @@ void DiarizeFileReactor::OnResponseUnread() {
 void DiarizeFileReactor::OnCancel() {
   // The slot comes back now, not after the pool gets to this call.
   slot_.ReleaseAdmissionOnCancel();
+  OnCallCancelled(context_->peer());
   runtime::Job* job = nullptr;
   client_gone_ = true;
   {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/call_context.h"
+#include "server/reset_flood_guard.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
 #include "server/transport_events.h"
@@ -32,7 +33,10 @@ DiarizeReactor::DiarizeReactor(ServiceState& state,
 
 void DiarizeReactor::Begin() {
   absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
-  if (!slot.ok()) return Fail(slot.status());
+  if (!slot.ok()) {
+    OnCallCancelled(context_->peer());
+    return Fail(slot.status());
+  }
   slot_ = *std::move(slot);
   if (CallTimer* timer = state_.timer(); timer != nullptr) {
     // The config deadline, or the stream's whole life if that is shorter;
@@ -366,6 +370,7 @@ void DiarizeReactor::OnWriteDone(bool ok) {
 void DiarizeReactor::OnCancel() {
   // The slot comes back now, not after the pool gets to this call.
   slot_.ReleaseAdmissionOnCancel();
+  OnCallCancelled(context_->peer());
   AddRef();
   state_.pool()->Post([this] {
     runtime::Job* job = nullptr;

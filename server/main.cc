@@ -47,6 +47,7 @@
 #include "server/open_file_limit.h"
 #include "server/process_metrics.h"
 #include "server/request_log.h"
+#include "server/reset_flood_guard.h"
 #include "server/transport_events.h"
 #include "server/version.h"
 
@@ -198,6 +199,9 @@ ABSL_FLAG(int, max_connections_per_peer, 512,
 ABSL_FLAG(int, max_metadata_bytes, 8192,
           "Largest request header list (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE, "
           "GRPC_ARG_MAX_METADATA_SIZE)");
+ABSL_FLAG(int, max_resets_per_s, 100,
+          "A connection that cancels or resets more calls than this within "
+          "one second is closed (HTTP/2 rapid reset); 0 = no limit");
 ABSL_FLAG(double, log_lines_per_s, 20.0,
           "Per-call log lines that an attacker can trigger (refusals, errors, "
           "GetInfo, gRPC core's lines): at most this many per second of each "
@@ -318,6 +322,11 @@ absl::Status GuardConnections(int grpc_port, bool metrics_on) {
              headroom - static_cast<int64_t>(g_open_file_limit / 8));
   const int cap = global == 0 ? static_cast<int>(fit)
                               : static_cast<int>(std::min<int64_t>(global, fit));
+  if (absl::GetFlag(FLAGS_max_resets_per_s) < 0) {
+    return absl::InvalidArgumentError("--max_resets_per_s must be >= 0");
+  }
+  SetMaxResetsPerSecond(absl::GetFlag(FLAGS_max_resets_per_s),
+                        &CloseConnectionOf);
   StartAcceptGuard({.port = grpc_port,
                     .max_connections = cap,
                     .max_connections_per_peer = per_peer},
@@ -519,6 +528,7 @@ absl::Status Run() {
   runtime::EngineOptions engine_options;
   engine_options.segmentation_batch_size = segmentation_batch_size;
   engine_options.embedding_batch_size = embedding_batch_size;
+  engine_options.live_windows_first = default_batches.live_windows_first;
   engine_options.max_batch_wait =
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;

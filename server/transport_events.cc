@@ -20,6 +20,8 @@ const char* EventName(TransportEvent e) {
       return "connection_refused_peer";
     case TransportEvent::kAcceptFdExhausted:
       return "accept_fd_exhausted";
+    case TransportEvent::kResetFloodClosed:
+      return "reset_flood_closed";
     case TransportEvent::kCount:
       break;
   }

@@ -9,6 +9,8 @@
 //                        (accept_guard.h)
 //     accept_fd_exhausted: accept failed for want of a descriptor (the
 //                        queued connection was refused, the listener kept)
+//     reset_flood_closed: a connection closed for cancelling calls faster
+//                        than --max_resets_per_s (reset_flood_guard.h)
 //   diarization_log_lines_suppressed_total{kind="..."}: per-call log lines
 //     not written by the rate limit (kind: the status code, or the event).
 // Counters are atomics: the accept path bumps them without a lock.
@@ -30,6 +32,7 @@ enum class TransportEvent {
   kConnectionRefusedGlobal,
   kConnectionRefusedPeer,
   kAcceptFdExhausted,
+  kResetFloodClosed,
   kCount,
 };
 

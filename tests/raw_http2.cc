@@ -90,6 +90,10 @@ absl::StatusOr<std::unique_ptr<RawHttp2Connection>> RawHttp2Connection::Connect(
   }
   const int one = 1;
   setsockopt(c->fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  // A write the server does not take within 2 s fails (tests stay bounded).
+  const timeval send_timeout{.tv_sec = 2, .tv_usec = 0};
+  setsockopt(c->fd_, SOL_SOCKET, SO_SNDTIMEO, &send_timeout,
+             sizeof(send_timeout));
   // SETTINGS: ENABLE_PUSH 0, INITIAL_WINDOW_SIZE.
   std::string settings;
   settings += std::string{0, 2} + Be32(0);

@@ -27,7 +27,7 @@ absl::StatusOr<Device> MakeCpuDevice(const models::ModelDirectory& dir,
 BatchSizes DefaultBatchSizes(const DeviceSpec& spec) {
   if (spec.cpu) {
     const int run = models::CpuModelOptions{}.max_windows_per_run;
-    return {.segmentation = run, .embedding = run};
+    return {.segmentation = run, .embedding = run, .live_windows_first = true};
   }
   // EngineOptions' (devices_test checks that they agree).
   const DevicesOptions cuda;

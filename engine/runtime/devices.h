@@ -94,6 +94,8 @@ absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device);
 struct BatchSizes {
   int segmentation = 0;
   int embedding = 0;
+  // EngineOptions::live_windows_first.
+  bool live_windows_first = false;
 };
 
 // The batch sizes a server uses on the devices of `spec` unless told
@@ -107,7 +109,10 @@ struct BatchSizes {
 // made it wait out eight runs of a bulk upload (9-16 s beside one upload,
 // issue 39). Larger CPU batches bought nothing: a batch of 32 ran as eight
 // runs of 4 anyway (CpuRunChunks), and a window's outputs do not depend on
-// its batch-mates (ADR 0083), so results are the same bit for bit.
+// its batch-mates (ADR 0083), so results are the same bit for bit. For the
+// same reason the CPU takes streaming windows first, in batches of their
+// own (EngineOptions::live_windows_first): a live window then waits behind
+// at most the one batch in progress.
 BatchSizes DefaultBatchSizes(const DeviceSpec& spec);
 
 struct LoadedDevices {

@@ -84,10 +84,12 @@ TEST(DefaultBatchSizes, CpuBatchesAreOneNetworkRun) {
   const BatchSizes cpu = DefaultBatchSizes({.cpu = true});
   EXPECT_EQ(cpu.segmentation, 4);
   EXPECT_EQ(cpu.embedding, 4);
+  EXPECT_TRUE(cpu.live_windows_first);
   const BatchSizes cuda = DefaultBatchSizes({.all_cuda = true});
   const EngineOptions engine;
   EXPECT_EQ(cuda.segmentation, engine.segmentation_batch_size);
   EXPECT_EQ(cuda.embedding, engine.embedding_batch_size);
+  EXPECT_FALSE(cuda.live_windows_first);
 }
 
 TEST(LoadDevices, MissingDirectoryFails) {
