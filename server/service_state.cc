@@ -79,6 +79,11 @@ void ServiceState::UpdateHealthLocked() {
     const bool serving = state_ == ServingState::kServing;
     health_->SetServingStatus(serving);
     health_->SetServingStatus("diarization.v1.Diarization", serving);
+    // For liveness probes: SERVING whenever the gRPC port answers at all
+    // (loading and draining too, which must not restart the pod), so a
+    // listener that stopped accepting fails the probe where a TCP probe,
+    // answered by the kernel's listen queue, passed (issue 39).
+    health_->SetServingStatus("diarization.liveness", true);
   }
 }
 

@@ -168,8 +168,8 @@ bool RawHttp2Connection::WindowUpdate(int stream, uint32_t increment) {
   return Write(Http2Frame(kWindowUpdate, 0, stream, Be32(increment)));
 }
 
-bool RawHttp2Connection::SendEndlessHeader(int stream, size_t frame_bytes,
-                                           size_t total_bytes) {
+size_t RawHttp2Connection::SendEndlessHeader(int stream, size_t frame_bytes,
+                                             size_t total_bytes) {
   // A valid start: the pseudo-headers, then one literal whose value is
   // `total_bytes` long and never completes.
   std::string first =
@@ -179,13 +179,16 @@ bool RawHttp2Connection::SendEndlessHeader(int stream, size_t frame_bytes,
                    Literal("content-type", "application/grpc"),
                    std::string(1, '\0'), HpackInt(3, 7, 0), "x-a",
                    HpackInt(total_bytes, 7, 0));
-  if (!Write(Http2Frame(kHeaders, 0, stream, first))) return false;
-  const std::string chunk(frame_bytes, 'a');
-  for (size_t sent = 0; sent < total_bytes; sent += frame_bytes) {
-    if (closed_.load() || goaway_.load()) return false;
-    if (!Write(Http2Frame(kContinuation, 0, stream, chunk))) return false;
+  if (!Write(Http2Frame(kHeaders, 0, stream, first))) return 0;
+  size_t sent = first.size();
+  const std::string frame =
+      Http2Frame(kContinuation, 0, stream, std::string(frame_bytes, 'a'));
+  while (sent < total_bytes) {
+    if (closed_.load() || goaway_.load()) break;
+    if (!Write(frame)) break;
+    sent += frame.size();
   }
-  return true;
+  return sent;
 }
 
 void RawHttp2Connection::ReadLoop() {

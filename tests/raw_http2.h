@@ -39,8 +39,9 @@ class RawHttp2Connection {
   bool Reset(int stream);
   // A HEADERS frame without END_HEADERS, then CONTINUATION frames of
   // `frame_bytes` each, `total_bytes` of one header value in all (never
-  // ending the header block). False once the connection is gone.
-  bool SendEndlessHeader(int stream, size_t frame_bytes, size_t total_bytes);
+  // ending the header block). Returns the bytes the socket took before
+  // the peer closed the connection (or all of them).
+  size_t SendEndlessHeader(int stream, size_t frame_bytes, size_t total_bytes);
   // Stream and connection window updates.
   bool WindowUpdate(int stream, uint32_t increment);
 

@@ -9,10 +9,13 @@
 // DIARIZATION_SERVER_UNDER_TEST runs them against another build (the one
 // before the fixes, to see them fail: docs/reliability.md).
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -368,6 +371,122 @@ TEST_F(TransportAttack, RapidResetNeitherLocksOthersOutNorFloodsTheLog) {
                resets.load());
   // The burst (200) and 20 a second per status code, for a few codes.
   EXPECT_LE(lines, 800) << "every reset call wrote a log line";
+  ExpectOnlyJsonLines(*server_);
+}
+
+// A free TCP port on 127.0.0.1 (bound, then released for the caller).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// deploy/proxy/haproxy.cfg in front of `backend_port`, run by Debian's
+// haproxy in the foreground; killed (its PID only) when destroyed.
+class Proxy {
+ public:
+  static std::unique_ptr<Proxy> Start(int backend_port) {
+    auto p = std::make_unique<Proxy>();
+    p->port_ = FreePort();
+    const std::string log = NewTempDir("proxy") + "/haproxy.log";
+    const std::string config = Runfile("deploy/proxy/haproxy.cfg");
+    const std::string bind = absl::StrCat("127.0.0.1:", p->port_);
+    const std::string backend = absl::StrCat("127.0.0.1:", backend_port);
+    p->pid_ = fork();
+    if (p->pid_ == 0) {
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, STDERR_FILENO);
+        dup2(fd, STDOUT_FILENO);
+      }
+      setenv("PROXY_BIND", bind.c_str(), 1);
+      setenv("BACKEND_ADDR", backend.c_str(), 1);
+      execl("/usr/sbin/haproxy", "haproxy", "-db", "-f", config.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Up when it accepts a connection (5 s at most).
+    const absl::Time end = absl::Now() + absl::Seconds(5);
+    while (absl::Now() < end) {
+      auto c = RawHttp2Connection::Connect("127.0.0.1", p->port_, 65535);
+      if (c.ok()) return p;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return nullptr;
+  }
+  ~Proxy() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+    }
+  }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// Finding 4: a header list sent in endless CONTINUATION frames. gRPC 1.51
+// reads it to its end (CVE-2023-33953): the server alone takes 8 MB of one
+// header on one connection. The front proxy of deploy/proxy (haproxy) must
+// close such a connection within its 16 KiB buffer, and still pass gRPC
+// calls through to the server.
+TEST_F(TransportAttack, ProxyClosesOversizedHeaders) {
+  StartServer({});
+  std::unique_ptr<Proxy> proxy = Proxy::Start(server_->grpc_port());
+  ASSERT_NE(proxy, nullptr) << "haproxy did not start (scripts/install_deps.sh "
+                               "installs it)";
+  // gRPC through the proxy.
+  {
+    auto channel =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", proxy->port()),
+                            grpc::InsecureChannelCredentials());
+    auto stub = v1::Diarization::NewStub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(In(60));
+    v1::DiarizeResult result;
+    const grpc::Status s = server::testing::DiarizeFile(
+        *stub, RawConfig("via-proxy"), Pcm(3, 42), &result, &context);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_NEAR(result.audio_s(), 3, 1e-3);
+  }
+  constexpr size_t kTotal = 8 << 20;
+  auto direct = RawHttp2Connection::Connect("127.0.0.1", server_->grpc_port(),
+                                            65535);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  absl::Time start = absl::Now();
+  const size_t direct_sent = (*direct)->SendEndlessHeader(1, 16000, kTotal);
+  std::fprintf(stderr,
+               "oversized header, the server alone: %.1f MB taken in %.1f s, "
+               "connection %s\n",
+               direct_sent / 1e6, absl::ToDoubleSeconds(absl::Now() - start),
+               (*direct)->closed() ? "closed" : "still open");
+  direct->reset();
+  auto via = RawHttp2Connection::Connect("127.0.0.1", proxy->port(), 65535);
+  ASSERT_TRUE(via.ok()) << via.status();
+  start = absl::Now();
+  const size_t via_sent = (*via)->SendEndlessHeader(1, 16000, kTotal);
+  // The proxy's close may reach the client after a few more frames.
+  const absl::Time end = absl::Now() + absl::Seconds(2);
+  while (!(*via)->closed() && absl::Now() < end) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  std::fprintf(stderr,
+               "oversized header, through the proxy: %.3f MB taken in %.2f s, "
+               "connection %s\n",
+               via_sent / 1e6, absl::ToDoubleSeconds(absl::Now() - start),
+               (*via)->closed() ? "closed" : "still open");
+  EXPECT_TRUE((*via)->closed()) << "the proxy kept reading the header";
+  EXPECT_LT(via_sent, size_t{1} << 20);
+  EXPECT_TRUE(HealthyOnNewConnection(*server_, 2.0));
   ExpectOnlyJsonLines(*server_);
 }
 
