@@ -52,8 +52,8 @@ void RecordCall(ServiceState& state, RequestLogEntry entry) {
   // limited per status code (issue 39: a reset flood wrote 223,000 lines);
   // a call that returned a result is always logged. The next line written
   // says how many were left out (and /metrics counts them).
-  const bool has_result = entry.code == grpc::StatusCode::OK &&
-                          entry.method != "GetInfo";
+  const bool has_result =
+      entry.code == grpc::StatusCode::OK && entry.method != "GetInfo";
   if (!has_result) {
     LogRateLimit& limit = LogRateLimit::Get();
     const int kind = static_cast<int>(entry.code);

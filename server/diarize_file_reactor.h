@@ -80,9 +80,9 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   runtime::Reservation reservation_;
 
   // Ends the call when its response waits unread (issue 39).
-  ResponseDeadline response_deadline_{
-      state_, context_, [this] { AddRef(); }, [this] { Release(); },
-      [this] { OnResponseUnread(); }};
+  ResponseDeadline response_deadline_{state_, context_, [this] { AddRef(); },
+                                      [this] { Release(); },
+                                      [this] { OnResponseUnread(); }};
   void OnResponseUnread();
 
   // Set by OnCancel; polled by the decode.

@@ -388,10 +388,10 @@ void DiarizeReactor::OnCancel() {
 
 void DiarizeReactor::OnResponseUnread() {
   CountTransportEvent(TransportEvent::kUnreadResponse);
-  const std::string why = absl::StrCat(
-      "a response waited unread for write_timeout_s (",
-      state_.limits().write_timeout_s,
-      " s) or past max_stream_duration_s; the call was cancelled");
+  const std::string why =
+      absl::StrCat("a response waited unread for write_timeout_s (",
+                   state_.limits().write_timeout_s,
+                   " s) or past max_stream_duration_s; the call was cancelled");
   absl::MutexLock lock(&mu_);
   if (!ended_) {
     // The cancel that follows ends the job; this is the call's reason.
@@ -406,12 +406,11 @@ void DiarizeReactor::OnResponseUnread() {
     deferred_log_.reset();
   } else if (LogRateLimit::Get().Allow(LogRateLimit::kEventKind)) {
     LogEvent("response_unread",
-             absl::StrCat(
-                 "Diarize ",
-                 config_.has_value() ? config_->request_id
-                                     : session_.sent_request_id(),
-                 " from ", context_->peer(), ": ", why,
-                 " (its status, logged before, was not delivered)"));
+             absl::StrCat("Diarize ",
+                          config_.has_value() ? config_->request_id
+                                              : session_.sent_request_id(),
+                          " from ", context_->peer(), ": ", why,
+                          " (its status, logged before, was not delivered)"));
   }
 }
 

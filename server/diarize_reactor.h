@@ -142,9 +142,9 @@ class DiarizeReactor
   std::atomic<int> refs_{1};
   std::atomic<CallTimer::Id> config_timer_{0};
   // Ends the call when a response waits unread (issue 39).
-  ResponseDeadline response_deadline_{
-      state_, context_, [this] { AddRef(); }, [this] { Release(); },
-      [this] { OnResponseUnread(); }};
+  ResponseDeadline response_deadline_{state_, context_, [this] { AddRef(); },
+                                      [this] { Release(); },
+                                      [this] { OnResponseUnread(); }};
 
   absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;

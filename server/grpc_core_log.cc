@@ -13,10 +13,10 @@ namespace {
 void LogAsJson(gpr_log_func_args* args) {
   LogRateLimit& limit = LogRateLimit::Get();
   if (!limit.Allow(LogRateLimit::kEventKind)) return;
-  std::string detail = absl::StrCat(
-      gpr_log_severity_string(args->severity), " ",
-      args->file != nullptr ? args->file : "", ":", args->line, ": ",
-      args->message != nullptr ? args->message : "");
+  std::string detail =
+      absl::StrCat(gpr_log_severity_string(args->severity), " ",
+                   args->file != nullptr ? args->file : "", ":", args->line,
+                   ": ", args->message != nullptr ? args->message : "");
   if (const uint64_t n = limit.TakeSuppressed(LogRateLimit::kEventKind)) {
     absl::StrAppend(&detail, " (", n, " event lines left out before this)");
   }

@@ -37,8 +37,8 @@
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
 #include "prometheus/registry.h"
-#include "server/auth/port_security.h"
 #include "server/accept_guard.h"
+#include "server/auth/port_security.h"
 #include "server/build_stamp.h"
 #include "server/grpc_core_log.h"
 #include "server/grpc_server.h"
@@ -207,8 +207,7 @@ ABSL_FLAG(double, log_lines_per_s, 20.0,
           "GetInfo, gRPC core's lines): at most this many per second of each "
           "status code, in bursts of --log_burst_lines; the rest are counted "
           "in diarization_log_lines_suppressed_total (0 = no limit)");
-ABSL_FLAG(double, log_burst_lines, 200.0,
-          "Burst of --log_lines_per_s");
+ABSL_FLAG(double, log_burst_lines, 200.0, "Burst of --log_lines_per_s");
 ABSL_FLAG(double, metrics_request_timeout_s, 5.0,
           "The metrics port closes a connection that has not sent a whole "
           "request header this long after opening or after its previous "
@@ -264,6 +263,7 @@ absl::StatusOr<ServiceLimits> LimitsFromFlags() {
       absl::GetFlag(FLAGS_stream_backlog_high_water_s);
   l.max_decode_cpu_s = absl::GetFlag(FLAGS_max_decode_cpu_s);
   l.write_timeout_s = absl::GetFlag(FLAGS_write_timeout_s);
+  l.max_calls_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   RETURN_IF_ERROR(ValidateLimits(l));
   return l;
 }
@@ -317,11 +317,12 @@ absl::Status GuardConnections(int grpc_port, bool metrics_on) {
       metrics_on ? absl::GetFlag(FLAGS_metrics_connection_limit) : 0;
   const int64_t headroom = 64 + metrics_fds;
   const int64_t fit = std::max<int64_t>(
-      8, static_cast<int64_t>(std::min<uint64_t>(g_open_file_limit,
-                                                 uint64_t{1} << 30)) -
+      8, static_cast<int64_t>(
+             std::min<uint64_t>(g_open_file_limit, uint64_t{1} << 30)) -
              headroom - static_cast<int64_t>(g_open_file_limit / 8));
-  const int cap = global == 0 ? static_cast<int>(fit)
-                              : static_cast<int>(std::min<int64_t>(global, fit));
+  const int cap = global == 0
+                      ? static_cast<int>(fit)
+                      : static_cast<int>(std::min<int64_t>(global, fit));
   if (absl::GetFlag(FLAGS_max_resets_per_s) < 0) {
     return absl::InvalidArgumentError("--max_resets_per_s must be >= 0");
   }
@@ -331,13 +332,13 @@ absl::Status GuardConnections(int grpc_port, bool metrics_on) {
                     .max_connections = cap,
                     .max_connections_per_peer = per_peer},
                    g_open_file_limit);
-  LogEvent("connection_caps",
-           absl::StrCat("gRPC connections: at most ", cap, " (",
-                        cap < global || global == 0
-                            ? "below the open-file limit"
-                            : "--max_connections",
-                        "), ", per_peer == 0 ? "no cap" : absl::StrCat(per_peer),
-                        " per address; open-file limit ", g_open_file_limit));
+  LogEvent(
+      "connection_caps",
+      absl::StrCat("gRPC connections: at most ", cap, " (",
+                   cap < global || global == 0 ? "below the open-file limit"
+                                               : "--max_connections",
+                   "), ", per_peer == 0 ? "no cap" : absl::StrCat(per_peer),
+                   " per address; open-file limit ", g_open_file_limit));
   return absl::OkStatus();
 }
 

@@ -333,8 +333,7 @@ MHD_Daemon* MetricsEndpoint::StartDaemon(const void* addr, int listen_fd,
       MHD_OPTION_EXTERNAL_LOGGER, &MetricsEndpoint::OnLibraryMessage, this,
       MHD_OPTION_NOTIFY_CONNECTION, &MetricsRequestHandler::OnConnection, this,
       MHD_OPTION_NOTIFY_COMPLETED, &MetricsRequestHandler::OnRequestCompleted,
-      this,
-      MHD_OPTION_END);
+      this, MHD_OPTION_END);
 }
 
 void MetricsEndpoint::WatchCertificates() {

@@ -100,7 +100,6 @@ class MetricsEndpoint {
 
   static void OnLibraryMessage(void* cls, const char* format, va_list args);
 
-
   // Starts a daemon on `listen_fd` (or on `addr` when -1) with the current
   // certificate, if any.
   MHD_Daemon* StartDaemon(const void* addr, int listen_fd, bool ipv6);

@@ -20,8 +20,8 @@ OpenFileLimit RaiseOpenFileLimit() {
   OpenFileLimit out;
   rlimit r{};
   if (getrlimit(RLIMIT_NOFILE, &r) != 0) {
-    out.summary = absl::StrCat("getrlimit(RLIMIT_NOFILE) failed: ",
-                               std::strerror(errno));
+    out.summary =
+        absl::StrCat("getrlimit(RLIMIT_NOFILE) failed: ", std::strerror(errno));
     return out;
   }
   out.soft_before = r.rlim_cur;
@@ -41,9 +41,9 @@ OpenFileLimit RaiseOpenFileLimit() {
     return out;
   }
   out.soft = raised.rlim_cur;
-  out.summary = absl::StrCat("open files: soft limit raised from ",
-                             Show(r.rlim_cur), " to the hard limit ",
-                             Show(r.rlim_max));
+  out.summary =
+      absl::StrCat("open files: soft limit raised from ", Show(r.rlim_cur),
+                   " to the hard limit ", Show(r.rlim_max));
   return out;
 }
 

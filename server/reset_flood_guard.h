@@ -3,9 +3,9 @@
 // each one and has no limit on resets, so the reactors count the calls
 // cancelled on each connection (OnCancel) here, and a connection that
 // cancels more than `max_per_s` calls within one second is closed
-// (by the server binary's accept guard, accept_guard.h): every call on it ends, and its
-// client has to connect again (where the per-address connection cap holds
-// it). Legitimate clients cancel a handful of calls per second.
+// (by the server binary's accept guard, accept_guard.h): every call on it ends,
+// and its client has to connect again (where the per-address connection cap
+// holds it). Legitimate clients cancel a handful of calls per second.
 #ifndef DIARIZATION_SERVER_RESET_FLOOD_GUARD_H_
 #define DIARIZATION_SERVER_RESET_FLOOD_GUARD_H_
 

@@ -23,10 +23,9 @@ void ResponseDeadline::WriteStarted(absl::Time call_end) {
   if (timer == nullptr) return;
   Disarm();
   const absl::Time now = absl::Now();
-  const absl::Time when =
-      std::max(now + absl::Seconds(1),
-               std::min(now + absl::Seconds(state_.limits().write_timeout_s),
-                        call_end));
+  const absl::Time when = std::max(
+      now + absl::Seconds(1),
+      std::min(now + absl::Seconds(state_.limits().write_timeout_s), call_end));
   const uint64_t generation = ++generation_;
   hold_();
   // The callback may run before Schedule returns: it hands its reference

@@ -22,7 +22,6 @@ namespace diarization::testing {
 
 using server::testing::ConfigRequest;
 
-
 // ATTACK_DEVICE: the server's --device (default cpu).
 std::string Device() {
   const char* d = std::getenv("ATTACK_DEVICE");
@@ -99,7 +98,6 @@ std::shared_ptr<grpc::Channel> OwnConnection(const ServerProcess& server,
   return grpc::CreateCustomChannel(server.address(),
                                    grpc::InsecureChannelCredentials(), args);
 }
-
 
 // The victim: `seconds` of audio at the pace of a live source (100 ms every
 // 100 ms) on its own connection.
@@ -214,6 +212,5 @@ void ExpectOnlyJsonLines(const ServerProcess& server) {
     EXPECT_TRUE(absl::StartsWith(line, "{")) << "non-JSON log line: " << line;
   }
 }
-
 
 }  // namespace diarization::testing

@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -132,11 +132,10 @@ bool RawHttp2Connection::Write(const std::string& bytes) {
 int RawHttp2Connection::StartCall(const std::string& path) {
   const int id = next_stream_;
   next_stream_ += 2;
-  const std::string block =
-      absl::StrCat(Literal(":method", "POST"), Literal(":scheme", "http"),
-                   Literal(":path", path), Literal(":authority", "localhost"),
-                   Literal("content-type", "application/grpc"),
-                   Literal("te", "trailers"));
+  const std::string block = absl::StrCat(
+      Literal(":method", "POST"), Literal(":scheme", "http"),
+      Literal(":path", path), Literal(":authority", "localhost"),
+      Literal("content-type", "application/grpc"), Literal("te", "trailers"));
   Write(Http2Frame(kHeaders, kEndHeaders, id, block));
   return id;
 }
@@ -172,13 +171,12 @@ size_t RawHttp2Connection::SendEndlessHeader(int stream, size_t frame_bytes,
                                              size_t total_bytes) {
   // A valid start: the pseudo-headers, then one literal whose value is
   // `total_bytes` long and never completes.
-  std::string first =
-      absl::StrCat(Literal(":method", "POST"), Literal(":scheme", "http"),
-                   Literal(":path", "/diarization.v1.Diarization/GetInfo"),
-                   Literal(":authority", "localhost"),
-                   Literal("content-type", "application/grpc"),
-                   std::string(1, '\0'), HpackInt(3, 7, 0), "x-a",
-                   HpackInt(total_bytes, 7, 0));
+  std::string first = absl::StrCat(
+      Literal(":method", "POST"), Literal(":scheme", "http"),
+      Literal(":path", "/diarization.v1.Diarization/GetInfo"),
+      Literal(":authority", "localhost"),
+      Literal("content-type", "application/grpc"), std::string(1, '\0'),
+      HpackInt(3, 7, 0), "x-a", HpackInt(total_bytes, 7, 0));
   if (!Write(Http2Frame(kHeaders, 0, stream, first))) return 0;
   size_t sent = first.size();
   const std::string frame =

@@ -11,9 +11,9 @@
 #define DIARIZATION_TESTS_RAW_HTTP2_H_
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
-#include <cstdint>
 #include <string>
 #include <thread>
 #include <utility>

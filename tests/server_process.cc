@@ -81,8 +81,7 @@ absl::StatusOr<std::string> RandomModelDir() {
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     const std::string& models_dir, const std::vector<std::string>& flags,
-    std::shared_ptr<grpc::ChannelCredentials> credentials,
-    int max_open_files) {
+    std::shared_ptr<grpc::ChannelCredentials> credentials, int max_open_files) {
   std::unique_ptr<ServerProcess> p(new ServerProcess());
   const std::string dir = NewTempDir("server");
   const std::string port_file = dir + "/ports";

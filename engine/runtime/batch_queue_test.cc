@@ -14,8 +14,8 @@ namespace diarization::runtime::internal {
 namespace {
 
 std::shared_ptr<JobState> MakeJob(uint64_t id, bool streaming = false) {
-  return std::make_shared<JobState>(id, JobOptions{}, JobCallbacks{},
-                                    streaming, /*device=*/0,
+  return std::make_shared<JobState>(id, JobOptions{}, JobCallbacks{}, streaming,
+                                    /*device=*/0,
                                     /*ticket=*/0, /*callback_pool=*/nullptr);
 }
 

@@ -239,8 +239,8 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
             ReadyLocked(emb_queue_, options_.embedding_batch_size, now);
         // EngineOptions::live_windows_first: streaming windows at once, in
         // batches of their own, embeddings first.
-        const bool live_emb = options_.live_windows_first && do_emb &&
-                              emb_queue_.HasStreaming();
+        const bool live_emb =
+            options_.live_windows_first && do_emb && emb_queue_.HasStreaming();
         const bool live_seg = options_.live_windows_first && do_seg &&
                               !seg_held && seg_queue_.HasStreaming();
         const bool live = live_emb || live_seg;
