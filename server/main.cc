@@ -306,7 +306,8 @@ std::string WaitForShutdownSignal() {
 // metrics port's connections and the engine's files).
 uint64_t g_open_file_limit = 0;
 
-absl::Status GuardConnections(int grpc_port, bool metrics_on) {
+absl::Status GuardConnections(int grpc_port, bool metrics_on,
+                              ServiceState& state) {
   const int global = absl::GetFlag(FLAGS_max_connections);
   const int per_peer = absl::GetFlag(FLAGS_max_connections_per_peer);
   if (global < 0 || per_peer < 0) {
@@ -327,7 +328,12 @@ absl::Status GuardConnections(int grpc_port, bool metrics_on) {
     return absl::InvalidArgumentError("--max_resets_per_s must be >= 0");
   }
   SetMaxResetsPerSecond(absl::GetFlag(FLAGS_max_resets_per_s),
-                        &CloseConnectionOf);
+                        [&state](const std::string& grpc_peer) {
+                          const bool closed = CloseConnectionOf(grpc_peer);
+                          // Its calls end with it: their slots now.
+                          state.ReleaseConnection(grpc_peer);
+                          return closed;
+                        });
   StartAcceptGuard({.port = grpc_port,
                     .max_connections = cap,
                     .max_connections_per_peer = per_peer},
@@ -451,7 +457,8 @@ absl::Status Run() {
   options.commit = commit;
   ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server,
                    GrpcServer::Start(options, metrics));
-  RETURN_IF_ERROR(GuardConnections(server->port(), metrics_port != 0));
+  RETURN_IF_ERROR(
+      GuardConnections(server->port(), metrics_port != 0, server->state()));
   // /healthz mirrors the gRPC health; unhooked before the server goes.
   if (metrics_endpoint != nullptr) {
     metrics_endpoint->SetHealthCheck([s = server.get()] {
@@ -572,6 +579,8 @@ absl::Status Run() {
   // A drain cut short is logged but is still a clean, intended exit.
   if (!drained.ok()) LogEvent("drain", std::string(drained.message()));
   std::move(unhook_health).Invoke();
+  // The drain ended every call: nothing reports a cancel any more.
+  SetMaxResetsPerSecond(0, nullptr);
   server.reset();
   metrics_endpoint.reset();
   return absl::OkStatus();

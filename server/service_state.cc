@@ -191,6 +191,20 @@ absl::StatusOr<CallSlot> ServiceState::AdmitCall(
                   std::move(admitted));
 }
 
+void ServiceState::ReleaseConnection(const std::string& grpc_peer) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = admitted_.begin(); it != admitted_.end();) {
+    AdmittedCall& call = it->second;
+    if (call.connection == grpc_peer && call.admitted->exchange(false)) {
+      --admitted_calls_;
+      ForgetConnectionCallLocked(call.connection);
+      admitted_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void ServiceState::ReleaseCancelledLocked() {
   for (auto it = admitted_.begin(); it != admitted_.end();) {
     AdmittedCall& call = it->second;

@@ -142,6 +142,9 @@ class ServiceState {
   absl::StatusOr<CallSlot> AdmitCall(
       const grpc::ServerContextBase* context = nullptr);
 
+  // The connection `grpc_peer` is being closed (reset_flood_guard.h): its
+  // admitted calls give their slots back now; their cancellations follow.
+  void ReleaseConnection(const std::string& grpc_peer);
   // Waits until no admitted call remains or `deadline` passes; true when
   // none remains.
   bool WaitForNoCalls(absl::Time deadline);
