@@ -22,6 +22,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev
   curl ca-certificates
   openssl
+  haproxy
 )
 
 missing=()

@@ -15,8 +15,10 @@
 #include "engine/pipeline/speaker_labeler.h"
 #include "server/call_context.h"
 #include "server/identification.h"
+#include "server/reset_flood_guard.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
+#include "server/transport_events.h"
 #include "server/voiceprint_call.h"
 
 namespace diarization::server {
@@ -55,7 +57,10 @@ DiarizeFileReactor::DiarizeFileReactor(ServiceState& state,
 void DiarizeFileReactor::Begin() {
   // Cheap checks only: this runs on a gRPC thread.
   absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
-  if (!slot.ok()) return FinishCall(slot.status());
+  if (!slot.ok()) {
+    OnCallCancelled(context_->peer());
+    return FinishCall(slot.status());
+  }
   slot_ = *std::move(slot);
 
   absl::StatusOr<ValidatedConfig> config =
@@ -321,10 +326,25 @@ void DiarizeFileReactor::FinishCall(const absl::Status& given) {
   RecordCall(state_, std::move(entry));
   AddRetryHint(status, context_);
   slot_.ReleaseAdmission();
+  response_deadline_.WriteStarted(absl::InfiniteFuture());
   Finish(g);
 }
 
+void DiarizeFileReactor::OnResponseUnread() {
+  CountTransportEvent(TransportEvent::kUnreadResponse);
+  if (!LogRateLimit::Get().Allow(LogRateLimit::kEventKind)) return;
+  LogEvent("response_unread",
+           absl::StrCat("DiarizeFile from ", context_->peer(),
+                        ": the response waited unread for write_timeout_s (",
+                        state_.limits().write_timeout_s,
+                        " s); the call was cancelled (its status, logged "
+                        "before, was not delivered)"));
+}
+
 void DiarizeFileReactor::OnCancel() {
+  // The slot comes back now, not after the pool gets to this call.
+  slot_.ReleaseAdmissionOnCancel();
+  OnCallCancelled(context_->peer());
   runtime::Job* job = nullptr;
   client_gone_ = true;
   {
@@ -336,7 +356,10 @@ void DiarizeFileReactor::OnCancel() {
   if (job != nullptr) job->Cancel();
 }
 
-void DiarizeFileReactor::OnDone() { Release(); }
+void DiarizeFileReactor::OnDone() {
+  response_deadline_.CallDone();
+  Release();
+}
 
 void DiarizeFileReactor::AddRef() {
   absl::MutexLock lock(&mu_);

@@ -32,6 +32,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/request_validation.h"
+#include "server/response_deadline.h"
 #include "server/service_state.h"
 
 namespace diarization::server {
@@ -91,6 +92,12 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   // Set by Admit, used by the decode (one task at a time, in order).
   std::unique_ptr<audio::FileDecoder> file_;
   runtime::Reservation reservation_;
+
+  // Ends the call when its response waits unread (issue 39).
+  ResponseDeadline response_deadline_{state_, context_, [this] { AddRef(); },
+                                      [this] { Release(); },
+                                      [this] { OnResponseUnread(); }};
+  void OnResponseUnread();
 
   // Set by OnCancel; polled by the decode.
   std::atomic<bool> client_gone_{false};
