@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "engine/audio/audio.h"
+
 namespace diarization::server {
 std::string WithoutHostPaths(const std::string& text) {
   // A path starts at '/', "~/" or "X:\\" after a boundary and runs to
@@ -79,6 +81,9 @@ void FillServerInfo(const ServiceState& state, v1::ServerInfo* info) {
   limits->set_min_partial_interval_s(l.min_partial_interval_s);
   info->set_state(ServingStateName(state.state()));
   info->set_open_calls(state.open_calls());
+  for (const std::string& format : audio::AcceptedFormats()) {
+    info->add_accepted_formats(format);
+  }
 }
 
 }  // namespace diarization::server

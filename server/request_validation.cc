@@ -59,6 +59,9 @@ int ValidatedConfig::frame_bytes() const {
       return 2 * channel_count;
     case v1::FLOAT32:
       return 4 * channel_count;
+    case v1::MULAW:
+    case v1::ALAW:
+      return channel_count;
     default:
       return 0;
   }
@@ -103,8 +106,8 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
     case v1::AUDIO_ENCODING_UNSPECIFIED:
       if (kind == RpcKind::kStream) {
         return Invalid(
-            "audio.encoding is unset; a Diarize stream needs LINEAR16 or "
-            "FLOAT32");
+            "audio.encoding is unset; a Diarize stream needs raw audio: ",
+            audio::kAcceptedRawEncodings);
       }
       out.encoding = v1::ENCODED;
       break;
@@ -112,17 +115,23 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
       if (kind == RpcKind::kStream) {
         return Invalid(
             "audio.encoding ENCODED is accepted by DiarizeFile only; a "
-            "Diarize stream needs raw LINEAR16 or FLOAT32 PCM");
+            "Diarize stream needs raw audio: ",
+            audio::kAcceptedRawEncodings);
       }
       out.encoding = v1::ENCODED;
       break;
     case v1::LINEAR16:
     case v1::FLOAT32:
+    case v1::MULAW:
+    case v1::ALAW:
       out.encoding = audio.encoding();
       break;
     default:
       return Invalid("audio.encoding has unknown value ",
-                     static_cast<int>(audio.encoding()));
+                     static_cast<int>(audio.encoding()),
+                     "; accepted: ENCODED (DiarizeFile: ",
+                     audio::kAcceptedContainers, ") or raw ",
+                     audio::kAcceptedRawEncodings);
   }
   if (out.encoding != v1::ENCODED) {
     if (audio.sample_rate_hz() < limits.min_sample_rate_hz ||
@@ -199,8 +208,20 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
 
 audio::PcmFormat ToPcmFormat(const ValidatedConfig& config) {
   audio::PcmFormat f;
-  f.encoding = config.encoding == v1::FLOAT32 ? audio::PcmEncoding::kFloat32
-                                              : audio::PcmEncoding::kLinear16;
+  switch (config.encoding) {
+    case v1::FLOAT32:
+      f.encoding = audio::PcmEncoding::kFloat32;
+      break;
+    case v1::MULAW:
+      f.encoding = audio::PcmEncoding::kMulaw;
+      break;
+    case v1::ALAW:
+      f.encoding = audio::PcmEncoding::kAlaw;
+      break;
+    default:
+      f.encoding = audio::PcmEncoding::kLinear16;
+      break;
+  }
   f.sample_rate_hz = config.sample_rate_hz;
   f.channel_count = config.channel_count;
   return f;

@@ -84,6 +84,33 @@ TEST(ValidateConfig, SampleRateAndChannels) {
   EXPECT_TRUE(ValidateConfig(c, RpcKind::kUnary, ServiceLimits{}).ok());
 }
 
+TEST(ValidateConfig, TelephonyEncodings) {
+  for (const auto& [encoding, expected] :
+       {std::pair{v1::MULAW, audio::PcmEncoding::kMulaw},
+        std::pair{v1::ALAW, audio::PcmEncoding::kAlaw}}) {
+    v1::DiarizationConfig c = StreamConfig();
+    c.mutable_audio()->set_encoding(encoding);
+    c.mutable_audio()->set_sample_rate_hz(8000);
+    c.mutable_audio()->set_channel_count(2);
+    for (RpcKind kind : {RpcKind::kStream, RpcKind::kUnary}) {
+      auto r = ValidateConfig(c, kind, ServiceLimits{});
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->encoding, encoding);
+      EXPECT_EQ(r->frame_bytes(), 2);  // one byte a sample
+      const audio::PcmFormat f = ToPcmFormat(*r);
+      EXPECT_EQ(f.encoding, expected);
+      EXPECT_EQ(f.sample_rate_hz, 8000);
+      EXPECT_EQ(f.channel_count, 2);
+    }
+  }
+  // An unknown encoding names every accepted one.
+  v1::DiarizationConfig c = StreamConfig();
+  c.mutable_audio()->set_encoding(static_cast<v1::AudioEncoding>(42));
+  ExpectInvalid(c, RpcKind::kUnary, "MULAW, ALAW");
+  c.mutable_audio()->set_encoding(v1::AUDIO_ENCODING_UNSPECIFIED);
+  ExpectInvalid(c, RpcKind::kStream, "MULAW, ALAW");
+}
+
 TEST(ValidateConfig, SpeakerHints) {
   v1::DiarizationConfig c = StreamConfig();
   c.mutable_speakers()->set_num_speakers(-1);

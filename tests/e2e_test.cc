@@ -170,6 +170,9 @@ TEST_F(E2eTest, GetInfoSaysRandomWeightsAndCpu) {
   EXPECT_EQ(info.devices(0).name(), "cpu");
   EXPECT_TRUE(info.devices(0).healthy());
   EXPECT_GT(info.limits().max_message_bytes(), 0);
+  EXPECT_THAT(info.accepted_formats(),
+              ::testing::IsSupersetOf({"raw: LINEAR16", "raw: MULAW",
+                                       "raw: ALAW", "file: FLAC"}));
 }
 
 TEST_F(E2eTest, StreamingAndUnaryAgree) {

@@ -74,13 +74,29 @@ absl::Status TooLongError(int64_t frames, int sample_rate_hz,
       limits.max_duration_s, " s"));
 }
 
+std::vector<std::string> AcceptedFormats() {
+  return {"file: WAV (PCM 16/24/32-bit, float32, G.711 mu-law, A-law)",
+          "file: FLAC",
+          "file: OGG/Vorbis",
+          "file: OGG/Opus",
+          "raw: LINEAR16",
+          "raw: FLOAT32",
+          "raw: MULAW",
+          "raw: ALAW"};
+}
+
 absl::Status ValidatePcmFormat(const PcmFormat& format,
                                const DecodeLimits& limits) {
-  if (format.encoding != PcmEncoding::kLinear16 &&
-      format.encoding != PcmEncoding::kFloat32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unsupported PCM encoding ", static_cast<int>(format.encoding),
-        "; supported: LINEAR16, FLOAT32 (little-endian)"));
+  switch (format.encoding) {
+    case PcmEncoding::kLinear16:
+    case PcmEncoding::kFloat32:
+    case PcmEncoding::kMulaw:
+    case PcmEncoding::kAlaw:
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unsupported PCM encoding ", static_cast<int>(format.encoding),
+          "; supported raw encodings: ", kAcceptedRawEncodings));
   }
   return ValidateRateAndChannels(format.sample_rate_hz, format.channel_count,
                                  limits);

@@ -25,9 +25,23 @@ namespace diarization::audio {
 
 // Decoded audio is at kSampleRateHz (engine/common/shapes.h).
 
+// What the decoders accept, as named in error messages (every refusal of a
+// format lists them) and in GetInfo.
+inline constexpr char kAcceptedRawEncodings[] =
+    "LINEAR16, FLOAT32 (little-endian), MULAW, ALAW (G.711)";
+inline constexpr char kAcceptedContainers[] =
+    "WAV (PCM 16/24/32-bit, float32, G.711 mu-law or A-law), FLAC, "
+    "OGG/Vorbis, OGG/Opus";
+
+// One entry per accepted input: "file: <container>" for encoded files and
+// "raw: <encoding>" for raw audio (ServerInfo.accepted_formats).
+std::vector<std::string> AcceptedFormats();
+
 enum class PcmEncoding {
   kLinear16,  // signed 16-bit little-endian
   kFloat32,   // IEEE float32 little-endian, nominally in [-1, 1]
+  kMulaw,     // G.711 μ-law, one byte a sample (telephony)
+  kAlaw,      // G.711 A-law, one byte a sample (telephony)
 };
 
 struct PcmFormat {
@@ -110,9 +124,10 @@ absl::Status ValidatePcmFormat(const PcmFormat& format,
                                const DecodeLimits& limits = {});
 
 // Decodes a container file held in memory through libsndfile: WAV (also
-// WAVEX and RF64) with PCM 16/24/32-bit or float32 samples, FLAC, OGG/Vorbis
-// (and OGG/Opus). Other containers and encodings libsndfile knows (AIFF,
-// 8-bit, A-law, MP3 ...) are refused as unsupported. A WAV whose data chunk
+// WAVEX and RF64) with PCM 16/24/32-bit, float32, G.711 mu-law or A-law
+// samples, FLAC, OGG/Vorbis (and OGG/Opus). Other containers and encodings
+// libsndfile knows (AIFF, 8-bit, ADPCM, MP3 ...) and those it does not
+// (MP4/M4A, AAC) are refused as unsupported, with kAcceptedContainers. A WAV whose data chunk
 // runs past the end of the input, a FLAC stream that ends before the frames
 // its header announces, or an OGG stream without its end-of-stream page is
 // "truncated"; a file with no samples fails. FileDecoder::Open + Decode.

@@ -1,11 +1,13 @@
 #include "engine/audio/pcm_convert.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "engine/audio/g711.h"
 
 namespace diarization::audio {
 namespace {
@@ -40,6 +42,9 @@ size_t BytesPerSample(PcmEncoding encoding) {
       return 2;
     case PcmEncoding::kFloat32:
       return 4;
+    case PcmEncoding::kMulaw:
+    case PcmEncoding::kAlaw:
+      return 1;
   }
   return 0;
 }
@@ -52,6 +57,10 @@ absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
   const size_t frames = bytes.size() / frame_bytes;
   const size_t old_size = mono.size();
   mono.reserve(old_size + frames);
+  const std::array<float, 256>* g711 =
+      encoding == PcmEncoding::kMulaw || encoding == PcmEncoding::kAlaw
+          ? &G711Table(encoding)
+          : nullptr;
   const std::byte* p = bytes.data();
   for (size_t f = 0; f < frames; ++f) {
     // Average in double: exact for the int16 sum, and as close as float
@@ -59,7 +68,9 @@ absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
     double sum = 0.0;
     for (int c = 0; c < channel_count; ++c, p += sample_bytes) {
       const float value =
-          encoding == PcmEncoding::kLinear16 ? LoadLinear16(p) : LoadFloat32(p);
+          g711 != nullptr ? (*g711)[std::to_integer<uint8_t>(*p)]
+          : encoding == PcmEncoding::kLinear16 ? LoadLinear16(p)
+                                               : LoadFloat32(p);
       if (!std::isfinite(value)) {
         mono.resize(old_size);
         return NonFiniteError(first_frame + static_cast<int64_t>(f), c, value);

@@ -16,7 +16,8 @@ namespace diarization::audio {
 size_t BytesPerSample(PcmEncoding encoding);
 
 // Converts whole interleaved little-endian frames to float (LINEAR16 as
-// int16 / 32768, the way torchaudio and pyannote load 16-bit audio) and
+// int16 / 32768, the way torchaudio and pyannote load 16-bit audio; MULAW
+// and ALAW through libsndfile's G.711 expansion, also / 32768) and
 // appends their channel average to `mono`. `bytes.size()` must be a multiple
 // of the frame size. Fails, appending nothing, on a NaN or infinite sample;
 // `first_frame` numbers the frames in that message.
