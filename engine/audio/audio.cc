@@ -79,6 +79,7 @@ std::vector<std::string> AcceptedFormats() {
           "file: FLAC",
           "file: OGG/Vorbis",
           "file: OGG/Opus",
+          "file: MP3",
           "raw: LINEAR16",
           "raw: FLOAT32",
           "raw: MULAW",

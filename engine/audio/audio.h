@@ -31,7 +31,7 @@ inline constexpr char kAcceptedRawEncodings[] =
     "LINEAR16, FLOAT32 (little-endian), MULAW, ALAW (G.711)";
 inline constexpr char kAcceptedContainers[] =
     "WAV (PCM 16/24/32-bit, float32, G.711 mu-law or A-law), FLAC, "
-    "OGG/Vorbis, OGG/Opus";
+    "OGG/Vorbis, OGG/Opus, MP3";
 
 // One entry per accepted input: "file: <container>" for encoded files and
 // "raw: <encoding>" for raw audio (ServerInfo.accepted_formats).
@@ -87,20 +87,21 @@ struct DecodeControl {
 // What a container file announces about itself, read without decoding
 // (FileDecoder::Open).
 struct FileHeader {
-  // "WAV", "FLAC" or "OGG".
+  // "WAV", "FLAC", "OGG" or "MP3".
   std::string container;
   int sample_rate_hz = 0;
   int channel_count = 0;
   // Seconds the header announces; nullopt when it does not say (a FLAC
   // stream written without a total sample count). Untrusted: the decode
-  // stops at DecodeLimits::max_duration_s whatever the header said.
+  // stops at DecodeLimits::max_duration_s whatever the header said. For
+  // MP3, the count of its frames' samples (every frame header is read).
   std::optional<double> duration_s;
   size_t file_bytes = 0;
 };
 
 // A container file held in memory, opened and its header checked (sniffed
-// as WAV/FLAC/OGG first: nothing else reaches libsndfile, so e.g. MP3 is
-// never parsed), not yet decoded. The bytes must outlive the decoder.
+// as WAV/FLAC/OGG first: nothing else reaches libsndfile; MP3 goes to
+// libmpg123's own API, mp3_decoder.h), not yet decoded. The bytes must outlive the decoder.
 // Lets a caller check the announced duration against admission before
 // spending any decode time (server/diarize_file_reactor.cc).
 class FileDecoder {
@@ -126,8 +127,10 @@ absl::Status ValidatePcmFormat(const PcmFormat& format,
 // Decodes a container file held in memory through libsndfile: WAV (also
 // WAVEX and RF64) with PCM 16/24/32-bit, float32, G.711 mu-law or A-law
 // samples, FLAC, OGG/Vorbis (and OGG/Opus). Other containers and encodings
-// libsndfile knows (AIFF, 8-bit, ADPCM, MP3 ...) and those it does not
-// (MP4/M4A, AAC) are refused as unsupported, with kAcceptedContainers. A WAV whose data chunk
+// libsndfile knows (AIFF, 8-bit, ADPCM ...) and those it does not
+// (MP4/M4A, AAC) are refused as unsupported, with kAcceptedContainers.
+// MP3 (an ID3v2 tag or an MPEG audio frame first) is decoded by libmpg123,
+// quietly and under the same limits and control. A WAV whose data chunk
 // runs past the end of the input, a FLAC stream that ends before the frames
 // its header announces, or an OGG stream without its end-of-stream page is
 // "truncated"; a file with no samples fails. FileDecoder::Open + Decode.

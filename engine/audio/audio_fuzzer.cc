@@ -1,4 +1,4 @@
-// libFuzzer target over the audio decoders: DecodeFile (libsndfile),
+// libFuzzer target over the audio decoders: DecodeFile (libsndfile, libmpg123),
 // DecodePcm and StreamDecoder (chunked). Built and run by
 // audio_fuzz_test.sh; any crash, sanitizer report or leak fails the test.
 //

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "engine/audio/audio.h"
 #include "engine/audio/limits.h"
+#include "engine/audio/mp3_decoder.h"
 #include "engine/audio/ogg_vorbis_headers.h"
 #include "engine/audio/pcm_convert.h"
 #include "engine/audio/resampler.h"
@@ -96,9 +97,10 @@ absl::Status CheckWavDataLength(SNDFILE* file) {
   return absl::OkStatus();
 }
 
-// The containers this service accepts, recognised by their first bytes
-// before libsndfile sees anything: libsndfile would otherwise also hand
-// MP3 (libmpg123, which prints to stderr), AIFF, AU, ... to their parsers.
+// The containers this service reads through libsndfile, recognised by
+// their first bytes before libsndfile sees anything: libsndfile would
+// otherwise also hand MP3 (to libmpg123, loudly and unbounded: MP3 goes to
+// mp3_decoder.h instead), AIFF, AU, ... to their parsers.
 absl::Status SniffContainer(std::span<const std::byte> bytes) {
   auto starts = [&](size_t at, std::string_view magic) {
     return bytes.size() >= at + magic.size() &&
@@ -116,10 +118,6 @@ absl::Status SniffContainer(std::span<const std::byte> bytes) {
   } else if (b0 == 0xff && (b1 & 0xf6) == 0xf0) {
     // ADTS: 12 sync bits and layer 00 (an MPEG audio frame has layer 01-11).
     what = "it looks like AAC (ADTS), which is not supported";
-  } else if (starts(0, "ID3") || (b0 == 0xff && (b1 & 0xe0) == 0xe0)) {
-    what =
-        "it looks like MP3 (an ID3 tag or an MPEG frame header), which is "
-        "not a supported input";
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "cannot decode audio file (", bytes.size(), " bytes): ", what,
@@ -305,6 +303,7 @@ absl::StatusOr<std::unique_ptr<FileDecoder>> FileDecoder::Open(
   if (bytes.empty()) {
     return absl::InvalidArgumentError("audio file is empty (0 bytes)");
   }
+  if (LooksLikeMp3(bytes)) return OpenMp3(bytes, limits);
   auto decoder = std::make_unique<SndfileDecoder>(bytes, limits);
   RETURN_IF_ERROR(decoder->Open());
   return std::unique_ptr<FileDecoder>(std::move(decoder));
