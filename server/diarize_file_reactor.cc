@@ -102,6 +102,9 @@ absl::Status DiarizeFileReactor::Admit(runtime::Engine& engine) {
   double announced_s = 0.0;
   if (config_.encoding == v1::ENCODED) {
     ASSIGN_OR_RETURN(file_, audio::FileDecoder::Open(data, limits));
+    if (config_.channel_index != audio::kDownmix) {
+      RETURN_IF_ERROR(file_->SelectChannel(config_.channel_index));
+    }
     announced_s = file_->header().duration_s.value_or(
         std::min(share_cap_s, limits.max_duration_s));
   } else {

@@ -151,6 +151,39 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
     out.channel_count = 0;
   }
 
+  // Channel policy.
+  switch (audio.channel_policy()) {
+    case v1::CHANNEL_POLICY_UNSPECIFIED:
+    case v1::DOWNMIX:
+      if (audio.channel_index() != 0) {
+        return Invalid("audio.channel_index is ", audio.channel_index(),
+                       " but audio.channel_policy is not SELECT_CHANNEL; "
+                       "set the policy or leave the index 0");
+      }
+      out.channel_index = audio::kDownmix;
+      break;
+    case v1::SELECT_CHANNEL: {
+      // Raw audio names its channel count; a file's header is checked at
+      // decode (FileDecoder::SelectChannel).
+      const int channels = out.encoding == v1::ENCODED
+                               ? limits.max_channel_count
+                               : out.channel_count;
+      if (audio.channel_index() < 0 || audio.channel_index() >= channels) {
+        return Invalid("audio.channel_index is ", audio.channel_index(),
+                       "; SELECT_CHANNEL needs 0 to ", channels - 1,
+                       out.encoding == v1::ENCODED
+                           ? " (and a channel the file has)"
+                           : " (audio.channel_count - 1)");
+      }
+      out.channel_index = audio.channel_index();
+      break;
+    }
+    default:
+      return Invalid("audio.channel_policy has unknown value ",
+                     static_cast<int>(audio.channel_policy()),
+                     "; accepted: DOWNMIX, SELECT_CHANNEL");
+  }
+
   // Speaker hints.
   if (absl::Status s = ValidateHints(config.speakers(), limits); !s.ok()) {
     return s;
@@ -224,6 +257,7 @@ audio::PcmFormat ToPcmFormat(const ValidatedConfig& config) {
   }
   f.sample_rate_hz = config.sample_rate_hz;
   f.channel_count = config.channel_count;
+  f.channel_index = config.channel_index;
   return f;
 }
 

@@ -111,6 +111,40 @@ TEST(ValidateConfig, TelephonyEncodings) {
   ExpectInvalid(c, RpcKind::kStream, "MULAW, ALAW");
 }
 
+TEST(ValidateConfig, ChannelPolicy) {
+  v1::DiarizationConfig c = StreamConfig();
+  c.mutable_audio()->set_channel_count(2);
+  auto r = ValidateConfig(c, RpcKind::kStream, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->channel_index, audio::kDownmix);  // unset means DOWNMIX
+  EXPECT_EQ(ToPcmFormat(*r).channel_index, audio::kDownmix);
+  c.mutable_audio()->set_channel_policy(v1::SELECT_CHANNEL);
+  c.mutable_audio()->set_channel_index(1);
+  r = ValidateConfig(c, RpcKind::kStream, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->channel_index, 1);
+  EXPECT_EQ(ToPcmFormat(*r).channel_index, 1);
+  c.mutable_audio()->set_channel_index(2);
+  ExpectInvalid(c, RpcKind::kStream, "audio.channel_index is 2");
+  c.mutable_audio()->set_channel_index(-1);
+  ExpectInvalid(c, RpcKind::kUnary, "SELECT_CHANNEL needs 0 to 1");
+  // ENCODED: any index below max_channel_count; the header decides later.
+  c.mutable_audio()->set_encoding(v1::ENCODED);
+  c.mutable_audio()->set_channel_index(5);
+  r = ValidateConfig(c, RpcKind::kUnary, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->channel_index, 5);
+  c.mutable_audio()->set_channel_index(32);
+  ExpectInvalid(c, RpcKind::kUnary, "0 to 31");
+  // An index without SELECT_CHANNEL, and unknown policies.
+  c = StreamConfig();
+  c.mutable_audio()->set_channel_index(1);
+  ExpectInvalid(c, RpcKind::kStream, "not SELECT_CHANNEL");
+  c.mutable_audio()->set_channel_index(0);
+  c.mutable_audio()->set_channel_policy(static_cast<v1::ChannelPolicy>(9));
+  ExpectInvalid(c, RpcKind::kStream, "channel_policy has unknown value 9");
+}
+
 TEST(ValidateConfig, SpeakerHints) {
   v1::DiarizationConfig c = StreamConfig();
   c.mutable_speakers()->set_num_speakers(-1);

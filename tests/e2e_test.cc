@@ -175,6 +175,69 @@ TEST_F(E2eTest, GetInfoSaysRandomWeightsAndCpu) {
                                        "raw: ALAW", "file: FLAC"}));
 }
 
+// A 16-bit stereo WAV file around interleaved samples.
+std::string StereoWav(const std::string& left, const std::string& right) {
+  std::string data;
+  for (size_t i = 0; i + 1 < left.size() && i + 1 < right.size(); i += 2) {
+    data += left.substr(i, 2);
+    data += right.substr(i, 2);
+  }
+  auto u32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v & 0xff),
+                       static_cast<char>((v >> 8) & 0xff),
+                       static_cast<char>((v >> 16) & 0xff),
+                       static_cast<char>((v >> 24) & 0xff)};
+  };
+  auto u16 = [](uint16_t v) {
+    return std::string{static_cast<char>(v & 0xff),
+                       static_cast<char>((v >> 8) & 0xff)};
+  };
+  return "RIFF" + u32(36 + data.size()) + "WAVEfmt " + u32(16) + u16(1) +
+         u16(2) + u32(kRate) + u32(kRate * 4) + u16(4) + u16(16) + "data" +
+         u32(data.size()) + data;
+}
+
+// SELECT_CHANNEL (issue 41): one channel of a stereo upload, raw or WAV,
+// gives exactly the RTTM of that channel sent alone; a channel the file
+// does not have is INVALID_ARGUMENT.
+TEST_F(E2eTest, SelectChannelIsThatChannelAlone) {
+  const std::string left = RandomSpeech(6.0, 41);
+  const std::string right = RandomSpeech(6.0, 42);
+  const std::string wav = StereoWav(left, right);
+  std::string interleaved = wav.substr(44);
+  v1::DiarizeResult alone[2];
+  for (int c = 0; c < 2; ++c) {
+    grpc::Status s = Unary(*stub_, RawConfig(), c == 0 ? left : right,
+                           &alone[c]);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_GT(alone[c].segments_size(), 0);
+  }
+  ASSERT_NE(alone[0].rttm(), alone[1].rttm());
+  for (int c = 0; c < 2; ++c) {
+    v1::DiarizationConfig raw = RawConfig();
+    raw.mutable_audio()->set_channel_count(2);
+    raw.mutable_audio()->set_channel_policy(v1::SELECT_CHANNEL);
+    raw.mutable_audio()->set_channel_index(c);
+    v1::DiarizeResult r;
+    grpc::Status s = Unary(*stub_, raw, interleaved, &r);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(r.rttm(), alone[c].rttm()) << "raw, channel " << c;
+    v1::DiarizationConfig file = raw;
+    file.mutable_audio()->set_encoding(v1::ENCODED);
+    s = Unary(*stub_, file, wav, &r);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(r.rttm(), alone[c].rttm()) << "WAV, channel " << c;
+  }
+  v1::DiarizationConfig third = RawConfig();
+  third.mutable_audio()->set_encoding(v1::ENCODED);
+  third.mutable_audio()->set_channel_policy(v1::SELECT_CHANNEL);
+  third.mutable_audio()->set_channel_index(2);
+  v1::DiarizeResult r;
+  grpc::Status s = Unary(*stub_, third, wav, &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("2-channel audio"));
+}
+
 TEST_F(E2eTest, StreamingAndUnaryAgree) {
   const std::string audio = RandomSpeech(14.3, 1);
   v1::DiarizeResult unary;

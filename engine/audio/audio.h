@@ -25,6 +25,10 @@ namespace diarization::audio {
 
 // Decoded audio is at kSampleRateHz (engine/common/shapes.h).
 
+// A channel index that means "average every channel" (PcmFormat,
+// FileDecoder::SelectChannel).
+inline constexpr int kDownmix = -1;
+
 // What the decoders accept, as named in error messages (every refusal of a
 // format lists them) and in GetInfo.
 inline constexpr char kAcceptedRawEncodings[] =
@@ -48,6 +52,9 @@ struct PcmFormat {
   PcmEncoding encoding = PcmEncoding::kLinear16;
   int sample_rate_hz = kSampleRateHz;
   int channel_count = 1;
+  // kDownmix: the channels' average (pyannote's "downmix"); else the one
+  // channel (0-based, below channel_count) that is decoded.
+  int channel_index = kDownmix;
 };
 
 struct DecodeLimits {
@@ -112,15 +119,25 @@ class FileDecoder {
 
   virtual const FileHeader& header() const = 0;
 
+  // Decode only channel `index` (0-based) instead of the channels' average
+  // (kDownmix, the default). INVALID_ARGUMENT when the file has no such
+  // channel. Call before Decode.
+  absl::Status SelectChannel(int index);
+
   // Decodes, down-mixes and resamples everything, at most `max_duration_s`
   // seconds of input (further bounded by the limits given to Open); more is
   // INVALID_ARGUMENT "too long". Memory reserved up front never exceeds that
   // bound, whatever the header says. Call once.
   virtual absl::StatusOr<Waveform> Decode(double max_duration_s,
                                           const DecodeControl& control) = 0;
+
+ protected:
+  // SelectChannel's choice, for Decode.
+  int channel_index_ = kDownmix;
 };
 
-// Checks a raw PCM format against the limits (rate, channels).
+// Checks a raw PCM format against the limits (rate, channels) and its
+// channel_index against its channel count.
 absl::Status ValidatePcmFormat(const PcmFormat& format,
                                const DecodeLimits& limits = {});
 

@@ -259,7 +259,7 @@ class SndfileDecoder final : public FileDecoder {
       mono.clear();
       RETURN_IF_ERROR(AppendMonoFromInterleaved(
           std::span<const float>(interleaved.data(), n * info_.channels),
-          info_.channels, frames_read, mono));
+          info_.channels, channel_index_, frames_read, mono));
       frames_read += n;
       RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
     }

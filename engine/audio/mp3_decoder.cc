@@ -184,7 +184,7 @@ class Mp3Decoder final : public FileDecoder {
         mono.clear();
         RETURN_IF_ERROR(AppendMonoFromInterleaved(
             std::span<const float>(interleaved.data(), n * channels_),
-            channels_, frames_read, mono));
+            channels_, channel_index_, frames_read, mono));
         frames_read += n;
         RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
       }

@@ -51,7 +51,8 @@ size_t BytesPerSample(PcmEncoding encoding) {
 
 absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
                                PcmEncoding encoding, int channel_count,
-                               int64_t first_frame, std::vector<float>& mono) {
+                               int channel_index, int64_t first_frame,
+                               std::vector<float>& mono) {
   const size_t sample_bytes = BytesPerSample(encoding);
   const size_t frame_bytes = sample_bytes * channel_count;
   const size_t frames = bytes.size() / frame_bytes;
@@ -66,6 +67,7 @@ absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
     // Average in double: exact for the int16 sum, and as close as float
     // allows otherwise.
     double sum = 0.0;
+    float chosen = 0.0f;
     for (int c = 0; c < channel_count; ++c, p += sample_bytes) {
       const float value =
           g711 != nullptr ? (*g711)[std::to_integer<uint8_t>(*p)]
@@ -76,6 +78,11 @@ absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
         return NonFiniteError(first_frame + static_cast<int64_t>(f), c, value);
       }
       sum += value;
+      if (c == channel_index) chosen = value;
+    }
+    if (channel_index != kDownmix) {
+      mono.push_back(chosen);
+      continue;
     }
     mono.push_back(channel_count == 1
                        ? static_cast<float>(sum)
@@ -85,7 +92,8 @@ absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
 }
 
 absl::Status AppendMonoFromInterleaved(std::span<const float> interleaved,
-                                       int channel_count, int64_t first_frame,
+                                       int channel_count, int channel_index,
+                                       int64_t first_frame,
                                        std::vector<float>& mono) {
   const size_t frames = interleaved.size() / channel_count;
   const size_t old_size = mono.size();
@@ -99,6 +107,10 @@ absl::Status AppendMonoFromInterleaved(std::span<const float> interleaved,
         return NonFiniteError(first_frame + static_cast<int64_t>(f), c, *p);
       }
       sum += *p;
+    }
+    if (channel_index != kDownmix) {
+      mono.push_back(p[channel_index - channel_count]);
+      continue;
     }
     mono.push_back(channel_count == 1
                        ? static_cast<float>(sum)
