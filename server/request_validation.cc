@@ -178,10 +178,24 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
       out.channel_index = audio.channel_index();
       break;
     }
+    case v1::SEPARATE:
+      if (kind == RpcKind::kStream) {
+        return Invalid(
+            "audio.channel_policy SEPARATE is accepted by DiarizeFile only; "
+            "a Diarize stream takes DOWNMIX or SELECT_CHANNEL (open one "
+            "stream a channel to diarize them apart)");
+      }
+      if (audio.channel_index() != 0) {
+        return Invalid("audio.channel_index is ", audio.channel_index(),
+                       " but audio.channel_policy is SEPARATE (every "
+                       "channel); leave the index 0");
+      }
+      out.separate_channels = true;
+      break;
     default:
       return Invalid("audio.channel_policy has unknown value ",
                      static_cast<int>(audio.channel_policy()),
-                     "; accepted: DOWNMIX, SELECT_CHANNEL");
+                     "; accepted: DOWNMIX, SELECT_CHANNEL, SEPARATE");
   }
 
   // Speaker hints.

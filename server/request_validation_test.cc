@@ -143,6 +143,17 @@ TEST(ValidateConfig, ChannelPolicy) {
   c.mutable_audio()->set_channel_index(0);
   c.mutable_audio()->set_channel_policy(static_cast<v1::ChannelPolicy>(9));
   ExpectInvalid(c, RpcKind::kStream, "channel_policy has unknown value 9");
+  // SEPARATE: DiarizeFile only, no index.
+  c = StreamConfig();
+  c.mutable_audio()->set_channel_count(2);
+  c.mutable_audio()->set_channel_policy(v1::SEPARATE);
+  ExpectInvalid(c, RpcKind::kStream, "DiarizeFile only");
+  r = ValidateConfig(c, RpcKind::kUnary, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->separate_channels);
+  EXPECT_EQ(r->channel_index, audio::kDownmix);
+  c.mutable_audio()->set_channel_index(1);
+  ExpectInvalid(c, RpcKind::kUnary, "SEPARATE (every channel)");
 }
 
 TEST(ValidateConfig, SpeakerHints) {

@@ -6,6 +6,7 @@
 // random per run (the seed is printed).
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,11 +14,15 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "diarization/v1/diarization.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -236,6 +241,77 @@ TEST_F(E2eTest, SelectChannelIsThatChannelAlone) {
   grpc::Status s = Unary(*stub_, third, wav, &r);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), HasSubstr("2-channel audio"));
+}
+
+// The RTTM of one channel as SEPARATE reports it: speakers "ch<c>:...",
+// channel column c + 1.
+std::vector<std::string> AsChannel(const std::string& rttm, int c) {
+  std::vector<std::string> lines;
+  std::istringstream in(rttm);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    if (f.size() != 10) {
+      ADD_FAILURE() << line;
+      continue;
+    }
+    f[2] = std::to_string(c + 1);
+    f[7] = "ch" + std::to_string(c) + ":" + f[7];
+    lines.push_back(absl::StrJoin(f, " "));
+  }
+  return lines;
+}
+
+std::vector<std::string> Lines(const std::string& rttm) {
+  std::vector<std::string> lines = absl::StrSplit(rttm, '\n',
+                                                  absl::SkipEmpty());
+  return lines;
+}
+
+// SEPARATE (issue 41): each channel diarized on its own and merged; each
+// channel's speakers stay on their channel (labels and RTTM channel), and
+// hints apply per channel.
+TEST_F(E2eTest, SeparateChannelsKeepsEachChannelsSpeakers) {
+  const std::string left = RandomSpeech(6.0, 43);
+  const std::string right = RandomSpeech(6.0, 44);
+  const std::string wav = StereoWav(left, right);
+  for (const bool one_speaker : {false, true}) {
+    SCOPED_TRACE(one_speaker);
+    v1::DiarizationConfig mono = RawConfig();
+    if (one_speaker) mono.mutable_speakers()->set_num_speakers(1);
+    v1::DiarizeResult alone[2];
+    for (int c = 0; c < 2; ++c) {
+      grpc::Status s = Unary(*stub_, mono, c == 0 ? left : right, &alone[c]);
+      ASSERT_TRUE(s.ok()) << s.error_message();
+      ASSERT_GT(alone[c].segments_size(), 0);
+    }
+    std::vector<std::string> expected = AsChannel(alone[0].rttm(), 0);
+    for (const std::string& line : AsChannel(alone[1].rttm(), 1)) {
+      expected.push_back(line);
+    }
+    std::sort(expected.begin(), expected.end());
+    for (const bool encoded : {false, true}) {
+      SCOPED_TRACE(encoded);
+      v1::DiarizationConfig config = mono;
+      config.mutable_audio()->set_channel_count(2);
+      config.mutable_audio()->set_channel_policy(v1::SEPARATE);
+      if (encoded) config.mutable_audio()->set_encoding(v1::ENCODED);
+      v1::DiarizeResult r;
+      grpc::Status s =
+          Unary(*stub_, config, encoded ? wav : wav.substr(44), &r);
+      ASSERT_TRUE(s.ok()) << s.error_message();
+      std::vector<std::string> got = Lines(r.rttm());
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, expected);
+      EXPECT_EQ(r.speaker_count(),
+                alone[0].speaker_count() + alone[1].speaker_count());
+      for (const v1::Segment& seg : r.segments()) {
+        EXPECT_TRUE(absl::StartsWith(seg.speaker(), "ch0:SPEAKER_") ||
+                    absl::StartsWith(seg.speaker(), "ch1:SPEAKER_"))
+            << seg.speaker();
+      }
+      if (one_speaker) EXPECT_EQ(r.speaker_count(), 2);
+    }
+  }
 }
 
 TEST_F(E2eTest, StreamingAndUnaryAgree) {
