@@ -10,7 +10,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <random>
@@ -312,6 +315,59 @@ TEST_F(E2eTest, SeparateChannelsKeepsEachChannelsSpeakers) {
       if (one_speaker) EXPECT_EQ(r.speaker_count(), 2);
     }
   }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Telephony (issue 41): the same 8 kHz stereo mu-law audio streamed raw as
+// MULAW (odd chunks that split frames) and uploaded as a mu-law WAV file
+// (both made by sox) gives one RTTM; so does A-law, raw unary.
+TEST_F(E2eTest, TelephonyStreamAndFileAgree) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string tmp = dir != nullptr ? dir : "/tmp";
+  const std::string pcm = tmp + "/tel.raw";
+  {
+    const std::string left = RandomSpeech(8.0, 45);
+    const std::string right = RandomSpeech(8.0, 46);
+    const std::string wav = StereoWav(left, right);
+    std::ofstream(pcm, std::ios::binary) << wav.substr(44);
+  }
+  auto sox = [&](const std::string& args) {
+    const std::string command = "sox -D -t s16 -r 16000 -c 2 " + pcm + " " +
+                                args;
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  };
+  sox("-r 8000 -t ul " + tmp + "/tel.ul");
+  sox("-r 8000 -t al " + tmp + "/tel.al");
+  sox("-r 8000 -e u-law " + tmp + "/tel_ulaw.wav");
+  v1::DiarizationConfig file = RawConfig("tel-file");
+  file.mutable_audio()->set_encoding(v1::ENCODED);
+  v1::DiarizeResult from_file;
+  grpc::Status s =
+      Unary(*stub_, file, ReadFile(tmp + "/tel_ulaw.wav"), &from_file);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_GT(from_file.segments_size(), 0);
+  EXPECT_NEAR(from_file.audio_s(), 8.0, 1e-3);
+
+  v1::DiarizationConfig raw = RawConfig("tel-stream");
+  raw.mutable_audio()->set_encoding(v1::MULAW);
+  raw.mutable_audio()->set_sample_rate_hz(8000);
+  raw.mutable_audio()->set_channel_count(2);
+  StreamOutcome streamed =
+      Stream(*stub_, ConfigRequest(raw), ReadFile(tmp + "/tel.ul"), 1601);
+  ASSERT_TRUE(streamed.status.ok()) << streamed.status.error_message();
+  ASSERT_TRUE(streamed.final_result.has_value());
+  EXPECT_EQ(streamed.final_result->rttm(), from_file.rttm());
+
+  // A-law differs from mu-law only by quantisation; it runs, raw unary.
+  raw.mutable_audio()->set_encoding(v1::ALAW);
+  v1::DiarizeResult alaw;
+  s = Unary(*stub_, raw, ReadFile(tmp + "/tel.al"), &alaw);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_NEAR(alaw.audio_s(), 8.0, 1e-3);
 }
 
 TEST_F(E2eTest, StreamingAndUnaryAgree) {
