@@ -19,6 +19,13 @@ grpc::ServerUnaryReactor* DiarizationService::DiarizeFile(
   return DiarizeFileReactor::Start(state_, context, request, response);
 }
 
+grpc::ServerUnaryReactor* DiarizationService::CreateVoiceprint(
+    grpc::CallbackServerContext* context,
+    const v1::CreateVoiceprintRequest* request, v1::Voiceprint* response) {
+  return DiarizeFileReactor::StartVoiceprint(state_, context, request,
+                                             response);
+}
+
 grpc::ServerUnaryReactor* DiarizationService::GetInfo(
     grpc::CallbackServerContext* context, const v1::GetInfoRequest* /*request*/,
     v1::ServerInfo* response) {

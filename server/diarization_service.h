@@ -20,6 +20,11 @@ class DiarizationService final : public v1::Diarization::CallbackService {
                                         const v1::DiarizeFileRequest* request,
                                         v1::DiarizeResult* response) override;
 
+  grpc::ServerUnaryReactor* CreateVoiceprint(
+      grpc::CallbackServerContext* context,
+      const v1::CreateVoiceprintRequest* request,
+      v1::Voiceprint* response) override;
+
   grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* context,
                                     const v1::GetInfoRequest* request,
                                     v1::ServerInfo* response) override;

@@ -10,11 +10,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/audio/audio.h"
+#include "engine/common/shapes.h"
 #include "engine/common/status_macros.h"
+#include "engine/pipeline/speaker_labeler.h"
 #include "server/call_context.h"
+#include "server/identification.h"
 #include "server/result_convert.h"
 #include "server/separate_channels.h"
 #include "server/status_util.h"
+#include "server/voiceprint_call.h"
 
 namespace diarization::server {
 
@@ -22,6 +26,19 @@ grpc::ServerUnaryReactor* DiarizeFileReactor::Start(
     ServiceState& state, grpc::CallbackServerContext* context,
     const v1::DiarizeFileRequest* request, v1::DiarizeResult* response) {
   auto* reactor = new DiarizeFileReactor(state, context, request, response);
+  reactor->Begin();
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* DiarizeFileReactor::StartVoiceprint(
+    ServiceState& state, grpc::CallbackServerContext* context,
+    const v1::CreateVoiceprintRequest* request, v1::Voiceprint* response) {
+  auto diarization = std::make_unique<v1::DiarizeResult>();
+  auto* reactor = new DiarizeFileReactor(state, context, &request->recording(),
+                                         diarization.get());
+  reactor->voiceprint_request_ = request;
+  reactor->voiceprint_ = response;
+  reactor->diarization_ = std::move(diarization);
   reactor->Begin();
   return reactor;
 }
@@ -46,6 +63,27 @@ void DiarizeFileReactor::Begin() {
       ValidateConfig(request_->config(), RpcKind::kUnary, state_.limits());
   if (!config.ok()) return FinishCall(config.status());
   config_ = *std::move(config);
+  // Channel labels ("ch0:...") and identification's labels would compete;
+  // a voiceprint is of one speaker, so of one channel.
+  if (config_.separate_channels &&
+      (voiceprint_request_ != nullptr ||
+       !request_->config().known_speakers().empty())) {
+    return FinishCall(absl::InvalidArgumentError(
+        "audio.channel_policy SEPARATE cannot be combined with "
+        "known_speakers or CreateVoiceprint; use SELECT_CHANNEL to pick one "
+        "channel"));
+  }
+  if (voiceprint_request_ != nullptr) {
+    if (absl::Status s = ValidateSpeechRanges(*voiceprint_request_); !s.ok()) {
+      return FinishCall(s);
+    }
+  } else {
+    absl::StatusOr<Identification> identification = ValidateIdentification(
+        request_->config(), EmbeddingModelSha256(state_), kEmbeddingDim);
+    if (!identification.ok()) return FinishCall(identification.status());
+    known_speakers_ = std::move(identification->known);
+    identification_threshold_ = identification->threshold;
+  }
   if (request_->audio().empty()) {
     return FinishCall(absl::InvalidArgumentError(
         "audio is empty; DiarizeFile needs the bytes of a WAV/FLAC/OGG file "
@@ -197,6 +235,12 @@ void DiarizeFileReactor::DecodeAndSubmit() {
     return FinishCall(
         absl::InvalidArgumentError("the audio decodes to zero samples"));
   }
+  if (voiceprint_request_ != nullptr) {
+    absl::StatusOr<std::vector<float>> speech =
+        SelectSpeech(std::move(wave->samples), *voiceprint_request_);
+    if (!speech.ok()) return FinishCall(speech.status());
+    wave->samples = *std::move(speech);
+  }
   runtime::JobOptions options = ToJobOptions(config_, ClientDeadline(context_));
   options.peer = reservation_.peer();
   // The completion holds a reference until it has run (it finishes the call,
@@ -295,9 +339,24 @@ void DiarizeFileReactor::OnJobComplete(
     }
   }
   if (result.ok()) {
-    FillResult(*result, config_, response_);
+    if (known_speakers_.empty()) {
+      FillResult(*result, config_, response_);
+    } else {
+      pipeline::SpeakerLabeler labeler(std::move(known_speakers_),
+                                       identification_threshold_,
+                                       /*stable_labels=*/false);
+      FillResult(*result, config_, response_, &labeler);
+    }
     if (config_.separate_channels) {
       response_->set_rttm(RttmWithChannelColumn(response_->rttm()));
+      if (!response_->exclusive_rttm().empty()) {
+        response_->set_exclusive_rttm(
+            RttmWithChannelColumn(response_->exclusive_rttm()));
+      }
+    }
+    if (voiceprint_ != nullptr) {
+      status =
+          FillVoiceprint(*result, EmbeddingModelSha256(state_), voiceprint_);
     }
     absl::MutexLock lock(&mu_);
     tail_ = result->tail;
@@ -327,7 +386,8 @@ void DiarizeFileReactor::FinishCall(const absl::Status& given) {
   entry.request_id = config_.request_id.empty()
                          ? request_->config().request_id()
                          : config_.request_id;
-  entry.method = "DiarizeFile";
+  entry.method =
+      voiceprint_request_ != nullptr ? "CreateVoiceprint" : "DiarizeFile";
   const grpc::Status g = ToGrpcStatus(status);
   entry.code = g.error_code();
   entry.message = g.error_message();

@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "diarization/v1/diarization.pb.h"
 #include "engine/audio/audio.h"
+#include "engine/pipeline/identify.h"
 #include "engine/runtime/engine.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
@@ -43,6 +44,11 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
                                          grpc::CallbackServerContext* context,
                                          const v1::DiarizeFileRequest* request,
                                          v1::DiarizeResult* response);
+  // CreateVoiceprint: the same steps on request->recording(), then the
+  // voiceprint of the diarization (voiceprint_call.h) instead of it.
+  static grpc::ServerUnaryReactor* StartVoiceprint(
+      ServiceState& state, grpc::CallbackServerContext* context,
+      const v1::CreateVoiceprintRequest* request, v1::Voiceprint* response);
 
   void OnCancel() override;
   void OnDone() override;
@@ -76,6 +82,14 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   grpc::CallbackServerContext* const context_;
   const v1::DiarizeFileRequest* const request_;
   v1::DiarizeResult* const response_;
+  // CreateVoiceprint only (else null): its request and answer, and the
+  // diarization it is made from (for the log line).
+  const v1::CreateVoiceprintRequest* voiceprint_request_ = nullptr;
+  v1::Voiceprint* voiceprint_ = nullptr;
+  std::unique_ptr<v1::DiarizeResult> diarization_;
+  // DiarizeFile: the known speakers, validated in Begin.
+  std::vector<pipeline::KnownSpeaker> known_speakers_;
+  double identification_threshold_ = 0.0;
   const absl::Time start_time_;
   CallSlot slot_;
   ValidatedConfig config_;

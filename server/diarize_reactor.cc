@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "engine/common/shapes.h"
 #include "server/call_context.h"
+#include "server/identification.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
 
@@ -131,10 +133,17 @@ absl::Status DiarizeReactor::StartJob(const ValidatedConfig& config) {
   if (engine == nullptr) {
     return absl::UnavailableError("the engine is not running");
   }
+  absl::StatusOr<Identification> identification = ValidateIdentification(
+      request_.config(), EmbeddingModelSha256(state_), kEmbeddingDim);
+  if (!identification.ok()) return identification.status();
   {
     absl::MutexLock lock(&mu_);
     config_ = config;
     config_received_ = true;
+    if (!identification->known.empty() || config.stable_labels) {
+      labeler_.emplace(std::move(identification->known),
+                       identification->threshold, config.stable_labels);
+    }
   }
   runtime::JobCallbacks callbacks;
   callbacks.on_complete = [this](absl::StatusOr<runtime::JobResult> r) {
@@ -252,7 +261,8 @@ void DiarizeReactor::OnPartial(runtime::PartialResult partial) {
   v1::DiarizeResponse response;
   absl::MutexLock lock(&mu_);
   if (ended_ || !config_.has_value()) return;
-  FillPartial(partial, *config_, response.mutable_partial());
+  FillPartial(partial, *config_, response.mutable_partial(),
+              labeler_.has_value() ? &*labeler_ : nullptr);
   pending_partial_ = std::move(response);  // newest replaces an unsent one
   PumpLocked();
 }
@@ -264,7 +274,8 @@ void DiarizeReactor::OnJobComplete(absl::StatusOr<runtime::JobResult> result) {
     if (!ended_) {
       if (status.ok() && config_.has_value()) {
         v1::DiarizeResponse final_response;
-        FillResult(*result, *config_, final_response.mutable_final());
+        FillResult(*result, *config_, final_response.mutable_final(),
+                   labeler_.has_value() ? &*labeler_ : nullptr);
         pending_final_ = std::move(final_response);
       }
       if (status.ok()) {

@@ -44,6 +44,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "diarization/v1/diarization.pb.h"
+#include "engine/pipeline/speaker_labeler.h"
 #include "engine/runtime/engine.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
@@ -153,6 +154,9 @@ class DiarizeReactor
   absl::Status feed_error_ ABSL_GUARDED_BY(mu_);
   // The validated config, copied for the engine callbacks (FillResult).
   std::optional<ValidatedConfig> config_ ABSL_GUARDED_BY(mu_);
+  // Known speakers and stable labels across the partials and the final
+  // (only when the config asks for either).
+  std::optional<pipeline::SpeakerLabeler> labeler_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<runtime::Job> job_ ABSL_GUARDED_BY(mu_);
 };
 

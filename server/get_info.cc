@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/audio/audio.h"
+#include "server/identification.h"
 
 namespace diarization::server {
 std::string WithoutHostPaths(const std::string& text) {
@@ -79,6 +80,7 @@ void FillServerInfo(const ServiceState& state, v1::ServerInfo* info) {
   limits->set_min_sample_rate_hz(l.min_sample_rate_hz);
   limits->set_max_speakers(l.max_speakers);
   limits->set_min_partial_interval_s(l.min_partial_interval_s);
+  limits->set_max_known_speakers(kMaxKnownSpeakers);
   info->set_state(ServingStateName(state.state()));
   info->set_open_calls(state.open_calls());
   for (const std::string& format : audio::AcceptedFormats()) {

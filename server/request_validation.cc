@@ -221,6 +221,8 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
                      static_cast<int>(opt.quality()));
   }
   out.exclusive = opt.exclusive();
+  out.both_views = opt.both_views();
+  out.stable_labels = opt.stable_labels();
   out.return_centroids = opt.return_centroids();
   // Partial results exist only on the stream; the unary call ignores them.
   out.partial_results = kind == RpcKind::kStream && opt.partial_results();

@@ -32,6 +32,10 @@ struct ValidatedConfig {
   int min_speakers = 0;
   int max_speakers = 0;
   bool exclusive = false;
+  // options.both_views: the exclusive view too, in its own fields.
+  bool both_views = false;
+  // options.stable_labels: labels kept across a stream's results.
+  bool stable_labels = false;
   bool return_centroids = false;
   bool fast = false;
   bool partial_results = false;

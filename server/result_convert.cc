@@ -20,6 +20,18 @@ void AddSegments(const std::vector<Segment>& segments,
   }
 }
 
+void AddIdentities(
+    const std::vector<pipeline::LabelledSpeaker>& speakers,
+    google::protobuf::RepeatedPtrField<v1::SpeakerIdentity>* out) {
+  for (const pipeline::LabelledSpeaker& s : speakers) {
+    v1::SpeakerIdentity* id = out->Add();
+    id->set_speaker(s.label);
+    id->set_best_known_label(s.identity.best_label);
+    id->set_best_score(s.identity.best_score);
+    id->set_matched(!s.identity.matched_label.empty());
+  }
+}
+
 }  // namespace
 
 runtime::JobOptions ToJobOptions(const ValidatedConfig& config,
@@ -37,17 +49,31 @@ runtime::JobOptions ToJobOptions(const ValidatedConfig& config,
 }
 
 void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
-                v1::DiarizeResult* out) {
-  const std::vector<Segment>& segments = config.exclusive
-                                             ? result.output.exclusive_segments
-                                             : result.output.segments;
+                v1::DiarizeResult* out, pipeline::SpeakerLabeler* labeler) {
+  // Copies only when something is renamed; otherwise the engine's output
+  // as it is (pyannote's labels, byte for byte).
+  std::vector<Segment> regular_copy, exclusive_copy;
+  const std::vector<Segment>* regular = &result.output.segments;
+  const std::vector<Segment>* exclusive = &result.output.exclusive_segments;
+  std::vector<std::string> labels = result.output.labels;
+  std::vector<pipeline::LabelledSpeaker> speakers;
+  if (labeler != nullptr) {
+    regular_copy = *regular;
+    exclusive_copy = *exclusive;
+    regular = &regular_copy;
+    exclusive = &exclusive_copy;
+    speakers = labeler->Apply(result.output.labels, result.output.centroids,
+                              {&regular_copy, &exclusive_copy});
+    for (size_t i = 0; i < speakers.size(); ++i) labels[i] = speakers[i].label;
+  }
+  const std::vector<Segment>& segments =
+      config.exclusive ? *exclusive : *regular;
   out->set_request_id(config.request_id);
   AddSegments(segments, out->mutable_segments());
-  std::set<std::string> speakers;
-  for (const Segment& s : segments) speakers.insert(s.speaker);
-  out->set_speaker_count(static_cast<int>(speakers.size()));
+  std::set<std::string> speaker_set;
+  for (const Segment& s : segments) speaker_set.insert(s.speaker);
+  out->set_speaker_count(static_cast<int>(speaker_set.size()));
   if (config.return_centroids) {
-    const auto& labels = result.output.labels;
     const auto& centroids = result.output.centroids;
     for (size_t i = 0; i < labels.size() && i < centroids.size(); ++i) {
       v1::SpeakerCentroid* c = out->add_centroids();
@@ -60,6 +86,13 @@ void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
   out->set_processing_s(result.processing_s);
   out->set_rtfx(result.rtfx);
   out->set_device(result.device);
+  if (config.both_views) {
+    AddSegments(*exclusive, out->mutable_exclusive_segments());
+    out->set_exclusive_rttm(FormatRttm(*exclusive, config.uri));
+  }
+  if (labeler != nullptr && labeler->has_known_speakers()) {
+    AddIdentities(speakers, out->mutable_identities());
+  }
 }
 
 std::vector<std::pair<std::string, double>> TailLogFields(
@@ -78,13 +111,26 @@ std::vector<std::pair<std::string, double>> TailLogFields(
 }
 
 void FillPartial(const runtime::PartialResult& partial,
-                 const ValidatedConfig& config, v1::PartialResult* out) {
+                 const ValidatedConfig& config, v1::PartialResult* out,
+                 pipeline::SpeakerLabeler* labeler) {
+  std::vector<Segment> regular = partial.segments;
+  std::vector<Segment> exclusive = partial.exclusive_segments;
+  std::vector<pipeline::LabelledSpeaker> speakers;
+  if (labeler != nullptr) {
+    speakers = labeler->Apply(partial.labels, partial.centroids,
+                              {&regular, &exclusive});
+  }
   out->set_request_id(config.request_id);
   out->set_audio_received_s(partial.audio_received_s);
   out->set_audio_processed_s(partial.audio_processed_s);
-  AddSegments(config.exclusive ? partial.exclusive_segments : partial.segments,
-              out->mutable_segments());
+  AddSegments(config.exclusive ? exclusive : regular, out->mutable_segments());
   out->set_provisional(true);
+  if (config.both_views) {
+    AddSegments(exclusive, out->mutable_exclusive_segments());
+  }
+  if (labeler != nullptr && labeler->has_known_speakers()) {
+    AddIdentities(speakers, out->mutable_identities());
+  }
 }
 
 }  // namespace diarization::server

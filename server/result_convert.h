@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "diarization/v1/diarization.pb.h"
 #include "engine/audio/audio.h"
+#include "engine/pipeline/speaker_labeler.h"
 #include "engine/runtime/engine.h"
 #include "server/request_validation.h"
 
@@ -22,9 +23,13 @@ runtime::JobOptions ToJobOptions(const ValidatedConfig& config,
                                  absl::Time deadline);
 
 // Fills `out` from a finished job: the view the config asks for
-// (regular/exclusive), RTTM text, centroids when asked, timings.
+// (regular/exclusive), RTTM text, centroids when asked, timings; the
+// exclusive view again with both_views. `labeler` (null: pyannote's labels
+// as they are) renames the speakers (known speakers, stable labels) and
+// adds the identities when it has known speakers.
 void FillResult(const runtime::JobResult& result, const ValidatedConfig& config,
-                v1::DiarizeResult* out);
+                v1::DiarizeResult* out,
+                pipeline::SpeakerLabeler* labeler = nullptr);
 
 // The call log's fields for a job's TailTimes (RequestLogEntry::extra):
 // tail_s (the total), tail_segmentation_wait_s, tail_segmentation_s,
@@ -37,7 +42,8 @@ std::vector<std::pair<std::string, double>> TailLogFields(
 
 // Fills `out` from a provisional clustering; `provisional` is always true.
 void FillPartial(const runtime::PartialResult& partial,
-                 const ValidatedConfig& config, v1::PartialResult* out);
+                 const ValidatedConfig& config, v1::PartialResult* out,
+                 pipeline::SpeakerLabeler* labeler = nullptr);
 
 }  // namespace diarization::server
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 namespace diarization::server {
@@ -24,12 +25,20 @@ bool IsApiCode(absl::StatusCode code) {
   }
 }
 
+constexpr char kApiStatusPayloadUrl[] = "diarization.server/api-status";
+
 }  // namespace
+
+absl::Status AsApiStatus(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kApiStatusPayloadUrl, absl::Cord("1"));
+  return status;
+}
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   const std::string message(status.message());
-  if (!IsApiCode(status.code())) {
+  if (!IsApiCode(status.code()) &&
+      !status.GetPayload(kApiStatusPayloadUrl).has_value()) {
     return grpc::Status(
         grpc::StatusCode::INTERNAL,
         absl::StrCat("internal error (",

@@ -18,6 +18,13 @@ namespace diarization::server {
 // bug is visible as a bug.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
+// Marks `status` as an answer the API lists for this request even though
+// its code is not among the service-wide ones: FAILED_PRECONDITION for a
+// voiceprint that cannot be made or used (docs/api.md). ToGrpcStatus then
+// passes its code through; an unmarked FAILED_PRECONDITION (an engine
+// misuse) stays INTERNAL.
+absl::Status AsApiStatus(absl::Status status);
+
 // The canonical upper-case name of a gRPC code ("INVALID_ARGUMENT"), for logs
 // and metric labels.
 std::string_view GrpcCodeName(grpc::StatusCode code);

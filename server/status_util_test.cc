@@ -39,6 +39,14 @@ TEST(StatusUtil, NonApiCodesBecomeInternalNamingTheOriginal) {
             grpc::INTERNAL);
 }
 
+TEST(StatusUtil, MarkedApiStatusesKeepTheirCode) {
+  const grpc::Status g = ToGrpcStatus(
+      AsApiStatus(absl::FailedPreconditionError("too little speech")));
+  EXPECT_EQ(g.error_code(), grpc::FAILED_PRECONDITION);
+  EXPECT_EQ(g.error_message(), "too little speech");
+  EXPECT_TRUE(AsApiStatus(absl::OkStatus()).ok());
+}
+
 TEST(StatusUtil, CodeNames) {
   EXPECT_EQ(GrpcCodeName(grpc::RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
   EXPECT_EQ(GrpcCodeName(grpc::OK), "OK");

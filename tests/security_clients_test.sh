@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The three clients (C++ CLI, Python, Go) against a real server with mutual
+# The three clients (C++ CLI, the Python package, Go) against a real server with mutual
 # TLS and tokens, certificates made by openssl for this run: each one works
 # with the CA, its client certificate and a token; each is refused without
 # a token (exit 6 / UNAUTHENTICATED), with a token not allowed the method
@@ -8,8 +8,9 @@
 # endpoint serves HTTPS, needs a token listing "metrics" for /metrics, keeps
 # /healthz open, and picks up a rotated certificate.
 source "$(dirname "$0")/testlib.sh"
-PY_CLIENT="$RUNFILES/clients/python/diarize_client.py"
+PY_CLIENT="$RUNFILES/clients/python/examples/diarize_client.py"
 PROTO_ROOT="$RUNFILES/proto"
+python_client_venv "$TMP/pyvenv"
 C="$TMP/certs"
 bash "$RUNFILES/tests/make_test_certs.sh" "$C"
 
@@ -70,15 +71,35 @@ expect_exit 4 UNAVAILABLE "$CLIENT_BIN" --server="$S" --token_file="$TMP/all.tok
 "$CLIENT_BIN" --server="$S" "${TLS[@]}" --wait_for_serving_s=5 || fail "health without a token"
 
 echo "== Python"
-PY=(/usr/bin/python3 "$PY_CLIENT" --proto_root="$PROTO_ROOT" --server="$S" "${TLS[@]}")
+PY=("$TMP/pyvenv/bin/python" "$PY_CLIENT" --server="$S" "${TLS[@]}")
 "${PY[@]}" --token_file="$TMP/all.token" --mode=unary "$TMP/talk.wav" >"$TMP/py_unary.rttm"
 diff "$TMP/cpp_unary.rttm" "$TMP/py_unary.rttm" || fail "Python and C++ clients differ"
 "${PY[@]}" --token="$info_token" --info >"$TMP/py_info.json"
 grep -q '"random_weights": true' "$TMP/py_info.json" || fail "Python GetInfo: $(cat "$TMP/py_info.json")"
 expect_exit 6 UNAUTHENTICATED "${PY[@]}" --info
 expect_exit 6 PERMISSION_DENIED "${PY[@]}" --token_file="$TMP/info.token" --mode=unary "$TMP/talk.wav"
-expect_exit 4 UNAVAILABLE /usr/bin/python3 "$PY_CLIENT" --proto_root="$PROTO_ROOT" --server="$S" \
+expect_exit 4 UNAVAILABLE "$TMP/pyvenv/bin/python" "$PY_CLIENT" --server="$S" --retries=0 \
   --tls_ca="$C/ca.pem" --token_file="$TMP/all.token" --info --deadline_s=10
+# The package's API itself: mutual TLS and a token file, a stream and a file.
+"$TMP/pyvenv/bin/python" - "$S" "$C" "$TMP/all.token" "$TMP/talk.wav" "$TMP/cpp_unary.rttm" <<'PY' ||
+import sys
+import grpc
+from diarization_client import Client, DiarizationError, NO_RETRY, wav_chunks
+server, certs, token_file, wav, expected = sys.argv[1:]
+tls = dict(ca_file=f"{certs}/ca.pem", cert_file=f"{certs}/client.pem", key_file=f"{certs}/client.key")
+with Client(server, token_file=token_file, timeout_s=120, **tls) as client:
+    assert client.diarize_file(wav).rttm == open(expected).read(), "file over mTLS"
+    rate, channels, chunks = wav_chunks(wav)
+    assert client.diarize_stream(chunks, rate, uri="talk").rttm == open(expected).read(), "stream"
+with Client(server, timeout_s=30, retry=NO_RETRY, **tls) as client:
+    try:
+        client.info()
+        raise AssertionError("GetInfo without a token was served")
+    except DiarizationError as e:
+        assert e.code == grpc.StatusCode.UNAUTHENTICATED, e
+print("package over mutual TLS with a token: ok")
+PY
+  fail "the Python package over mutual TLS with a token"
 
 echo "== Go"
 export GO111MODULE=off GOFLAGS= GOPROXY=off

@@ -14,10 +14,24 @@ VENV="${1:-$ROOT/.venv}"
 REQUIREMENTS="$ROOT/tools/venv-requirements.txt"
 PYTHON="${PYTHON:-python3}"
 
+# The Python client's pinned wheels (clients/python/wheelhouse.txt), for its
+# tests to build and install it offline into fresh venvs.
+client_wheels() {
+  local list="$ROOT/clients/python/wheelhouse.txt" dir="$VENV/wheelhouse"
+  local sum
+  sum="$(sha256sum "$list" | cut -d' ' -f1)"
+  [[ -f "$dir/.sha256" && "$(cat "$dir/.sha256")" == "$sum" ]] && return 0
+  rm -rf "$dir"
+  "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check \
+    --no-deps --only-binary=:all: -d "$dir" -r "$list"
+  echo "$sum" > "$dir/.sha256"
+}
+
 want="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
 stamp="$VENV/.requirements.sha256"
 if [[ -x "$VENV/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]] &&
    "$VENV/bin/python" -c "import pyannote.metrics" 2>/dev/null; then
+  client_wheels
   echo "venv up to date: $VENV"
   exit 0
 fi
@@ -40,3 +54,4 @@ assert version == "4.2.0", f"pyannote.metrics {version} installed, 4.2.0 pinned"
 print(f"pyannote.metrics {version} ready")
 PY
 echo "$want" > "$stamp"
+client_wheels

@@ -7,6 +7,7 @@
 //                  --lb_policy round_robin FILE   # many replicas
 //   diarize_client --info            # GetInfo as JSON
 //   diarize_client --wait_for_serving_s 60   # block until health SERVING
+//   diarize_client --out_dir OUT --jobs 8 FILE|DIR ...   # batch mode
 //
 // stream: decode FILE here to 16-bit PCM at its own rate and send it in
 // --chunk_ms chunks as fast as flow control allows; realtime: the same at the
@@ -30,11 +31,14 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "clients/cli/audio_file.h"
+#include "clients/cli/batch_inputs.h"
+#include "clients/cli/batch_runner.h"
 #include "clients/cli/channel_config.h"
 #include "clients/cli/channel_security.h"
 #include "clients/cli/exit_codes.h"
 #include "clients/cli/output_format.h"
 #include "clients/cli/progress_line.h"
+#include "clients/cli/voiceprints.h"
 #include "diarization/v1/diarization.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -98,6 +102,40 @@ ABSL_FLAG(std::string, token, "",
           "--token_file)");
 ABSL_FLAG(std::string, token_file, "",
           "File whose first line is the bearer token");
+// Batch mode (batch_runner.h; docs/api.md, "Batch mode").
+ABSL_FLAG(std::string, out_dir, "",
+          "Batch mode: diarize every FILE, and the audio files under every "
+          "DIR, into this folder (NAME.rttm each; inputs whose outputs exist "
+          "are skipped); a JSON summary goes to stdout");
+ABSL_FLAG(int, jobs, 4, "Batch mode: calls in flight");
+ABSL_FLAG(bool, batch_json, false,
+          "Batch mode: also write NAME.json (as --output json prints it)");
+ABSL_FLAG(int, max_attempts, 10,
+          "Batch mode: attempts per file for UNAVAILABLE and "
+          "RESOURCE_EXHAUSTED (waiting the server's retry hint, else backing "
+          "off)");
+ABSL_FLAG(double, max_retry_wait_s, 600,
+          "Batch mode: most seconds one file may wait between its attempts");
+
+// Voiceprints and identification (docs/api.md, "Identification").
+ABSL_FLAG(std::string, enroll, "",
+          "Make a voiceprint of the one speaker in this audio file "
+          "(CreateVoiceprint) and write it to --out");
+ABSL_FLAG(std::string, out, "", "Where --enroll writes the voiceprint");
+ABSL_FLAG(std::vector<std::string>, speech, {},
+          "With --enroll: START-END ranges (seconds, comma-separated) that "
+          "hold the speaker's speech");
+ABSL_FLAG(std::vector<std::string>, known, {},
+          "Known speakers: LABEL=VOICEPRINT_FILE entries, comma-separated");
+ABSL_FLAG(double, threshold, 0,
+          "Identification threshold (cosine; 0: the server's default 0.5)");
+ABSL_FLAG(bool, both_views, false,
+          "Ask for the regular and the exclusive view together");
+ABSL_FLAG(bool, stable_labels, false,
+          "Streams: keep speaker labels from one partial result to the next "
+          "and to the final");
+ABSL_FLAG(std::string, exclusive_out, "",
+          "With --both_views: write the exclusive view's RTTM to this file");
 
 namespace diarization::client {
 namespace {
@@ -113,6 +151,17 @@ int Report(const grpc::Status& status) {
 // Prints the result; with --svg_out also writes its picture there.
 int Emit(const v1::DiarizeResult& result, OutputFormat format) {
   std::cout << FormatResult(result, format);
+  if (format != OutputFormat::kJson) std::cerr << FormatIdentities(result);
+  if (const std::string path = absl::GetFlag(FLAGS_exclusive_out);
+      !path.empty()) {
+    std::ofstream out(path);
+    out << result.exclusive_rttm();
+    if (!out) {
+      std::cerr << "diarize_client: cannot write --exclusive_out " << path
+                << "\n";
+      return kExitOther;
+    }
+  }
   if (const std::string path = absl::GetFlag(FLAGS_svg_out); !path.empty()) {
     std::ofstream out(path);
     out << FormatResult(result, OutputFormat::kSvg);
@@ -158,6 +207,18 @@ v1::DiarizationConfig BaseConfig(const std::string& path) {
   c.set_request_id(absl::GetFlag(FLAGS_request_id));
   c.set_uri(absl::GetFlag(FLAGS_uri).empty() ? FileStem(path)
                                              : absl::GetFlag(FLAGS_uri));
+  o->set_both_views(absl::GetFlag(FLAGS_both_views) ||
+                    !absl::GetFlag(FLAGS_exclusive_out).empty());
+  o->set_stable_labels(absl::GetFlag(FLAGS_stable_labels));
+  c.set_identification_threshold(absl::GetFlag(FLAGS_threshold));
+  // Checked in Main (LoadKnownSpeakers there first), so this cannot fail.
+  absl::StatusOr<std::vector<v1::KnownSpeaker>> known =
+      LoadKnownSpeakers(absl::GetFlag(FLAGS_known));
+  if (known.ok()) {
+    for (v1::KnownSpeaker& k : *known) {
+      *c.add_known_speakers() = std::move(k);
+    }
+  }
   return c;
 }
 
@@ -196,6 +257,39 @@ int RunInfo(v1::Diarization::Stub& stub) {
   const grpc::Status s = stub.GetInfo(&context, v1::GetInfoRequest(), &info);
   if (s.ok()) std::cout << ToJson(info);
   return Report(s);
+}
+
+// --enroll FILE --out VOICEPRINT: CreateVoiceprint with the file's bytes.
+int RunEnroll(v1::Diarization::Stub& stub, const std::string& path,
+              const std::string& out_path) {
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  absl::StatusOr<std::vector<v1::TimeRange>> ranges =
+      ParseSpeechRanges(absl::GetFlag(FLAGS_speech));
+  if (!bytes.ok() || !ranges.ok()) {
+    std::cerr << "diarize_client: "
+              << (!bytes.ok() ? bytes.status() : ranges.status()).message()
+              << "\n";
+    return kExitUsage;
+  }
+  v1::CreateVoiceprintRequest request;
+  v1::DiarizeFileRequest* recording = request.mutable_recording();
+  recording->mutable_config()->mutable_audio()->set_encoding(v1::ENCODED);
+  recording->mutable_config()->set_request_id(absl::GetFlag(FLAGS_request_id));
+  recording->set_audio(*std::move(bytes));
+  for (const v1::TimeRange& r : *ranges) *request.add_speech() = r;
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::Voiceprint voiceprint;
+  const grpc::Status s = stub.CreateVoiceprint(&context, request, &voiceprint);
+  if (!s.ok()) return Report(s);
+  if (absl::Status w = WriteVoiceprint(voiceprint, out_path); !w.ok()) {
+    std::cerr << "diarize_client: " << w.message() << "\n";
+    return kExitOther;
+  }
+  std::cerr << absl::StrFormat(
+      "voiceprint of %.2f s of speech written to %s (model %s)\n",
+      voiceprint.speech_seconds(), out_path, voiceprint.model_sha256());
+  return kExitOk;
 }
 
 int RunUnary(v1::Diarization::Stub& stub, const std::string& path,
@@ -321,6 +415,43 @@ int RunStream(v1::Diarization::Stub& stub, const std::string& path,
   return Report(s);
 }
 
+int RunBatchMode(const std::shared_ptr<grpc::Channel>& channel,
+                 const std::vector<char*>& args) {
+  if (!absl::GetFlag(FLAGS_uri).empty() ||
+      !absl::GetFlag(FLAGS_request_id).empty()) {
+    std::cerr << "diarize_client: --uri and --request_id name one file; "
+                 "batch mode (--out_dir) names each file after itself\n";
+    return kExitUsage;
+  }
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode != "stream" && mode != "unary") {
+    std::cerr << "diarize_client: batch mode takes --mode stream or unary\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<BatchInput>> inputs =
+      ListBatchInputs(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!inputs.ok()) {
+    std::cerr << "diarize_client: " << inputs.status().message() << "\n";
+    return kExitUsage;
+  }
+  BatchOptions options;
+  options.out_dir = absl::GetFlag(FLAGS_out_dir);
+  options.jobs = absl::GetFlag(FLAGS_jobs);
+  options.stream = mode == "stream";
+  options.chunk_ms = absl::GetFlag(FLAGS_chunk_ms);
+  options.write_json = absl::GetFlag(FLAGS_batch_json);
+  options.deadline_s = absl::GetFlag(FLAGS_deadline_s);
+  options.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  options.max_retry_wait_s = absl::GetFlag(FLAGS_max_retry_wait_s);
+  options.progress_every_s = absl::GetFlag(FLAGS_progress) ? 10 : 0;
+  if (options.jobs < 1 || options.max_attempts < 1 || options.chunk_ms < 1) {
+    std::cerr << "diarize_client: --jobs, --max_attempts and --chunk_ms must "
+                 "be >= 1\n";
+    return kExitUsage;
+  }
+  return RunBatch(channel, *inputs, options, BaseConfig);
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "diarize_client [flags] FILE   (see --help; exit codes in docs/api.md)");
@@ -366,6 +497,20 @@ int Main(int argc, char** argv) {
     if (args.size() < 2 && !absl::GetFlag(FLAGS_info)) return kExitOk;
   }
   if (absl::GetFlag(FLAGS_info)) return RunInfo(*stub);
+  if (const std::string enroll = absl::GetFlag(FLAGS_enroll); !enroll.empty()) {
+    if (absl::GetFlag(FLAGS_out).empty() || args.size() != 1) {
+      std::cerr << "diarize_client: --enroll FILE needs --out VOICEPRINT and "
+                   "no other FILE\n";
+      return kExitUsage;
+    }
+    return RunEnroll(*stub, enroll, absl::GetFlag(FLAGS_out));
+  }
+  if (absl::Status s = LoadKnownSpeakers(absl::GetFlag(FLAGS_known)).status();
+      !s.ok()) {
+    std::cerr << "diarize_client: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  if (!absl::GetFlag(FLAGS_out_dir).empty()) return RunBatchMode(channel, args);
   if (args.size() != 2) {
     std::cerr << "diarize_client: expected exactly one FILE (got "
               << args.size() - 1 << "); see --help\n";

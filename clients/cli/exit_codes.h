@@ -9,6 +9,8 @@
 //   5 DEADLINE_EXCEEDED
 //   6 not allowed: UNAUTHENTICATED (no or a wrong token) or
 //     PERMISSION_DENIED (the token may not call this method)
+//   7 batch mode (--out_dir): at least one file failed for good (the
+//     summary lists them)
 #ifndef DIARIZATION_CLIENTS_CLI_EXIT_CODES_H_
 #define DIARIZATION_CLIENTS_CLI_EXIT_CODES_H_
 
@@ -23,6 +25,7 @@ inline constexpr int kExitInvalidArgument = 3;
 inline constexpr int kExitRetryLater = 4;
 inline constexpr int kExitDeadline = 5;
 inline constexpr int kExitAuth = 6;
+inline constexpr int kExitBatchFailed = 7;
 
 inline int ExitCodeFor(grpc::StatusCode code) {
   switch (code) {

@@ -642,6 +642,8 @@ class EngineImpl : public WorkerListener,
     }
     partial.segments = std::move(out.output->segments);
     partial.exclusive_segments = std::move(out.output->exclusive_segments);
+    partial.labels = std::move(out.output->labels);
+    partial.centroids = std::move(out.output->centroids);
     // The strand orders it before a completion posted later; one posted
     // earlier has set `delivering`, and the partial is dropped.
     job->strand.Post([job, partial = std::move(partial)]() mutable {

@@ -351,6 +351,10 @@ struct PartialResult {
   // Provisional regular-view segments; labels may change in the final result.
   std::vector<Segment> segments;
   std::vector<Segment> exclusive_segments;
+  // The provisional clustering's labels and one centroid per label (as
+  // DiarizationOutput's), for identification and stable labels.
+  std::vector<std::string> labels;
+  std::vector<std::vector<float>> centroids;
 };
 
 struct JobCallbacks {

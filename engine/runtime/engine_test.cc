@@ -1827,6 +1827,12 @@ TEST(EngineTest, PartialResultsArriveBeforeTheFinalOne) {
     EXPECT_LE(p.audio_processed_s, p.audio_received_s);
     EXPECT_GE(p.audio_processed_s, 5.0);
     last = p.audio_processed_s;
+    // The clustering's labels and centroids come along (EchoCluster: the
+    // window count, and the segmentations and embeddings as centroids),
+    // for identification and stable labels in the server.
+    ASSERT_EQ(p.labels.size(), 1u);
+    EXPECT_EQ(std::stod(p.labels[0]), std::round(p.audio_processed_s - 9.0));
+    EXPECT_EQ(p.centroids.size(), 2u);
   }
   EXPECT_FALSE(out.partial_after_completion());
   EXPECT_EQ(out.completions(), 1);

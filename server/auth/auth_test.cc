@@ -58,12 +58,25 @@ TEST(ParseTokenFile, HashAndPlainEntries) {
   EXPECT_TRUE(batch.Allows(Method::kDiarizeFile));
   EXPECT_FALSE(batch.Allows(Method::kGetInfo));
   EXPECT_FALSE(batch.Allows(Method::kMetrics));
+  EXPECT_FALSE(batch.Allows(Method::kCreateVoiceprint));
   EXPECT_EQ(batch.limits.max_concurrent_calls, 3);
   EXPECT_DOUBLE_EQ(batch.limits.max_backlog_share, 0.25);
   EXPECT_EQ(t->entries[0].sha256, HashToken(a));
   EXPECT_EQ(t->entries[1].sha256, HashToken(b));
   EXPECT_EQ(t->entries[1].principal->methods, kAllMethods);
   EXPECT_EQ(t->entries[1].principal->limits.max_concurrent_calls, 0);
+}
+
+TEST(ParseTokenFile, CreateVoiceprintIsAMethodName) {
+  const std::string text =
+      absl::StrCat(R"({"tokens": [{"name": "enrol", "token": ")", RandomToken(),
+                   R"(", "methods": ["CreateVoiceprint"]}]})");
+  absl::StatusOr<TokenTable> t = ParseTokenFile(text);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const Principal& p = *t->entries[0].principal;
+  EXPECT_TRUE(p.Allows(Method::kCreateVoiceprint));
+  EXPECT_FALSE(p.Allows(Method::kDiarizeFile));
+  EXPECT_STREQ(MethodName(Method::kCreateVoiceprint), "CreateVoiceprint");
 }
 
 TEST(ParseTokenFile, RejectsMistakesWithTheReason) {
@@ -148,6 +161,8 @@ TEST(RuleForPath, KnowsEveryMethod) {
             Method::kDiarizeFile);
   EXPECT_EQ(RuleForPath("/diarization.v1.Diarization/GetInfo").method,
             Method::kGetInfo);
+  EXPECT_EQ(RuleForPath("/diarization.v1.Diarization/CreateVoiceprint").method,
+            Method::kCreateVoiceprint);
   EXPECT_EQ(
       RuleForPath(
           "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
@@ -198,8 +213,9 @@ TEST_F(AuthorizeTest, CodesPerCase) {
             C::kPermissionDenied);
   EXPECT_EQ(Code(Method::kGetInfo, "Bearer " + stream_), C::kPermissionDenied);
   EXPECT_EQ(Code(std::nullopt, "Bearer " + stream_), C::kPermissionDenied);
-  for (Method m : {Method::kDiarize, Method::kDiarizeFile, Method::kGetInfo,
-                   Method::kReflection, Method::kMetrics}) {
+  for (Method m :
+       {Method::kDiarize, Method::kDiarizeFile, Method::kGetInfo,
+        Method::kReflection, Method::kMetrics, Method::kCreateVoiceprint}) {
     EXPECT_EQ(Code(m, "Bearer " + all_), C::kOk);
   }
   absl::StatusOr<std::shared_ptr<const Principal>> p =

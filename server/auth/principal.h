@@ -32,8 +32,9 @@ enum class Method : uint32_t {
   kGetInfo = 1u << 2,
   kReflection = 1u << 3,
   kMetrics = 1u << 4,
+  kCreateVoiceprint = 1u << 5,
 };
-inline constexpr uint32_t kAllMethods = 0x1f;
+inline constexpr uint32_t kAllMethods = 0x3f;
 
 // The name used in the token file's "methods" list.
 const char* MethodName(Method method);

@@ -37,6 +37,8 @@ PathRule RuleForPath(std::string_view path) {
     rule.method = Method::kDiarizeFile;
   } else if (path == "/diarization.v1.Diarization/GetInfo") {
     rule.method = Method::kGetInfo;
+  } else if (path == "/diarization.v1.Diarization/CreateVoiceprint") {
+    rule.method = Method::kCreateVoiceprint;
   } else if (path ==
                  "/grpc.reflection.v1alpha.ServerReflection/"
                  "ServerReflectionInfo" ||

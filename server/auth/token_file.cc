@@ -26,6 +26,7 @@ constexpr NamedMethod kMethods[] = {
     {"Diarize", Method::kDiarize},
     {"DiarizeFile", Method::kDiarizeFile},
     {"GetInfo", Method::kGetInfo},
+    {"CreateVoiceprint", Method::kCreateVoiceprint},
     {"ServerReflectionInfo", Method::kReflection},
     {"metrics", Method::kMetrics},
 };
