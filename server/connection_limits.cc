@@ -39,6 +39,11 @@ absl::Status ValidateConnectionLimits(const ConnectionLimits& l) {
                      "max_connection_age_grace_s")}) {
     if (!s.ok()) return s;
   }
+  if (l.max_metadata_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_metadata_bytes is ", l.max_metadata_bytes,
+                     "; it must be >= 1024 (a call's headers and token)"));
+  }
   if (l.max_streams_per_connection < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_streams_per_connection is ", l.max_streams_per_connection,
@@ -70,6 +75,7 @@ void ApplyConnectionLimits(const ConnectionLimits& l,
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
                                Millis(l.max_connection_age_grace_s));
   }
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, l.max_metadata_bytes);
   if (l.max_streams_per_connection > 0) {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                                l.max_streams_per_connection);

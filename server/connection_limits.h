@@ -28,6 +28,11 @@ struct ConnectionLimits {
   // Streams open at once on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_
   // STREAMS); more wait in the client. 0 = gRPC's default (unbounded).
   int max_streams_per_connection = 16;
+  // Largest request header list (GRPC_ARG_MAX_METADATA_SIZE, advertised as
+  // SETTINGS_MAX_HEADER_LIST_SIZE); a call over it is refused. gRPC 1.51
+  // still reads an endless CONTINUATION sequence to its end (CVE-2023-33953):
+  // docs/operations.md says which proxy closes such a connection.
+  int max_metadata_bytes = 8192;
 };
 
 absl::Status ValidateConnectionLimits(const ConnectionLimits& limits);

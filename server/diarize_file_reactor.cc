@@ -15,8 +15,11 @@
 #include "engine/pipeline/speaker_labeler.h"
 #include "server/call_context.h"
 #include "server/identification.h"
+#include "server/reset_flood_guard.h"
 #include "server/result_convert.h"
+#include "server/separate_channels.h"
 #include "server/status_util.h"
+#include "server/transport_events.h"
 #include "server/voiceprint_call.h"
 
 namespace diarization::server {
@@ -55,13 +58,26 @@ DiarizeFileReactor::DiarizeFileReactor(ServiceState& state,
 void DiarizeFileReactor::Begin() {
   // Cheap checks only: this runs on a gRPC thread.
   absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
-  if (!slot.ok()) return FinishCall(slot.status());
+  if (!slot.ok()) {
+    OnCallCancelled(context_->peer());
+    return FinishCall(slot.status());
+  }
   slot_ = *std::move(slot);
 
   absl::StatusOr<ValidatedConfig> config =
       ValidateConfig(request_->config(), RpcKind::kUnary, state_.limits());
   if (!config.ok()) return FinishCall(config.status());
   config_ = *std::move(config);
+  // Channel labels ("ch0:...") and identification's labels would compete;
+  // a voiceprint is of one speaker, so of one channel.
+  if (config_.separate_channels &&
+      (voiceprint_request_ != nullptr ||
+       !request_->config().known_speakers().empty())) {
+    return FinishCall(absl::InvalidArgumentError(
+        "audio.channel_policy SEPARATE cannot be combined with "
+        "known_speakers or CreateVoiceprint; use SELECT_CHANNEL to pick one "
+        "channel"));
+  }
   if (voiceprint_request_ != nullptr) {
     if (absl::Status s = ValidateSpeechRanges(*voiceprint_request_); !s.ok()) {
       return FinishCall(s);
@@ -130,6 +146,9 @@ absl::Status DiarizeFileReactor::Admit(runtime::Engine& engine) {
   double announced_s = 0.0;
   if (config_.encoding == v1::ENCODED) {
     ASSIGN_OR_RETURN(file_, audio::FileDecoder::Open(data, limits));
+    if (config_.channel_index != audio::kDownmix) {
+      RETURN_IF_ERROR(file_->SelectChannel(config_.channel_index));
+    }
     announced_s = file_->header().duration_s.value_or(
         std::min(share_cap_s, limits.max_duration_s));
   } else {
@@ -152,6 +171,16 @@ absl::Status DiarizeFileReactor::Admit(runtime::Engine& engine) {
   absl::StatusOr<runtime::Reservation> reserved = engine.Reserve(request);
   if (!reserved.ok()) return reserved.status();
   reservation_ = *std::move(reserved);
+  if (config_.separate_channels) {
+    // One diarization a channel: admitted as that many recordings.
+    separate_channel_count_ = file_ != nullptr ? file_->header().channel_count
+                                               : config_.channel_count;
+    for (int c = 1; c < separate_channel_count_; ++c) {
+      absl::StatusOr<runtime::Reservation> more = engine.Reserve(request);
+      if (!more.ok()) return more.status();
+      channel_reservations_.push_back(*std::move(more));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -203,6 +232,7 @@ void DiarizeFileReactor::DecodeAndSubmit() {
   if (engine == nullptr) {
     return FinishCall(absl::UnavailableError("the engine is not running"));
   }
+  if (config_.separate_channels) return DecodeAndSubmitChannels(*engine);
   absl::StatusOr<audio::Waveform> wave = Decode();
   file_.reset();
   if (!wave.ok()) return FinishCall(wave.status());
@@ -233,15 +263,68 @@ void DiarizeFileReactor::DecodeAndSubmit() {
     Release();
     return FinishCall(job.status());
   }
-  runtime::Job* handle = job->get();
+  KeepJob(*std::move(job));
+}
+
+void DiarizeFileReactor::KeepJob(std::unique_ptr<runtime::Job> job) {
+  runtime::Job* handle = job.get();
   bool cancel = false;
   {
     absl::MutexLock lock(&mu_);
-    job_ = *std::move(job);
+    job_ = std::move(job);
     cancel = cancelled_;
   }
   // From here on only the job's completion finishes the call.
   if (cancel) handle->Cancel();
+}
+
+void DiarizeFileReactor::DecodeAndSubmitChannels(runtime::Engine& engine) {
+  const std::string& bytes = request_->audio();
+  const std::span<const std::byte> data(
+      reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
+  const audio::DecodeControl control{
+      .cancelled = [this] { return client_gone_.load(); },
+      .deadline = ClientDeadline(context_),
+      .max_cpu_s = state_.limits().max_decode_cpu_s};
+  const absl::Time decode_start = absl::Now();
+  absl::StatusOr<std::vector<std::vector<float>>> channels = DecodeEachChannel(
+      data, file_ != nullptr, ToPcmFormat(config_), separate_channel_count_,
+      ToDecodeLimits(state_.limits()), reservation_.audio_s() + 0.01, control);
+  file_.reset();
+  if (state_.metrics() != nullptr) {
+    state_.metrics()->ObserveStageSeconds(
+        runtime::Stage::kDecode,
+        absl::ToDoubleSeconds(absl::Now() - decode_start));
+  }
+  if (!channels.ok()) return FinishCall(channels.status());
+  for (const std::vector<float>& samples : *channels) {
+    if (samples.empty()) {
+      return FinishCall(
+          absl::InvalidArgumentError("the audio decodes to zero samples"));
+    }
+  }
+  runtime::JobOptions options = ToJobOptions(config_, ClientDeadline(context_));
+  options.peer = reservation_.peer();
+  std::vector<runtime::Reservation> reservations;
+  reservations.push_back(std::move(reservation_));
+  for (runtime::Reservation& r : channel_reservations_) {
+    reservations.push_back(std::move(r));
+  }
+  channel_reservations_.clear();
+  AddRef();
+  absl::StatusOr<std::unique_ptr<runtime::Job>> job = SubmitPerChannel(
+      engine, options, *std::move(channels),
+      runtime::JobCallbacks{.on_complete =
+                                [this](absl::StatusOr<runtime::JobResult> r) {
+                                  OnJobComplete(std::move(r));
+                                },
+                            .on_partial = nullptr},
+      std::move(reservations));
+  if (!job.ok()) {
+    Release();
+    return FinishCall(job.status());
+  }
+  KeepJob(*std::move(job));
 }
 
 void DiarizeFileReactor::OnJobComplete(
@@ -268,6 +351,13 @@ void DiarizeFileReactor::OnJobComplete(
                                        identification_threshold_,
                                        /*stable_labels=*/false);
       FillResult(*result, config_, response_, &labeler);
+    }
+    if (config_.separate_channels) {
+      response_->set_rttm(RttmWithChannelColumn(response_->rttm()));
+      if (!response_->exclusive_rttm().empty()) {
+        response_->set_exclusive_rttm(
+            RttmWithChannelColumn(response_->exclusive_rttm()));
+      }
     }
     if (voiceprint_ != nullptr) {
       status =
@@ -321,10 +411,25 @@ void DiarizeFileReactor::FinishCall(const absl::Status& given) {
   RecordCall(state_, std::move(entry));
   AddRetryHint(status, context_);
   slot_.ReleaseAdmission();
+  response_deadline_.WriteStarted(absl::InfiniteFuture());
   Finish(g);
 }
 
+void DiarizeFileReactor::OnResponseUnread() {
+  CountTransportEvent(TransportEvent::kUnreadResponse);
+  if (!LogRateLimit::Get().Allow(LogRateLimit::kEventKind)) return;
+  LogEvent("response_unread",
+           absl::StrCat("DiarizeFile from ", context_->peer(),
+                        ": the response waited unread for write_timeout_s (",
+                        state_.limits().write_timeout_s,
+                        " s); the call was cancelled (its status, logged "
+                        "before, was not delivered)"));
+}
+
 void DiarizeFileReactor::OnCancel() {
+  // The slot comes back now, not after the pool gets to this call.
+  slot_.ReleaseAdmissionOnCancel();
+  OnCallCancelled(context_->peer());
   runtime::Job* job = nullptr;
   client_gone_ = true;
   {
@@ -336,7 +441,10 @@ void DiarizeFileReactor::OnCancel() {
   if (job != nullptr) job->Cancel();
 }
 
-void DiarizeFileReactor::OnDone() { Release(); }
+void DiarizeFileReactor::OnDone() {
+  response_deadline_.CallDone();
+  Release();
+}
 
 void DiarizeFileReactor::AddRef() {
   absl::MutexLock lock(&mu_);

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -32,6 +33,7 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/request_validation.h"
+#include "server/response_deadline.h"
 #include "server/service_state.h"
 
 namespace diarization::server {
@@ -65,6 +67,10 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   // On the decode pool: step 3, then Submit with the reservation.
   void DecodeAndSubmit();
   absl::StatusOr<audio::Waveform> Decode();
+  // ChannelPolicy SEPARATE: decode each channel, one job a channel
+  // (server/separate_channels.h).
+  void DecodeAndSubmitChannels(runtime::Engine& engine);
+  void KeepJob(std::unique_ptr<runtime::Job> job);
   void OnJobComplete(absl::StatusOr<runtime::JobResult> result);
   // Logs, records metrics and finishes the call with `status`.
   void FinishCall(const absl::Status& status);
@@ -91,6 +97,16 @@ class DiarizeFileReactor : public grpc::ServerUnaryReactor {
   // Set by Admit, used by the decode (one task at a time, in order).
   std::unique_ptr<audio::FileDecoder> file_;
   runtime::Reservation reservation_;
+  // SEPARATE: the reservations of channels 1, 2, ... (reservation_ is
+  // channel 0's) and the channel count.
+  std::vector<runtime::Reservation> channel_reservations_;
+  int separate_channel_count_ = 0;
+
+  // Ends the call when its response waits unread (issue 39).
+  ResponseDeadline response_deadline_{state_, context_, [this] { AddRef(); },
+                                      [this] { Release(); },
+                                      [this] { OnResponseUnread(); }};
+  void OnResponseUnread();
 
   // Set by OnCancel; polled by the decode.
   std::atomic<bool> client_gone_{false};

@@ -8,8 +8,10 @@
 #include "engine/common/shapes.h"
 #include "server/call_context.h"
 #include "server/identification.h"
+#include "server/reset_flood_guard.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
+#include "server/transport_events.h"
 
 namespace diarization::server {
 
@@ -33,7 +35,10 @@ DiarizeReactor::DiarizeReactor(ServiceState& state,
 
 void DiarizeReactor::Begin() {
   absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
-  if (!slot.ok()) return Fail(slot.status());
+  if (!slot.ok()) {
+    OnCallCancelled(context_->peer());
+    return Fail(slot.status());
+  }
   slot_ = *std::move(slot);
   if (CallTimer* timer = state_.timer(); timer != nullptr) {
     // The config deadline, or the stream's whole life if that is shorter;
@@ -309,7 +314,12 @@ void DiarizeReactor::EndLocked(absl::Status status,
   if (tail != nullptr) entry.extra = TailLogFields(*tail);
   entry.peer = context_->peer();
   entry.wall_s = absl::ToDoubleSeconds(absl::Now() - start_time_);
-  RecordCall(state_, std::move(entry));
+  if (write_in_flight_) {
+    // Whether the client takes what is ahead of the final is not known yet.
+    deferred_log_ = std::move(entry);
+  } else {
+    RecordCall(state_, std::move(entry));
+  }
   AddRetryHint(status, context_);
   if (!status.ok()) pending_status_ = g;
   PumpLocked();
@@ -322,12 +332,14 @@ void DiarizeReactor::PumpLocked() {
     pending_final_.reset();
     finishing_ = true;
     slot_.ReleaseAdmission();
+    response_deadline_.WriteStarted(stream_deadline_);
     StartWriteAndFinish(&writing_, grpc::WriteOptions(), grpc::Status::OK);
     return;
   }
   if (pending_status_.has_value()) {
     finishing_ = true;
     slot_.ReleaseAdmission();
+    response_deadline_.WriteStarted(stream_deadline_);
     Finish(*pending_status_);
     return;
   }
@@ -335,11 +347,13 @@ void DiarizeReactor::PumpLocked() {
     writing_ = *std::move(pending_partial_);
     pending_partial_.reset();
     write_in_flight_ = true;
+    response_deadline_.WriteStarted(stream_deadline_);
     StartWrite(&writing_);
   }
 }
 
 void DiarizeReactor::OnWriteDone(bool ok) {
+  response_deadline_.WriteDone();
   AddRef();
   state_.pool()->Post([this, ok] {
     if (!ok) {
@@ -349,6 +363,15 @@ void DiarizeReactor::OnWriteDone(bool ok) {
     {
       absl::MutexLock lock(&mu_);
       write_in_flight_ = false;
+      if (deferred_log_.has_value()) {
+        if (!ok && !response_deadline_.expired()) {
+          const grpc::Status gone = ToGrpcStatus(ClientGoneStatus(context_));
+          deferred_log_->code = gone.error_code();
+          deferred_log_->message = gone.error_message();
+        }
+        RecordCall(state_, *std::move(deferred_log_));
+        deferred_log_.reset();
+      }
       PumpLocked();
     }
     Release();
@@ -356,6 +379,9 @@ void DiarizeReactor::OnWriteDone(bool ok) {
 }
 
 void DiarizeReactor::OnCancel() {
+  // The slot comes back now, not after the pool gets to this call.
+  slot_.ReleaseAdmissionOnCancel();
+  OnCallCancelled(context_->peer());
   AddRef();
   state_.pool()->Post([this] {
     runtime::Job* job = nullptr;
@@ -371,7 +397,36 @@ void DiarizeReactor::OnCancel() {
   });
 }
 
+void DiarizeReactor::OnResponseUnread() {
+  CountTransportEvent(TransportEvent::kUnreadResponse);
+  const std::string why =
+      absl::StrCat("a response waited unread for write_timeout_s (",
+                   state_.limits().write_timeout_s,
+                   " s) or past max_stream_duration_s; the call was cancelled");
+  absl::MutexLock lock(&mu_);
+  if (!ended_) {
+    // The cancel that follows ends the job; this is the call's reason.
+    if (feed_error_.ok()) feed_error_ = absl::DeadlineExceededError(why);
+    return;
+  }
+  if (deferred_log_.has_value()) {
+    // The call's own line: its result was never delivered.
+    deferred_log_->code = grpc::StatusCode::DEADLINE_EXCEEDED;
+    deferred_log_->message = why;
+    RecordCall(state_, *std::move(deferred_log_));
+    deferred_log_.reset();
+  } else if (LogRateLimit::Get().Allow(LogRateLimit::kEventKind)) {
+    LogEvent("response_unread",
+             absl::StrCat("Diarize ",
+                          config_.has_value() ? config_->request_id
+                                              : session_.sent_request_id(),
+                          " from ", context_->peer(), ": ", why,
+                          " (its status, logged before, was not delivered)"));
+  }
+}
+
 void DiarizeReactor::OnDone() {
+  response_deadline_.CallDone();
   // The config timer, if it has not fired, holds a reference: drop both.
   const CallTimer::Id timer_id = config_timer_.exchange(0);
   if (timer_id != 0 && state_.timer() != nullptr &&

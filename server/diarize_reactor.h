@@ -49,7 +49,9 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/call_timer.h"
+#include "server/request_log.h"
 #include "server/request_validation.h"
+#include "server/response_deadline.h"
 #include "server/service_state.h"
 #include "server/stream_session.h"
 
@@ -81,6 +83,9 @@ class DiarizeReactor
   void ReadNext();
   // The config timer fired.
   void OnConfigDeadline();
+  // A response waited unread past write_timeout_s (response_deadline.h);
+  // the call is cancelled right after.
+  void OnResponseUnread();
 
   // What session_ asks of the job (through sink_), on the read side.
   class JobSink : public StreamJobSink {
@@ -137,6 +142,10 @@ class DiarizeReactor
   // already cancelled completes its operations at once).
   std::atomic<int> refs_{1};
   std::atomic<CallTimer::Id> config_timer_{0};
+  // Ends the call when a response waits unread (issue 39).
+  ResponseDeadline response_deadline_{state_, context_, [this] { AddRef(); },
+                                      [this] { Release(); },
+                                      [this] { OnResponseUnread(); }};
 
   absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
@@ -152,6 +161,10 @@ class DiarizeReactor
   std::optional<v1::DiarizeResponse> pending_final_ ABSL_GUARDED_BY(mu_);
   std::optional<grpc::Status> pending_status_ ABSL_GUARDED_BY(mu_);
   absl::Status feed_error_ ABSL_GUARDED_BY(mu_);
+  // The call's log line, held while a partial result's write is in flight
+  // when the call ends: written when that write completes, or with
+  // DEADLINE_EXCEEDED when it never does (OnResponseUnread).
+  std::optional<RequestLogEntry> deferred_log_ ABSL_GUARDED_BY(mu_);
   // The validated config, copied for the engine callbacks (FillResult).
   std::optional<ValidatedConfig> config_ ABSL_GUARDED_BY(mu_);
   // Known speakers and stable labels across the partials and the final

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/audio/audio.h"
 #include "server/identification.h"
 
 namespace diarization::server {
@@ -82,6 +83,9 @@ void FillServerInfo(const ServiceState& state, v1::ServerInfo* info) {
   limits->set_max_known_speakers(kMaxKnownSpeakers);
   info->set_state(ServingStateName(state.state()));
   info->set_open_calls(state.open_calls());
+  for (const std::string& format : audio::AcceptedFormats()) {
+    info->add_accepted_formats(format);
+  }
 }
 
 }  // namespace diarization::server

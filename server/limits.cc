@@ -29,6 +29,11 @@ absl::Status ValidateLimits(const ServiceLimits& l) {
                                                    l.max_concurrent_streams,
                                                    "; it must be >= 1"));
   }
+  if (l.max_calls_per_connection < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_calls_per_connection is ", l.max_calls_per_connection,
+                     "; it must be >= 0 (0 = no limit)"));
+  }
   if (!(l.max_backlog_audio_s >= 0.0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_backlog_audio_s is ", l.max_backlog_audio_s,
@@ -37,6 +42,10 @@ absl::Status ValidateLimits(const ServiceLimits& l) {
   if (!(l.config_timeout_s > 0.0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "config_timeout_s is ", l.config_timeout_s, "; it must be > 0"));
+  }
+  if (!(l.write_timeout_s > 0.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "write_timeout_s is ", l.write_timeout_s, "; it must be > 0"));
   }
   if (!(l.stream_backlog_high_water_s >= kMinStreamHighWaterS)) {
     return absl::InvalidArgumentError(absl::StrCat(

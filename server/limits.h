@@ -20,6 +20,13 @@ struct ServiceLimits {
   double max_stream_duration_s = 4.0 * 3600.0;
   // Diarize streams and DiarizeFile calls open at the same time.
   int max_concurrent_streams = 64;
+  // Of those, calls one connection (gRPC's peer, address and port) may
+  // hold at once; 0 = no limit. gRPC counts a connection's open streams
+  // itself (max_streams_per_connection), but a stream the client resets is
+  // off its count at once and on ours until the call's cancellation runs:
+  // under a reset flood one connection held every slot (issue 39). The
+  // server sets it to max_streams_per_connection.
+  int max_calls_per_connection = 0;
   // Admission control in the engine: audio seconds accepted but not yet
   // processed, over all requests (0 = the engine's default).
   double max_backlog_audio_s = 3600.0;
@@ -42,6 +49,13 @@ struct ServiceLimits {
   // CPU seconds one DiarizeFile decode may use (RESOURCE_EXHAUSTED past it);
   // 0 = unbounded.
   double max_decode_cpu_s = 60.0;
+  // A response (a message, or the final status) that the client has not
+  // taken within this many seconds ends the call (issue 39): a client that
+  // stops reading (HTTP/2 window 0) would otherwise hold its call slot for
+  // ever, past max_stream_duration_s, since a write that never completes
+  // blocks every later one. The bound is also cut at the stream's
+  // max_stream_duration_s.
+  double write_timeout_s = 30.0;
   // Partial results no more often than this many seconds of audio.
   double min_partial_interval_s = 1.0;
   double default_partial_interval_s = 5.0;

@@ -38,13 +38,18 @@
 #include "engine/runtime/engine.h"
 #include "engine/runtime/metrics.h"
 #include "prometheus/registry.h"
+#include "server/accept_guard.h"
 #include "server/auth/port_security.h"
 #include "server/build_stamp.h"
+#include "server/grpc_core_log.h"
 #include "server/grpc_server.h"
 #include "server/metrics_endpoint.h"
 #include "server/model_info.h"
+#include "server/open_file_limit.h"
 #include "server/process_metrics.h"
 #include "server/request_log.h"
+#include "server/reset_flood_guard.h"
+#include "server/transport_events.h"
 #include "server/version.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -132,6 +137,36 @@ ABSL_FLAG(double, max_connection_age_grace_s, 3600.0,
 ABSL_FLAG(int, max_streams_per_connection, 16,
           "Calls open at once on one HTTP/2 connection (more wait in the "
           "client); 0 = gRPC's default");
+// Issue 39: the transport under attack (docs/reliability.md, "Transport").
+ABSL_FLAG(double, write_timeout_s, 30.0,
+          "A response the client has not taken within this many seconds "
+          "(HTTP/2 window closed) ends the call, freeing its slot; also cut "
+          "at max_stream_duration_s");
+ABSL_FLAG(int, max_connections, 4096,
+          "gRPC connections open at once; more are closed at accept (also "
+          "kept below the open-file limit with headroom). 0 = no cap");
+ABSL_FLAG(int, max_connections_per_peer, 512,
+          "gRPC connections open at once from one IP address (0 = no cap)");
+ABSL_FLAG(int, max_metadata_bytes, 8192,
+          "Largest request header list (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE, "
+          "GRPC_ARG_MAX_METADATA_SIZE)");
+ABSL_FLAG(int, max_resets_per_s, 100,
+          "A connection that cancels or resets more calls than this within "
+          "one second is closed (HTTP/2 rapid reset); 0 = no limit");
+ABSL_FLAG(double, log_lines_per_s, 20.0,
+          "Per-call log lines that an attacker can trigger (refusals, errors, "
+          "GetInfo, gRPC core's lines): at most this many per second of each "
+          "status code, in bursts of --log_burst_lines; the rest are counted "
+          "in diarization_log_lines_suppressed_total (0 = no limit)");
+ABSL_FLAG(double, log_burst_lines, 200.0, "Burst of --log_lines_per_s");
+ABSL_FLAG(double, metrics_request_timeout_s, 5.0,
+          "The metrics port closes a connection that has not sent a whole "
+          "request header this long after opening or after its previous "
+          "response (slowloris); 0 = no limit");
+ABSL_FLAG(int, metrics_connection_limit, 256,
+          "Connections open at once on the metrics port");
+ABSL_FLAG(int, metrics_per_ip_connection_limit, 8,
+          "Connections open at once on the metrics port from one address");
 ABSL_FLAG(std::string, git_commit, "",
           "Commit reported by GetInfo and diarization_build_info (default "
           "$DIARIZATION_GIT_COMMIT, else the commit stamped at build time)");
@@ -178,6 +213,8 @@ absl::StatusOr<ServiceLimits> LimitsFromFlags() {
   l.stream_backlog_high_water_s =
       absl::GetFlag(FLAGS_stream_backlog_high_water_s);
   l.max_decode_cpu_s = absl::GetFlag(FLAGS_max_decode_cpu_s);
+  l.write_timeout_s = absl::GetFlag(FLAGS_write_timeout_s);
+  l.max_calls_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   RETURN_IF_ERROR(ValidateLimits(l));
   return l;
 }
@@ -215,8 +252,62 @@ std::string WaitForShutdownSignal() {
   return byte == SIGTERM ? "SIGTERM" : "SIGINT";
 }
 
+// Issue 39, finding 2: the open-file limit up to its hard limit, and the
+// connection caps kept below it with headroom (the models, the log, the
+// metrics port's connections and the engine's files).
+uint64_t g_open_file_limit = 0;
+
+absl::Status GuardConnections(int grpc_port, bool metrics_on,
+                              ServiceState& state) {
+  const int global = absl::GetFlag(FLAGS_max_connections);
+  const int per_peer = absl::GetFlag(FLAGS_max_connections_per_peer);
+  if (global < 0 || per_peer < 0) {
+    return absl::InvalidArgumentError(
+        "--max_connections and --max_connections_per_peer must be >= 0");
+  }
+  const int64_t metrics_fds =
+      metrics_on ? absl::GetFlag(FLAGS_metrics_connection_limit) : 0;
+  const int64_t headroom = 64 + metrics_fds;
+  const int64_t fit = std::max<int64_t>(
+      8, static_cast<int64_t>(
+             std::min<uint64_t>(g_open_file_limit, uint64_t{1} << 30)) -
+             headroom - static_cast<int64_t>(g_open_file_limit / 8));
+  const int cap = global == 0
+                      ? static_cast<int>(fit)
+                      : static_cast<int>(std::min<int64_t>(global, fit));
+  if (absl::GetFlag(FLAGS_max_resets_per_s) < 0) {
+    return absl::InvalidArgumentError("--max_resets_per_s must be >= 0");
+  }
+  SetMaxResetsPerSecond(absl::GetFlag(FLAGS_max_resets_per_s),
+                        [&state](const std::string& grpc_peer) {
+                          const bool closed = CloseConnectionOf(grpc_peer);
+                          // Its calls end with it: their slots now.
+                          state.ReleaseConnection(grpc_peer);
+                          return closed;
+                        });
+  StartAcceptGuard({.port = grpc_port,
+                    .max_connections = cap,
+                    .max_connections_per_peer = per_peer},
+                   g_open_file_limit);
+  LogEvent(
+      "connection_caps",
+      absl::StrCat("gRPC connections: at most ", cap, " (",
+                   cap < global || global == 0 ? "below the open-file limit"
+                                               : "--max_connections",
+                   "), ", per_peer == 0 ? "no cap" : absl::StrCat(per_peer),
+                   " per address; open-file limit ", g_open_file_limit));
+  return absl::OkStatus();
+}
+
 absl::Status Run() {
   RETURN_IF_ERROR(InstallShutdownSignals());
+  {
+    const OpenFileLimit files = RaiseOpenFileLimit();
+    g_open_file_limit = files.soft;
+    LogEvent("open_files", files.summary);
+  }
+  LogRateLimit::Get().Configure(absl::GetFlag(FLAGS_log_lines_per_s),
+                                absl::GetFlag(FLAGS_log_burst_lines));
   // Static: the detached thread may outlive Run on an error return.
   static absl::Notification stop;
   std::thread signal_thread([] {
@@ -257,11 +348,24 @@ absl::Status Run() {
       std::shared_ptr<runtime::Metrics> metrics,
       runtime::Metrics::Create(registry, runtime::BuildInfo{kVersion, commit}));
   auto process_metrics = std::make_shared<ProcessMetrics>();
+  auto transport_metrics = std::make_shared<TransportMetrics>();
   std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   int metrics_port = 0;
   if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
     MetricsEndpoint::Options metrics_options{
         .listen = absl::GetFlag(FLAGS_metrics_listen)};
+    metrics_options.request_timeout_s =
+        absl::GetFlag(FLAGS_metrics_request_timeout_s);
+    if (absl::GetFlag(FLAGS_metrics_connection_limit) < 1 ||
+        absl::GetFlag(FLAGS_metrics_per_ip_connection_limit) < 1) {
+      return absl::InvalidArgumentError(
+          "--metrics_connection_limit and --metrics_per_ip_connection_limit "
+          "must be >= 1");
+    }
+    metrics_options.connection_limit =
+        absl::GetFlag(FLAGS_metrics_connection_limit);
+    metrics_options.per_ip_connection_limit =
+        absl::GetFlag(FLAGS_metrics_per_ip_connection_limit);
     if (absl::GetFlag(FLAGS_metrics_auth)) {
       metrics_options.tokens = security.tokens;
     }
@@ -276,7 +380,8 @@ absl::Status Run() {
     }
     ASSIGN_OR_RETURN(
         metrics_endpoint,
-        MetricsEndpoint::Start(metrics_options, {registry, process_metrics}));
+        MetricsEndpoint::Start(metrics_options,
+                               {registry, process_metrics, transport_metrics}));
     metrics_port = metrics_endpoint->port();
   }
 
@@ -297,11 +402,14 @@ absl::Status Run() {
       .max_connection_age_grace_s =
           absl::GetFlag(FLAGS_max_connection_age_grace_s),
       .max_streams_per_connection =
-          absl::GetFlag(FLAGS_max_streams_per_connection)};
+          absl::GetFlag(FLAGS_max_streams_per_connection),
+      .max_metadata_bytes = absl::GetFlag(FLAGS_max_metadata_bytes)};
   options.version = kVersion;
   options.commit = commit;
   ASSIGN_OR_RETURN(std::unique_ptr<GrpcServer> server,
                    GrpcServer::Start(options, metrics));
+  RETURN_IF_ERROR(
+      GuardConnections(server->port(), metrics_port != 0, server->state()));
   // /healthz mirrors the gRPC health; unhooked before the server goes.
   if (metrics_endpoint != nullptr) {
     metrics_endpoint->SetHealthCheck([s = server.get()] {
@@ -346,6 +454,7 @@ absl::Status Run() {
   runtime::EngineOptions engine_options;
   engine_options.segmentation_batch_size = backend.segmentation_batch_size;
   engine_options.embedding_batch_size = backend.embedding_batch_size;
+  engine_options.live_windows_first = backend.live_windows_first;
   engine_options.max_batch_wait =
       absl::Milliseconds(absl::GetFlag(FLAGS_max_batch_wait_ms));
   engine_options.max_backlog_audio_s = limits.max_backlog_audio_s;
@@ -388,6 +497,8 @@ absl::Status Run() {
   // A drain cut short is logged but is still a clean, intended exit.
   if (!drained.ok()) LogEvent("drain", std::string(drained.message()));
   std::move(unhook_health).Invoke();
+  // The drain ended every call: nothing reports a cancel any more.
+  SetMaxResetsPerSecond(0, nullptr);
   server.reset();
   metrics_endpoint.reset();
   return absl::OkStatus();
@@ -402,6 +513,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "gRPC speaker-diarization service (docs/operations.md)");
   absl::ParseCommandLine(argc, argv);
+  // Before gRPC starts: its own log lines become JSON events too.
+  diarization::server::RouteGrpcCoreLogToJson();
   // The libraries' diagnostics (kernel choices at load, arena warnings)
   // become JSON event lines like everything else in the server's log.
   diarization::SetDiagnosticSink(

@@ -152,6 +152,8 @@ struct MetricsRequestHandler {
     static int headers_seen;
     if (*request_state == nullptr) {
       *request_state = &headers_seen;
+      auto* self = static_cast<MetricsEndpoint*>(cls);
+      if (self->reaper_ != nullptr) self->reaper_->RequestStarted(connection);
       return MHD_YES;
     }
     if (*upload_data_size != 0) {
@@ -199,6 +201,27 @@ struct MetricsRequestHandler {
       }
     }
     return Reply(connection, MHD_HTTP_OK, self->Render(), kContentType);
+  }
+  // libmicrohttpd's connection and request-completed notifications, for
+  // the endpoint's SlowRequestReaper.
+  static void OnConnection(void* cls, MHD_Connection* connection,
+                           void** /*socket_context*/,
+                           MHD_ConnectionNotificationCode code) {
+    auto* self = static_cast<MetricsEndpoint*>(cls);
+    if (self->reaper_ == nullptr) return;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      const MHD_ConnectionInfo* info = MHD_get_connection_info(
+          connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+      if (info != nullptr) self->reaper_->Opened(connection, info->connect_fd);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+      self->reaper_->Closed(connection);
+    }
+  }
+  static void OnRequestCompleted(void* cls, MHD_Connection* connection,
+                                 void** /*request_state*/,
+                                 MHD_RequestTerminationCode /*code*/) {
+    auto* self = static_cast<MetricsEndpoint*>(cls);
+    if (self->reaper_ != nullptr) self->reaper_->RequestDone(connection);
   }
 };
 
@@ -248,6 +271,10 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     }
     endpoint->cert_pem_ = ReadWhole(options.tls_cert).value_or("");
     endpoint->key_pem_ = ReadWhole(options.tls_key).value_or("");
+  }
+  if (options.request_timeout_s > 0) {
+    endpoint->reaper_ = std::make_unique<SlowRequestReaper>(
+        absl::Seconds(options.request_timeout_s));
   }
   endpoint->daemon_ =
       endpoint->StartDaemon(found->ai_addr, /*listen_fd=*/-1, endpoint->ipv6_);
@@ -304,7 +331,9 @@ MHD_Daemon* MetricsEndpoint::StartDaemon(const void* addr, int listen_fd,
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, options_.per_ip_connection_limit,
       MHD_OPTION_CONNECTION_LIMIT, options_.connection_limit,
       MHD_OPTION_EXTERNAL_LOGGER, &MetricsEndpoint::OnLibraryMessage, this,
-      MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_CONNECTION, &MetricsRequestHandler::OnConnection, this,
+      MHD_OPTION_NOTIFY_COMPLETED, &MetricsRequestHandler::OnRequestCompleted,
+      this, MHD_OPTION_END);
 }
 
 void MetricsEndpoint::WatchCertificates() {

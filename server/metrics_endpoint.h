@@ -34,6 +34,7 @@
 #include "absl/synchronization/notification.h"
 #include "prometheus/collectable.h"
 #include "server/auth/token_store.h"
+#include "server/slow_request_reaper.h"
 
 struct MHD_Daemon;
 
@@ -54,9 +55,16 @@ class MetricsEndpoint {
     // most per_ip_connection_limit, all together connection_limit (the
     // library's default, FD_SETSIZE - 4 = 1020, is what a thousand idle
     // sockets exhausted in issue 13).
+    // Issue 39 (slowloris: a request trickled a byte at a time is never
+    // idle): a connection must also deliver a whole request header within
+    // request_timeout_s of opening or of its previous response
+    // (slow_request_reaper.h), and the limits are sized so that the
+    // endpoint's descriptors stay well under the process's (a scrape or
+    // probe needs one connection per client).
     unsigned int connection_timeout_s = 10;
-    unsigned int per_ip_connection_limit = 32;
-    unsigned int connection_limit = 4096;
+    double request_timeout_s = 5.0;
+    unsigned int per_ip_connection_limit = 8;
+    unsigned int connection_limit = 256;
     // Bearer-token auth for /metrics; null: open.
     std::shared_ptr<const auth::TokenStore> tokens;
     // HTTPS with these PEM files; empty: HTTP.
@@ -114,6 +122,8 @@ class MetricsEndpoint {
   absl::Mutex log_mu_;
   bool starting_ ABSL_GUARDED_BY(log_mu_) = true;
   std::vector<std::string> start_log_ ABSL_GUARDED_BY(log_mu_);
+  // Before daemon_: the daemon (stopped first) reports into it.
+  std::unique_ptr<SlowRequestReaper> reaper_;
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
 };

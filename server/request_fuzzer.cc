@@ -93,7 +93,8 @@ v1::DiarizeRequest ConfigFromBytes(const uint8_t* p, size_t n) {
                                    192000, 0,    7999,  -1,    200000};
   v1::DiarizeRequest r;
   v1::DiarizationConfig* c = r.mutable_config();
-  c->mutable_audio()->set_encoding(static_cast<v1::AudioEncoding>(at(0) % 5));
+  // 0..5 are the encodings (MULAW, ALAW too), 6 an unknown one.
+  c->mutable_audio()->set_encoding(static_cast<v1::AudioEncoding>(at(0) % 7));
   c->mutable_audio()->set_sample_rate_hz(kRates[at(1) % 10]);
   c->mutable_audio()->set_channel_count(at(2) % 40 - 2);
   c->mutable_speakers()->set_num_speakers(at(3) % 70 - 2);
@@ -102,6 +103,11 @@ v1::DiarizeRequest ConfigFromBytes(const uint8_t* p, size_t n) {
   c->mutable_options()->set_partial_results(at(6) & 1);
   c->mutable_options()->set_partial_interval_s((at(7) % 20) * 0.5 - 1);
   c->mutable_options()->set_quality(static_cast<v1::QualityMode>(at(8) % 4));
+  // Channel policy from bytes 6 and 7's high bits: 0..3 and an unknown 4;
+  // an index from -1 to 6.
+  c->mutable_audio()->set_channel_policy(
+      static_cast<v1::ChannelPolicy>((at(6) >> 1) % 5));
+  c->mutable_audio()->set_channel_index((at(7) >> 5) - 1);
   if (n > 9) {
     c->set_request_id(std::string(reinterpret_cast<const char*>(p + 9),
                                   std::min<size_t>(n - 9, 140)));

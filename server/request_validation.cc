@@ -59,6 +59,9 @@ int ValidatedConfig::frame_bytes() const {
       return 2 * channel_count;
     case v1::FLOAT32:
       return 4 * channel_count;
+    case v1::MULAW:
+    case v1::ALAW:
+      return channel_count;
     default:
       return 0;
   }
@@ -103,8 +106,8 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
     case v1::AUDIO_ENCODING_UNSPECIFIED:
       if (kind == RpcKind::kStream) {
         return Invalid(
-            "audio.encoding is unset; a Diarize stream needs LINEAR16 or "
-            "FLOAT32");
+            "audio.encoding is unset; a Diarize stream needs raw audio: ",
+            audio::kAcceptedRawEncodings);
       }
       out.encoding = v1::ENCODED;
       break;
@@ -112,17 +115,23 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
       if (kind == RpcKind::kStream) {
         return Invalid(
             "audio.encoding ENCODED is accepted by DiarizeFile only; a "
-            "Diarize stream needs raw LINEAR16 or FLOAT32 PCM");
+            "Diarize stream needs raw audio: ",
+            audio::kAcceptedRawEncodings);
       }
       out.encoding = v1::ENCODED;
       break;
     case v1::LINEAR16:
     case v1::FLOAT32:
+    case v1::MULAW:
+    case v1::ALAW:
       out.encoding = audio.encoding();
       break;
     default:
       return Invalid("audio.encoding has unknown value ",
-                     static_cast<int>(audio.encoding()));
+                     static_cast<int>(audio.encoding()),
+                     "; accepted: ENCODED (DiarizeFile: ",
+                     audio::kAcceptedContainers, ") or raw ",
+                     audio::kAcceptedRawEncodings);
   }
   if (out.encoding != v1::ENCODED) {
     if (audio.sample_rate_hz() < limits.min_sample_rate_hz ||
@@ -140,6 +149,53 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
   } else {
     out.sample_rate_hz = 0;
     out.channel_count = 0;
+  }
+
+  // Channel policy.
+  switch (audio.channel_policy()) {
+    case v1::CHANNEL_POLICY_UNSPECIFIED:
+    case v1::DOWNMIX:
+      if (audio.channel_index() != 0) {
+        return Invalid("audio.channel_index is ", audio.channel_index(),
+                       " but audio.channel_policy is not SELECT_CHANNEL; "
+                       "set the policy or leave the index 0");
+      }
+      out.channel_index = audio::kDownmix;
+      break;
+    case v1::SELECT_CHANNEL: {
+      // Raw audio names its channel count; a file's header is checked at
+      // decode (FileDecoder::SelectChannel).
+      const int channels = out.encoding == v1::ENCODED
+                               ? limits.max_channel_count
+                               : out.channel_count;
+      if (audio.channel_index() < 0 || audio.channel_index() >= channels) {
+        return Invalid("audio.channel_index is ", audio.channel_index(),
+                       "; SELECT_CHANNEL needs 0 to ", channels - 1,
+                       out.encoding == v1::ENCODED
+                           ? " (and a channel the file has)"
+                           : " (audio.channel_count - 1)");
+      }
+      out.channel_index = audio.channel_index();
+      break;
+    }
+    case v1::SEPARATE:
+      if (kind == RpcKind::kStream) {
+        return Invalid(
+            "audio.channel_policy SEPARATE is accepted by DiarizeFile only; "
+            "a Diarize stream takes DOWNMIX or SELECT_CHANNEL (open one "
+            "stream a channel to diarize them apart)");
+      }
+      if (audio.channel_index() != 0) {
+        return Invalid("audio.channel_index is ", audio.channel_index(),
+                       " but audio.channel_policy is SEPARATE (every "
+                       "channel); leave the index 0");
+      }
+      out.separate_channels = true;
+      break;
+    default:
+      return Invalid("audio.channel_policy has unknown value ",
+                     static_cast<int>(audio.channel_policy()),
+                     "; accepted: DOWNMIX, SELECT_CHANNEL, SEPARATE");
   }
 
   // Speaker hints.
@@ -201,10 +257,23 @@ absl::StatusOr<ValidatedConfig> ValidateConfig(
 
 audio::PcmFormat ToPcmFormat(const ValidatedConfig& config) {
   audio::PcmFormat f;
-  f.encoding = config.encoding == v1::FLOAT32 ? audio::PcmEncoding::kFloat32
-                                              : audio::PcmEncoding::kLinear16;
+  switch (config.encoding) {
+    case v1::FLOAT32:
+      f.encoding = audio::PcmEncoding::kFloat32;
+      break;
+    case v1::MULAW:
+      f.encoding = audio::PcmEncoding::kMulaw;
+      break;
+    case v1::ALAW:
+      f.encoding = audio::PcmEncoding::kAlaw;
+      break;
+    default:
+      f.encoding = audio::PcmEncoding::kLinear16;
+      break;
+  }
   f.sample_rate_hz = config.sample_rate_hz;
   f.channel_count = config.channel_count;
+  f.channel_index = config.channel_index;
   return f;
 }
 

@@ -22,6 +22,12 @@ struct ValidatedConfig {
   v1::AudioEncoding encoding = v1::LINEAR16;
   int sample_rate_hz = kSampleRateHz;
   int channel_count = 1;
+  // audio.channel_policy SELECT_CHANNEL: its channel_index; else
+  // audio::kDownmix. For ENCODED, checked against the header at decode.
+  int channel_index = audio::kDownmix;
+  // audio.channel_policy SEPARATE (DiarizeFile only): one job a channel,
+  // merged (server/separate_channels.h).
+  bool separate_channels = false;
   int num_speakers = 0;
   int min_speakers = 0;
   int max_speakers = 0;

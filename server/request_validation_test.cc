@@ -84,6 +84,78 @@ TEST(ValidateConfig, SampleRateAndChannels) {
   EXPECT_TRUE(ValidateConfig(c, RpcKind::kUnary, ServiceLimits{}).ok());
 }
 
+TEST(ValidateConfig, TelephonyEncodings) {
+  for (const auto& [encoding, expected] :
+       {std::pair{v1::MULAW, audio::PcmEncoding::kMulaw},
+        std::pair{v1::ALAW, audio::PcmEncoding::kAlaw}}) {
+    v1::DiarizationConfig c = StreamConfig();
+    c.mutable_audio()->set_encoding(encoding);
+    c.mutable_audio()->set_sample_rate_hz(8000);
+    c.mutable_audio()->set_channel_count(2);
+    for (RpcKind kind : {RpcKind::kStream, RpcKind::kUnary}) {
+      auto r = ValidateConfig(c, kind, ServiceLimits{});
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->encoding, encoding);
+      EXPECT_EQ(r->frame_bytes(), 2);  // one byte a sample
+      const audio::PcmFormat f = ToPcmFormat(*r);
+      EXPECT_EQ(f.encoding, expected);
+      EXPECT_EQ(f.sample_rate_hz, 8000);
+      EXPECT_EQ(f.channel_count, 2);
+    }
+  }
+  // An unknown encoding names every accepted one.
+  v1::DiarizationConfig c = StreamConfig();
+  c.mutable_audio()->set_encoding(static_cast<v1::AudioEncoding>(42));
+  ExpectInvalid(c, RpcKind::kUnary, "MULAW, ALAW");
+  c.mutable_audio()->set_encoding(v1::AUDIO_ENCODING_UNSPECIFIED);
+  ExpectInvalid(c, RpcKind::kStream, "MULAW, ALAW");
+}
+
+TEST(ValidateConfig, ChannelPolicy) {
+  v1::DiarizationConfig c = StreamConfig();
+  c.mutable_audio()->set_channel_count(2);
+  auto r = ValidateConfig(c, RpcKind::kStream, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->channel_index, audio::kDownmix);  // unset means DOWNMIX
+  EXPECT_EQ(ToPcmFormat(*r).channel_index, audio::kDownmix);
+  c.mutable_audio()->set_channel_policy(v1::SELECT_CHANNEL);
+  c.mutable_audio()->set_channel_index(1);
+  r = ValidateConfig(c, RpcKind::kStream, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->channel_index, 1);
+  EXPECT_EQ(ToPcmFormat(*r).channel_index, 1);
+  c.mutable_audio()->set_channel_index(2);
+  ExpectInvalid(c, RpcKind::kStream, "audio.channel_index is 2");
+  c.mutable_audio()->set_channel_index(-1);
+  ExpectInvalid(c, RpcKind::kUnary, "SELECT_CHANNEL needs 0 to 1");
+  // ENCODED: any index below max_channel_count; the header decides later.
+  c.mutable_audio()->set_encoding(v1::ENCODED);
+  c.mutable_audio()->set_channel_index(5);
+  r = ValidateConfig(c, RpcKind::kUnary, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->channel_index, 5);
+  c.mutable_audio()->set_channel_index(32);
+  ExpectInvalid(c, RpcKind::kUnary, "0 to 31");
+  // An index without SELECT_CHANNEL, and unknown policies.
+  c = StreamConfig();
+  c.mutable_audio()->set_channel_index(1);
+  ExpectInvalid(c, RpcKind::kStream, "not SELECT_CHANNEL");
+  c.mutable_audio()->set_channel_index(0);
+  c.mutable_audio()->set_channel_policy(static_cast<v1::ChannelPolicy>(9));
+  ExpectInvalid(c, RpcKind::kStream, "channel_policy has unknown value 9");
+  // SEPARATE: DiarizeFile only, no index.
+  c = StreamConfig();
+  c.mutable_audio()->set_channel_count(2);
+  c.mutable_audio()->set_channel_policy(v1::SEPARATE);
+  ExpectInvalid(c, RpcKind::kStream, "DiarizeFile only");
+  r = ValidateConfig(c, RpcKind::kUnary, ServiceLimits{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->separate_channels);
+  EXPECT_EQ(r->channel_index, audio::kDownmix);
+  c.mutable_audio()->set_channel_index(1);
+  ExpectInvalid(c, RpcKind::kUnary, "SEPARATE (every channel)");
+}
+
 TEST(ValidateConfig, SpeakerHints) {
   v1::DiarizationConfig c = StreamConfig();
   c.mutable_speakers()->set_num_speakers(-1);

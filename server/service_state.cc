@@ -1,5 +1,7 @@
 #include "server/service_state.h"
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 
 namespace diarization::server {
@@ -20,12 +22,13 @@ CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
   if (this != &other) {
     Release();
     state_ = other.state_;
+    connection_ = std::move(other.connection_);
+    id_ = other.id_;
     busy_ = other.busy_;
-    admitted_ = other.admitted_;
+    admitted_ = std::move(other.admitted_);
     other.state_ = nullptr;
     principal_ = std::move(other.principal_);
     other.busy_ = false;
-    other.admitted_ = false;
   }
   return *this;
 }
@@ -33,18 +36,29 @@ CallSlot& CallSlot::operator=(CallSlot&& other) noexcept {
 CallSlot::~CallSlot() { Release(); }
 
 void CallSlot::Release() {
-  if (state_ != nullptr) state_->ReleaseCall(admitted_, busy_);
+  if (state_ != nullptr) {
+    const bool admitted = admitted_ != nullptr && admitted_->exchange(false);
+    state_->ReleaseCall(admitted, busy_, id_, connection_);
+  }
   state_ = nullptr;
   principal_ = auth::PrincipalCalls::Slot();
   busy_ = false;
-  admitted_ = false;
+  admitted_ = nullptr;
 }
 
 void CallSlot::ReleaseAdmission() {
-  if (state_ == nullptr || !admitted_) return;
-  admitted_ = false;
+  if (state_ == nullptr) return;
   principal_ = auth::PrincipalCalls::Slot();
-  state_->ReleaseAdmission();
+  if (admitted_ != nullptr && admitted_->exchange(false)) {
+    state_->ReleaseAdmission(id_, connection_);
+  }
+}
+
+void CallSlot::ReleaseAdmissionOnCancel() {
+  if (state_ == nullptr) return;
+  if (admitted_ != nullptr && admitted_->exchange(false)) {
+    state_->ReleaseAdmission(id_, connection_);
+  }
 }
 
 void CallSlot::MarkBusy() {
@@ -75,6 +89,11 @@ void ServiceState::UpdateHealthLocked() {
     const bool serving = state_ == ServingState::kServing;
     health_->SetServingStatus(serving);
     health_->SetServingStatus("diarization.v1.Diarization", serving);
+    // For liveness probes: SERVING whenever the gRPC port answers at all
+    // (loading and draining too, which must not restart the pod), so a
+    // listener that stopped accepting fails the probe where a TCP probe,
+    // answered by the kernel's listen queue, passed (issue 39).
+    health_->SetServingStatus("diarization.liveness", true);
   }
 }
 
@@ -121,27 +140,110 @@ absl::StatusOr<CallSlot> ServiceState::AdmitCall(
     case ServingState::kServing:
       break;
   }
+  // A call its client has already reset (a rapid-reset flood's, by the
+  // time its handler runs) takes no slot.
+  if (context != nullptr && context->IsCancelled()) {
+    // As ClientGoneStatus (call_context.h) says what the client saw.
+    const auto deadline = context->deadline();
+    if (deadline != std::chrono::system_clock::time_point::max() &&
+        std::chrono::system_clock::now() + std::chrono::milliseconds(250) >=
+            deadline) {
+      return absl::DeadlineExceededError(
+          "the client's deadline passed before the result was ready");
+    }
+    return absl::CancelledError("the client cancelled the call");
+  }
+  if (admitted_calls_ >= limits_.max_concurrent_streams) {
+    ReleaseCancelledLocked();
+  }
   if (admitted_calls_ >= limits_.max_concurrent_streams) {
     return absl::ResourceExhaustedError(
         absl::StrCat("too many concurrent calls: ", admitted_calls_,
                      " are open and max_concurrent_streams is ",
                      limits_.max_concurrent_streams, "; retry later"));
   }
+  std::string connection;
+  if (context != nullptr && limits_.max_calls_per_connection > 0) {
+    connection = context->peer();
+    if (calls_by_connection_[connection] >=
+        limits_.max_calls_per_connection) {
+      ReleaseCancelledLocked();
+    }
+    int& n = calls_by_connection_[connection];
+    if (n >= limits_.max_calls_per_connection) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "too many calls on this connection: ", n,
+          " are open and max_streams_per_connection is ",
+          limits_.max_calls_per_connection, "; retry later"));
+    }
+    ++n;
+  }
   ++open_calls_;
   ++admitted_calls_;
-  return CallSlot(this, std::move(principal));
+  const uint64_t id = next_call_id_++;
+  auto admitted = std::make_shared<std::atomic<bool>>(true);
+  if (context != nullptr) {
+    admitted_[id] = {.context = context,
+                     .admitted = admitted,
+                     .connection = connection};
+  }
+  return CallSlot(this, std::move(principal), std::move(connection), id,
+                  std::move(admitted));
 }
 
-void ServiceState::ReleaseCall(bool admitted, bool busy) {
+void ServiceState::ReleaseConnection(const std::string& grpc_peer) {
   absl::MutexLock lock(&mu_);
+  for (auto it = admitted_.begin(); it != admitted_.end();) {
+    AdmittedCall& call = it->second;
+    if (call.connection == grpc_peer && call.admitted->exchange(false)) {
+      --admitted_calls_;
+      ForgetConnectionCallLocked(call.connection);
+      admitted_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void ServiceState::ReleaseCancelledLocked() {
+  for (auto it = admitted_.begin(); it != admitted_.end();) {
+    AdmittedCall& call = it->second;
+    if (call.context->IsCancelled() && call.admitted->exchange(false)) {
+      --admitted_calls_;
+      ForgetConnectionCallLocked(call.connection);
+      admitted_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void ServiceState::ForgetConnectionCallLocked(const std::string& connection) {
+  if (connection.empty()) return;
+  auto it = calls_by_connection_.find(connection);
+  if (it != calls_by_connection_.end() && --it->second <= 0) {
+    calls_by_connection_.erase(it);
+  }
+}
+
+void ServiceState::ReleaseCall(bool admitted, bool busy, uint64_t id,
+                               const std::string& connection) {
+  absl::MutexLock lock(&mu_);
+  admitted_.erase(id);
   --open_calls_;
-  if (admitted) --admitted_calls_;
+  if (admitted) {
+    --admitted_calls_;
+    ForgetConnectionCallLocked(connection);
+  }
   if (busy) --busy_calls_;
 }
 
-void ServiceState::ReleaseAdmission() {
+void ServiceState::ReleaseAdmission(uint64_t id,
+                                    const std::string& connection) {
   absl::MutexLock lock(&mu_);
+  admitted_.erase(id);
   --admitted_calls_;
+  ForgetConnectionCallLocked(connection);
 }
 
 void ServiceState::MarkBusy() {

@@ -6,10 +6,13 @@
 #ifndef DIARIZATION_SERVER_SERVICE_STATE_H_
 #define DIARIZATION_SERVER_SERVICE_STATE_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -37,16 +40,23 @@ class ServiceState;
 class CallSlot {
  public:
   CallSlot() = default;
-  CallSlot(ServiceState* state, auth::PrincipalCalls::Slot principal)
-      : state_(state), principal_(std::move(principal)), admitted_(true) {}
+  CallSlot(ServiceState* state, auth::PrincipalCalls::Slot principal,
+           std::string connection, uint64_t id,
+           std::shared_ptr<std::atomic<bool>> admitted)
+      : state_(state),
+        principal_(std::move(principal)),
+        connection_(std::move(connection)),
+        id_(id),
+        admitted_(std::move(admitted)) {}
   CallSlot(CallSlot&& other) noexcept
       : state_(other.state_),
         principal_(std::move(other.principal_)),
+        connection_(std::move(other.connection_)),
+        id_(other.id_),
         busy_(other.busy_),
-        admitted_(other.admitted_) {
+        admitted_(std::move(other.admitted_)) {
     other.state_ = nullptr;
     other.busy_ = false;
-    other.admitted_ = false;
   }
   CallSlot& operator=(CallSlot&& other) noexcept;
   ~CallSlot();
@@ -70,15 +80,27 @@ class CallSlot {
   // final message is flushed before the server stops. principal() is null
   // afterwards. Idempotent.
   void ReleaseAdmission();
+  // The same from any thread, at once, for a call the client cancelled or
+  // reset (issue 39: under a reset flood the reactors' own release waited
+  // behind the flood on the work pool, and legitimate calls were refused
+  // for slots no client held). The principal's place stays until the slot
+  // is destroyed (principal() may be in use on the call's own thread).
+  void ReleaseAdmissionOnCancel();
 
  private:
   void Release();
   ServiceState* state_ = nullptr;
   auth::PrincipalCalls::Slot principal_;
+  // The connection (gRPC's peer) the call is counted on; empty: none.
+  std::string connection_;
+  // The call's entry in ServiceState::admitted_.
+  uint64_t id_ = 0;
   bool busy_ = false;
-  // Counts in ServiceState::admitted_calls_ (from admission until
-  // ReleaseAdmission); false for an empty slot.
-  bool admitted_ = false;
+  // True while the call counts in ServiceState::admitted_calls_ (from
+  // admission until ReleaseAdmission, or until the state finds the call
+  // cancelled); shared with the state, whoever clears it first releases.
+  // Null for an empty slot.
+  std::shared_ptr<std::atomic<bool>> admitted_;
 };
 
 // The threads the reactors use, owned by GrpcServer.
@@ -120,6 +142,9 @@ class ServiceState {
   absl::StatusOr<CallSlot> AdmitCall(
       const grpc::ServerContextBase* context = nullptr);
 
+  // The connection `grpc_peer` is being closed (reset_flood_guard.h): its
+  // admitted calls give their slots back now; their cancellations follow.
+  void ReleaseConnection(const std::string& grpc_peer);
   // Waits until no admitted call remains or `deadline` passes; true when
   // none remains.
   bool WaitForNoCalls(absl::Time deadline);
@@ -143,8 +168,16 @@ class ServiceState {
 
  private:
   friend class CallSlot;
-  void ReleaseCall(bool admitted, bool busy);
-  void ReleaseAdmission();
+  void ReleaseCall(bool admitted, bool busy, uint64_t id,
+                   const std::string& connection);
+  void ReleaseAdmission(uint64_t id, const std::string& connection);
+  // Caller holds mu_.
+  void ForgetConnectionCallLocked(const std::string& connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives back the slots of admitted calls that gRPC already knows are
+  // cancelled but whose reactors have not heard yet (OnCancel waits behind
+  // gRPC's own callback queue: under a reset flood, seconds).
+  void ReleaseCancelledLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MarkBusy();
   void UpdateHealthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -161,6 +194,18 @@ class ServiceState {
   // those that have sent their final status (CallSlot::ReleaseAdmission).
   int admitted_calls_ ABSL_GUARDED_BY(mu_) = 0;
   int busy_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  // Admitted calls still counted (the context is valid while admitted:
+  // a reactor releases its admission before it finishes the call).
+  struct AdmittedCall {
+    const grpc::ServerContextBase* context = nullptr;
+    std::shared_ptr<std::atomic<bool>> admitted;
+    std::string connection;
+  };
+  absl::flat_hash_map<uint64_t, AdmittedCall> admitted_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_call_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // Admitted calls per connection (ServiceLimits::max_calls_per_connection).
+  absl::flat_hash_map<std::string, int> calls_by_connection_
+      ABSL_GUARDED_BY(mu_);
   std::shared_ptr<runtime::Engine> engine_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::ModelInfo> models_ ABSL_GUARDED_BY(mu_);
   grpc::HealthCheckServiceInterface* health_ ABSL_GUARDED_BY(mu_) = nullptr;

@@ -104,7 +104,8 @@ def cross_check(docs, where):
     check(drain and drain[0] < pod.get("terminationGracePeriodSeconds", 30),
           f"{where}: the drain must end before the grace period")
     # Probes: readiness and start-up ask the gRPC health service of the gRPC
-    # port (or run the bundled client); liveness only needs the port open.
+    # port (or run the bundled client); liveness asks its own health name
+    # (SERVING while the port answers calls at all).
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         p = c.get(probe)
         check(p is not None, f"{where}: no {probe}")

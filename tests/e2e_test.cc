@@ -6,18 +6,26 @@
 // random per run (the seed is printed).
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "diarization/v1/diarization.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -170,6 +178,196 @@ TEST_F(E2eTest, GetInfoSaysRandomWeightsAndCpu) {
   EXPECT_EQ(info.devices(0).name(), "cpu");
   EXPECT_TRUE(info.devices(0).healthy());
   EXPECT_GT(info.limits().max_message_bytes(), 0);
+  EXPECT_THAT(info.accepted_formats(),
+              ::testing::IsSupersetOf({"raw: LINEAR16", "raw: MULAW",
+                                       "raw: ALAW", "file: FLAC"}));
+}
+
+// A 16-bit stereo WAV file around interleaved samples.
+std::string StereoWav(const std::string& left, const std::string& right) {
+  std::string data;
+  for (size_t i = 0; i + 1 < left.size() && i + 1 < right.size(); i += 2) {
+    data += left.substr(i, 2);
+    data += right.substr(i, 2);
+  }
+  auto u32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v & 0xff),
+                       static_cast<char>((v >> 8) & 0xff),
+                       static_cast<char>((v >> 16) & 0xff),
+                       static_cast<char>((v >> 24) & 0xff)};
+  };
+  auto u16 = [](uint16_t v) {
+    return std::string{static_cast<char>(v & 0xff),
+                       static_cast<char>((v >> 8) & 0xff)};
+  };
+  return "RIFF" + u32(36 + data.size()) + "WAVEfmt " + u32(16) + u16(1) +
+         u16(2) + u32(kRate) + u32(kRate * 4) + u16(4) + u16(16) + "data" +
+         u32(data.size()) + data;
+}
+
+// SELECT_CHANNEL (issue 41): one channel of a stereo upload, raw or WAV,
+// gives exactly the RTTM of that channel sent alone; a channel the file
+// does not have is INVALID_ARGUMENT.
+TEST_F(E2eTest, SelectChannelIsThatChannelAlone) {
+  const std::string left = RandomSpeech(6.0, 41);
+  const std::string right = RandomSpeech(6.0, 42);
+  const std::string wav = StereoWav(left, right);
+  std::string interleaved = wav.substr(44);
+  v1::DiarizeResult alone[2];
+  for (int c = 0; c < 2; ++c) {
+    grpc::Status s = Unary(*stub_, RawConfig(), c == 0 ? left : right,
+                           &alone[c]);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_GT(alone[c].segments_size(), 0);
+  }
+  ASSERT_NE(alone[0].rttm(), alone[1].rttm());
+  for (int c = 0; c < 2; ++c) {
+    v1::DiarizationConfig raw = RawConfig();
+    raw.mutable_audio()->set_channel_count(2);
+    raw.mutable_audio()->set_channel_policy(v1::SELECT_CHANNEL);
+    raw.mutable_audio()->set_channel_index(c);
+    v1::DiarizeResult r;
+    grpc::Status s = Unary(*stub_, raw, interleaved, &r);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(r.rttm(), alone[c].rttm()) << "raw, channel " << c;
+    v1::DiarizationConfig file = raw;
+    file.mutable_audio()->set_encoding(v1::ENCODED);
+    s = Unary(*stub_, file, wav, &r);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(r.rttm(), alone[c].rttm()) << "WAV, channel " << c;
+  }
+  v1::DiarizationConfig third = RawConfig();
+  third.mutable_audio()->set_encoding(v1::ENCODED);
+  third.mutable_audio()->set_channel_policy(v1::SELECT_CHANNEL);
+  third.mutable_audio()->set_channel_index(2);
+  v1::DiarizeResult r;
+  grpc::Status s = Unary(*stub_, third, wav, &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("2-channel audio"));
+}
+
+// The RTTM of one channel as SEPARATE reports it: speakers "ch<c>:...",
+// channel column c + 1.
+std::vector<std::string> AsChannel(const std::string& rttm, int c) {
+  std::vector<std::string> lines;
+  std::istringstream in(rttm);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    if (f.size() != 10) {
+      ADD_FAILURE() << line;
+      continue;
+    }
+    f[2] = std::to_string(c + 1);
+    f[7] = "ch" + std::to_string(c) + ":" + f[7];
+    lines.push_back(absl::StrJoin(f, " "));
+  }
+  return lines;
+}
+
+std::vector<std::string> Lines(const std::string& rttm) {
+  std::vector<std::string> lines = absl::StrSplit(rttm, '\n',
+                                                  absl::SkipEmpty());
+  return lines;
+}
+
+// SEPARATE (issue 41): each channel diarized on its own and merged; each
+// channel's speakers stay on their channel (labels and RTTM channel), and
+// hints apply per channel.
+TEST_F(E2eTest, SeparateChannelsKeepsEachChannelsSpeakers) {
+  const std::string left = RandomSpeech(6.0, 43);
+  const std::string right = RandomSpeech(6.0, 44);
+  const std::string wav = StereoWav(left, right);
+  for (const bool one_speaker : {false, true}) {
+    SCOPED_TRACE(one_speaker);
+    v1::DiarizationConfig mono = RawConfig();
+    if (one_speaker) mono.mutable_speakers()->set_num_speakers(1);
+    v1::DiarizeResult alone[2];
+    for (int c = 0; c < 2; ++c) {
+      grpc::Status s = Unary(*stub_, mono, c == 0 ? left : right, &alone[c]);
+      ASSERT_TRUE(s.ok()) << s.error_message();
+      ASSERT_GT(alone[c].segments_size(), 0);
+    }
+    std::vector<std::string> expected = AsChannel(alone[0].rttm(), 0);
+    for (const std::string& line : AsChannel(alone[1].rttm(), 1)) {
+      expected.push_back(line);
+    }
+    std::sort(expected.begin(), expected.end());
+    for (const bool encoded : {false, true}) {
+      SCOPED_TRACE(encoded);
+      v1::DiarizationConfig config = mono;
+      config.mutable_audio()->set_channel_count(2);
+      config.mutable_audio()->set_channel_policy(v1::SEPARATE);
+      if (encoded) config.mutable_audio()->set_encoding(v1::ENCODED);
+      v1::DiarizeResult r;
+      grpc::Status s =
+          Unary(*stub_, config, encoded ? wav : wav.substr(44), &r);
+      ASSERT_TRUE(s.ok()) << s.error_message();
+      std::vector<std::string> got = Lines(r.rttm());
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, expected);
+      EXPECT_EQ(r.speaker_count(),
+                alone[0].speaker_count() + alone[1].speaker_count());
+      for (const v1::Segment& seg : r.segments()) {
+        EXPECT_TRUE(absl::StartsWith(seg.speaker(), "ch0:SPEAKER_") ||
+                    absl::StartsWith(seg.speaker(), "ch1:SPEAKER_"))
+            << seg.speaker();
+      }
+      if (one_speaker) EXPECT_EQ(r.speaker_count(), 2);
+    }
+  }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Telephony (issue 41): the same 8 kHz stereo mu-law audio streamed raw as
+// MULAW (odd chunks that split frames) and uploaded as a mu-law WAV file
+// (both made by sox) gives one RTTM; so does A-law, raw unary.
+TEST_F(E2eTest, TelephonyStreamAndFileAgree) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string tmp = dir != nullptr ? dir : "/tmp";
+  const std::string pcm = tmp + "/tel.raw";
+  {
+    const std::string left = RandomSpeech(8.0, 45);
+    const std::string right = RandomSpeech(8.0, 46);
+    const std::string wav = StereoWav(left, right);
+    std::ofstream(pcm, std::ios::binary) << wav.substr(44);
+  }
+  auto sox = [&](const std::string& args) {
+    const std::string command = "sox -D -t s16 -r 16000 -c 2 " + pcm + " " +
+                                args;
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  };
+  sox("-r 8000 -t ul " + tmp + "/tel.ul");
+  sox("-r 8000 -t al " + tmp + "/tel.al");
+  sox("-r 8000 -e u-law " + tmp + "/tel_ulaw.wav");
+  v1::DiarizationConfig file = RawConfig("tel-file");
+  file.mutable_audio()->set_encoding(v1::ENCODED);
+  v1::DiarizeResult from_file;
+  grpc::Status s =
+      Unary(*stub_, file, ReadFile(tmp + "/tel_ulaw.wav"), &from_file);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_GT(from_file.segments_size(), 0);
+  EXPECT_NEAR(from_file.audio_s(), 8.0, 1e-3);
+
+  v1::DiarizationConfig raw = RawConfig("tel-stream");
+  raw.mutable_audio()->set_encoding(v1::MULAW);
+  raw.mutable_audio()->set_sample_rate_hz(8000);
+  raw.mutable_audio()->set_channel_count(2);
+  StreamOutcome streamed =
+      Stream(*stub_, ConfigRequest(raw), ReadFile(tmp + "/tel.ul"), 1601);
+  ASSERT_TRUE(streamed.status.ok()) << streamed.status.error_message();
+  ASSERT_TRUE(streamed.final_result.has_value());
+  EXPECT_EQ(streamed.final_result->rttm(), from_file.rttm());
+
+  // A-law differs from mu-law only by quantisation; it runs, raw unary.
+  raw.mutable_audio()->set_encoding(v1::ALAW);
+  v1::DiarizeResult alaw;
+  s = Unary(*stub_, raw, ReadFile(tmp + "/tel.al"), &alaw);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_NEAR(alaw.audio_s(), 8.0, 1e-3);
 }
 
 TEST_F(E2eTest, StreamingAndUnaryAgree) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,7 +81,7 @@ absl::StatusOr<std::string> RandomModelDir() {
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     const std::string& models_dir, const std::vector<std::string>& flags,
-    std::shared_ptr<grpc::ChannelCredentials> credentials) {
+    std::shared_ptr<grpc::ChannelCredentials> credentials, int max_open_files) {
   std::unique_ptr<ServerProcess> p(new ServerProcess());
   const std::string dir = NewTempDir("server");
   const std::string port_file = dir + "/ports";
@@ -114,6 +115,11 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     if (fd >= 0) {
       dup2(fd, STDERR_FILENO);
       dup2(fd, STDOUT_FILENO);
+    }
+    if (max_open_files > 0) {
+      const rlimit r{.rlim_cur = static_cast<rlim_t>(max_open_files),
+                     .rlim_max = static_cast<rlim_t>(max_open_files)};
+      if (setrlimit(RLIMIT_NOFILE, &r) != 0) _exit(126);
     }
     std::vector<char*> argv;
     for (const std::string& a : args)

@@ -36,9 +36,11 @@ class ServerProcess {
   // and waits (up to 120 s) for health SERVING. Its stderr goes to a file in
   // TEST_TMPDIR (log_path()). `credentials` (default plaintext) are those of
   // channel() and of the health wait, for a server started with TLS flags.
+  // `max_open_files` > 0: the process's RLIMIT_NOFILE, soft and hard.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       const std::string& models_dir, const std::vector<std::string>& flags,
-      std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+      std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
+      int max_open_files = 0);
 
   // Kills the process if still running.
   ~ServerProcess();

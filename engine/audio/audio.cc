@@ -74,16 +74,50 @@ absl::Status TooLongError(int64_t frames, int sample_rate_hz,
       limits.max_duration_s, " s"));
 }
 
+std::vector<std::string> AcceptedFormats() {
+  return {"file: WAV (PCM 16/24/32-bit, float32, G.711 mu-law, A-law)",
+          "file: FLAC",
+          "file: OGG/Vorbis",
+          "file: OGG/Opus",
+          "file: MP3",
+          "raw: LINEAR16",
+          "raw: FLOAT32",
+          "raw: MULAW",
+          "raw: ALAW"};
+}
+
 absl::Status ValidatePcmFormat(const PcmFormat& format,
                                const DecodeLimits& limits) {
-  if (format.encoding != PcmEncoding::kLinear16 &&
-      format.encoding != PcmEncoding::kFloat32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unsupported PCM encoding ", static_cast<int>(format.encoding),
-        "; supported: LINEAR16, FLOAT32 (little-endian)"));
+  switch (format.encoding) {
+    case PcmEncoding::kLinear16:
+    case PcmEncoding::kFloat32:
+    case PcmEncoding::kMulaw:
+    case PcmEncoding::kAlaw:
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unsupported PCM encoding ", static_cast<int>(format.encoding),
+          "; supported raw encodings: ", kAcceptedRawEncodings));
   }
-  return ValidateRateAndChannels(format.sample_rate_hz, format.channel_count,
-                                 limits);
+  RETURN_IF_ERROR(ValidateRateAndChannels(format.sample_rate_hz,
+                                          format.channel_count, limits));
+  return ValidateChannelIndex(format.channel_index, format.channel_count);
+}
+
+absl::Status ValidateChannelIndex(int channel_index, int channel_count) {
+  if (channel_index == kDownmix ||
+      (channel_index >= 0 && channel_index < channel_count)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "channel index ", channel_index, " is not a channel of this ",
+      channel_count, "-channel audio (0 to ", channel_count - 1, ")"));
+}
+
+absl::Status FileDecoder::SelectChannel(int index) {
+  RETURN_IF_ERROR(ValidateChannelIndex(index, header().channel_count));
+  channel_index_ = index;
+  return absl::OkStatus();
 }
 
 namespace {
@@ -119,8 +153,10 @@ class PcmStreamDecoder final : public StreamDecoder {
       if (pending_.size() + fill == frame_bytes_) {
         std::vector<std::byte> frame(pending_);
         frame.insert(frame.end(), bytes.begin(), bytes.begin() + fill);
-        RETURN_IF_ERROR(AppendMonoFromPcm(
-            frame, format_.encoding, format_.channel_count, frames_, mono));
+        RETURN_IF_ERROR(AppendMonoFromPcm(frame, format_.encoding,
+                                          format_.channel_count,
+                                          format_.channel_index, frames_,
+                                          mono));
         used = fill;
       } else {
         // Still not a whole frame.
@@ -131,7 +167,8 @@ class PcmStreamDecoder final : public StreamDecoder {
     const size_t whole = (bytes.size() - used) / frame_bytes_ * frame_bytes_;
     RETURN_IF_ERROR(AppendMonoFromPcm(
         bytes.subspan(used, whole), format_.encoding, format_.channel_count,
-        frames_ + static_cast<int64_t>(mono.size()), mono));
+        format_.channel_index, frames_ + static_cast<int64_t>(mono.size()),
+        mono));
     used += whole;
     pending_.assign(bytes.begin() + used, bytes.end());
     frames_ += static_cast<int64_t>(mono.size());

@@ -25,15 +25,36 @@ namespace diarization::audio {
 
 // Decoded audio is at kSampleRateHz (engine/common/shapes.h).
 
+// A channel index that means "average every channel" (PcmFormat,
+// FileDecoder::SelectChannel).
+inline constexpr int kDownmix = -1;
+
+// What the decoders accept, as named in error messages (every refusal of a
+// format lists them) and in GetInfo.
+inline constexpr char kAcceptedRawEncodings[] =
+    "LINEAR16, FLOAT32 (little-endian), MULAW, ALAW (G.711)";
+inline constexpr char kAcceptedContainers[] =
+    "WAV (PCM 16/24/32-bit, float32, G.711 mu-law or A-law), FLAC, "
+    "OGG/Vorbis, OGG/Opus, MP3";
+
+// One entry per accepted input: "file: <container>" for encoded files and
+// "raw: <encoding>" for raw audio (ServerInfo.accepted_formats).
+std::vector<std::string> AcceptedFormats();
+
 enum class PcmEncoding {
   kLinear16,  // signed 16-bit little-endian
   kFloat32,   // IEEE float32 little-endian, nominally in [-1, 1]
+  kMulaw,     // G.711 μ-law, one byte a sample (telephony)
+  kAlaw,      // G.711 A-law, one byte a sample (telephony)
 };
 
 struct PcmFormat {
   PcmEncoding encoding = PcmEncoding::kLinear16;
   int sample_rate_hz = kSampleRateHz;
   int channel_count = 1;
+  // kDownmix: the channels' average (pyannote's "downmix"); else the one
+  // channel (0-based, below channel_count) that is decoded.
+  int channel_index = kDownmix;
 };
 
 struct DecodeLimits {
@@ -73,20 +94,21 @@ struct DecodeControl {
 // What a container file announces about itself, read without decoding
 // (FileDecoder::Open).
 struct FileHeader {
-  // "WAV", "FLAC" or "OGG".
+  // "WAV", "FLAC", "OGG" or "MP3".
   std::string container;
   int sample_rate_hz = 0;
   int channel_count = 0;
   // Seconds the header announces; nullopt when it does not say (a FLAC
   // stream written without a total sample count). Untrusted: the decode
-  // stops at DecodeLimits::max_duration_s whatever the header said.
+  // stops at DecodeLimits::max_duration_s whatever the header said. For
+  // MP3, the count of its frames' samples (every frame header is read).
   std::optional<double> duration_s;
   size_t file_bytes = 0;
 };
 
 // A container file held in memory, opened and its header checked (sniffed
-// as WAV/FLAC/OGG first: nothing else reaches libsndfile, so e.g. MP3 is
-// never parsed), not yet decoded. The bytes must outlive the decoder.
+// as WAV/FLAC/OGG first: nothing else reaches libsndfile; MP3 goes to
+// libmpg123's own API, mp3_decoder.h), not yet decoded. The bytes must outlive the decoder.
 // Lets a caller check the announced duration against admission before
 // spending any decode time (server/diarize_file_reactor.cc).
 class FileDecoder {
@@ -97,22 +119,35 @@ class FileDecoder {
 
   virtual const FileHeader& header() const = 0;
 
+  // Decode only channel `index` (0-based) instead of the channels' average
+  // (kDownmix, the default). INVALID_ARGUMENT when the file has no such
+  // channel. Call before Decode.
+  absl::Status SelectChannel(int index);
+
   // Decodes, down-mixes and resamples everything, at most `max_duration_s`
   // seconds of input (further bounded by the limits given to Open); more is
   // INVALID_ARGUMENT "too long". Memory reserved up front never exceeds that
   // bound, whatever the header says. Call once.
   virtual absl::StatusOr<Waveform> Decode(double max_duration_s,
                                           const DecodeControl& control) = 0;
+
+ protected:
+  // SelectChannel's choice, for Decode.
+  int channel_index_ = kDownmix;
 };
 
-// Checks a raw PCM format against the limits (rate, channels).
+// Checks a raw PCM format against the limits (rate, channels) and its
+// channel_index against its channel count.
 absl::Status ValidatePcmFormat(const PcmFormat& format,
                                const DecodeLimits& limits = {});
 
 // Decodes a container file held in memory through libsndfile: WAV (also
-// WAVEX and RF64) with PCM 16/24/32-bit or float32 samples, FLAC, OGG/Vorbis
-// (and OGG/Opus). Other containers and encodings libsndfile knows (AIFF,
-// 8-bit, A-law, MP3 ...) are refused as unsupported. A WAV whose data chunk
+// WAVEX and RF64) with PCM 16/24/32-bit, float32, G.711 mu-law or A-law
+// samples, FLAC, OGG/Vorbis (and OGG/Opus). Other containers and encodings
+// libsndfile knows (AIFF, 8-bit, ADPCM ...) and those it does not
+// (MP4/M4A, AAC) are refused as unsupported, with kAcceptedContainers.
+// MP3 (an ID3v2 tag or an MPEG audio frame first) is decoded by libmpg123,
+// quietly and under the same limits and control. A WAV whose data chunk
 // runs past the end of the input, a FLAC stream that ends before the frames
 // its header announces, or an OGG stream without its end-of-stream page is
 // "truncated"; a file with no samples fails. FileDecoder::Open + Decode.

@@ -11,7 +11,7 @@ SRC="${TEST_SRCDIR:?run under bazel test}/diarization"
 WORK="${TEST_TMPDIR:?run under bazel test}/audio_fuzz"
 mkdir -p "$WORK/corpus" "$WORK/seeds"
 
-for tool in clang++-14 sox; do
+for tool in clang++-14 sox lame; do
   command -v "$tool" >/dev/null || {
     echo "FAIL: $tool not found (scripts/install_deps.sh installs it)"; exit 1; }
 done
@@ -29,10 +29,13 @@ clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address \
   "$SRC/engine/audio/audio_fuzzer.cc" \
   "$SRC/engine/audio/audio.cc" \
   "$SRC/engine/audio/file_decoder.cc" \
+  "$SRC/engine/audio/g711.cc" \
+  "$SRC/engine/audio/mp3_decoder.cc" \
   "$SRC/engine/audio/ogg_vorbis_headers.cc" \
   "$SRC/engine/audio/pcm_convert.cc" \
   "$SRC/engine/audio/resampler.cc" \
-  -lsndfile -lvorbis -logg -lsoxr "${ABSL_LIBS[@]}" -pthread \
+  "$SRC/engine/audio/sndfile_memory.cc" \
+  -lsndfile -lmpg123 -lvorbis -logg -lsoxr "${ABSL_LIBS[@]}" -pthread \
   -o "$WORK/audio_fuzzer"
 
 echo "== seed corpus"
@@ -50,7 +53,14 @@ sox -n -r 22050 -c 1 -b 16 "$S/x.flac" synth 0.05 sine 440
 sox -n -r 16000 -c 1 "$S/x.ogg" synth 0.2 sine 440
 sox -n -r 16000 -c 1 -b 16 -e signed-integer "$S/s16.raw" synth 0.02 sine 440
 sox -n -r 16000 -c 2 -b 32 -e floating-point "$S/f32.raw" synth 0.02 sine 440
-for f in s16.wav s24.wav s32.wav f32.wav x.flac x.ogg; do
+sox -n -r 8000 -c 1 -e u-law "$S/ulaw.wav" synth 0.05 sine 440
+sox -n -r 8000 -c 2 -e a-law "$S/alaw.wav" synth 0.05 sine 440
+sox -n -r 8000 -c 1 -t ul "$S/x.ul" synth 0.05 sine 440
+sox -n -r 16000 -c 1 -b 16 "$S/m.wav" synth 0.3 sine 440
+lame --quiet -b 32 "$S/m.wav" "$S/x.mp3"
+lame --quiet -V 6 --tt title "$S/m.wav" "$S/id3.mp3"
+for f in s16.wav s24.wav s32.wav f32.wav x.flac x.ogg ulaw.wav alaw.wav \
+         x.mp3 id3.mp3; do
   seed "file_$f" '\x00' "$S/$f"
 done
 seed pcm_s16 '\x01\x00\x01' "$S/s16.raw"
@@ -58,6 +68,10 @@ seed pcm_f32 '\x01\x01\x02' "$S/f32.raw"
 seed pcm_s16_44k '\x01\x04\x01' "$S/s16.raw"
 seed stream_s16 '\x02\x00\x01' "$S/s16.raw"
 seed stream_f32_48k '\x02\x07\x02' "$S/f32.raw"
+# Byte 2's top bit with byte 1's low bit picks MULAW (0xA1: 1 channel) or
+# ALAW; byte 1 = 0x02 is 8 kHz.
+seed pcm_ulaw_8k '\x01\x02\xa1' "$S/x.ul"
+seed stream_alaw_8k '\x02\x03\xa1' "$S/x.ul"
 ls -la "$WORK/corpus"
 
 echo "== fuzzing for ${FUZZ_SECONDS} s"

@@ -1,4 +1,4 @@
-// libFuzzer target over the audio decoders: DecodeFile (libsndfile),
+// libFuzzer target over the audio decoders: DecodeFile (libsndfile, libmpg123),
 // DecodePcm and StreamDecoder (chunked). Built and run by
 // audio_fuzz_test.sh; any crash, sanitizer report or leak fails the test.
 //
@@ -28,8 +28,11 @@ constexpr DecodeLimits kLimits{.max_duration_s = 30.0};
 PcmFormat PickFormat(uint8_t a, uint8_t b) {
   static constexpr int kRates[] = {16000, 8000, 44100, 48000, 22050,
                                    192000, 11025, 0,   7999,  200000};
+  static constexpr PcmEncoding kEncodings[] = {
+      PcmEncoding::kLinear16, PcmEncoding::kFloat32, PcmEncoding::kMulaw,
+      PcmEncoding::kAlaw};
   PcmFormat format;
-  format.encoding = (a & 1) ? PcmEncoding::kFloat32 : PcmEncoding::kLinear16;
+  format.encoding = kEncodings[(a & 1) | ((b & 0x80) >> 6)];
   format.sample_rate_hz = kRates[(a >> 1) % 10];
   format.channel_count = static_cast<int>(b % 40);
   return format;

@@ -15,72 +15,19 @@
 #include "absl/strings/str_format.h"
 #include "engine/audio/audio.h"
 #include "engine/audio/limits.h"
+#include "engine/audio/mp3_decoder.h"
 #include "engine/audio/ogg_vorbis_headers.h"
 #include "engine/audio/pcm_convert.h"
 #include "engine/audio/resampler.h"
+#include "engine/audio/sndfile_memory.h"
 #include "engine/common/status_macros.h"
 
 namespace diarization::audio {
 namespace {
 
-// A read-only file in memory for libsndfile's virtual I/O.
-struct MemoryFile {
-  std::span<const std::byte> bytes;
-  sf_count_t position = 0;
-};
-
-sf_count_t MemoryLength(void* user) {
-  return static_cast<sf_count_t>(static_cast<MemoryFile*>(user)->bytes.size());
-}
-
-sf_count_t MemorySeek(sf_count_t offset, int whence, void* user) {
-  auto* file = static_cast<MemoryFile*>(user);
-  const sf_count_t size = static_cast<sf_count_t>(file->bytes.size());
-  sf_count_t base = 0;
-  switch (whence) {
-    case SEEK_SET:
-      base = 0;
-      break;
-    case SEEK_CUR:
-      base = file->position;
-      break;
-    case SEEK_END:
-      base = size;
-      break;
-    default:
-      return -1;
-  }
-  // Refuse positions outside [0, size] (and overflow) instead of trusting
-  // offsets read from a possibly hostile header.
-  if ((offset > 0 && base > size - offset) || base + offset < 0) return -1;
-  file->position = base + offset;
-  return file->position;
-}
-
-sf_count_t MemoryRead(void* destination, sf_count_t count, void* user) {
-  auto* file = static_cast<MemoryFile*>(user);
-  const sf_count_t size = static_cast<sf_count_t>(file->bytes.size());
-  if (count <= 0 || file->position >= size) return 0;
-  const sf_count_t n = std::min(count, size - file->position);
-  std::memcpy(destination, file->bytes.data() + file->position,
-              static_cast<size_t>(n));
-  file->position += n;
-  return n;
-}
-
-sf_count_t MemoryWrite(const void*, sf_count_t, void*) { return 0; }
-
-sf_count_t MemoryTell(void* user) {
-  return static_cast<MemoryFile*>(user)->position;
-}
-
-struct SndfileCloser {
-  void operator()(SNDFILE* file) const { sf_close(file); }
-};
-
 // Containers and encodings accepted (audio.h). Anything else libsndfile
-// recognises (AIFF, AU, MP3, A-law, ADPCM ...) is refused: the service
-// promises these, and a small set is a small attack surface.
+// recognises (AIFF, AU, ADPCM, 8-bit ...) is refused: the service promises
+// these, and a small set is a small attack surface.
 bool IsSupported(int format, std::string* description) {
   const int container = format & SF_FORMAT_TYPEMASK;
   const int encoding = format & SF_FORMAT_SUBMASK;
@@ -90,7 +37,8 @@ bool IsSupported(int format, std::string* description) {
     case SF_FORMAT_RF64:
       *description = "WAV";
       return encoding == SF_FORMAT_PCM_16 || encoding == SF_FORMAT_PCM_24 ||
-             encoding == SF_FORMAT_PCM_32 || encoding == SF_FORMAT_FLOAT;
+             encoding == SF_FORMAT_PCM_32 || encoding == SF_FORMAT_FLOAT ||
+             encoding == SF_FORMAT_ULAW || encoding == SF_FORMAT_ALAW;
     case SF_FORMAT_FLAC:
       *description = "FLAC";
       return true;
@@ -149,9 +97,10 @@ absl::Status CheckWavDataLength(SNDFILE* file) {
   return absl::OkStatus();
 }
 
-// The containers this service accepts, recognised by their first bytes
-// before libsndfile sees anything: libsndfile would otherwise also hand
-// MP3 (libmpg123, which prints to stderr), AIFF, AU, ... to their parsers.
+// The containers this service reads through libsndfile, recognised by
+// their first bytes before libsndfile sees anything: libsndfile would
+// otherwise also hand MP3 (to libmpg123, loudly and unbounded: MP3 goes to
+// mp3_decoder.h instead), AIFF, AU, ... to their parsers.
 absl::Status SniffContainer(std::span<const std::byte> bytes) {
   auto starts = [&](size_t at, std::string_view magic) {
     return bytes.size() >= at + magic.size() &&
@@ -162,17 +111,18 @@ absl::Status SniffContainer(std::span<const std::byte> bytes) {
   }
   if (starts(0, "fLaC") || starts(0, "OggS")) return absl::OkStatus();
   std::string what = "its first bytes are not a WAV, FLAC or OGG header";
-  if (starts(0, "ID3") ||
-      (bytes.size() >= 2 && std::to_integer<int>(bytes[0]) == 0xff &&
-       (std::to_integer<int>(bytes[1]) & 0xe0) == 0xe0)) {
-    what =
-        "it looks like MP3 (an ID3 tag or an MPEG frame header), which is "
-        "not a supported input";
+  const int b0 = bytes.size() >= 2 ? std::to_integer<int>(bytes[0]) : 0;
+  const int b1 = bytes.size() >= 2 ? std::to_integer<int>(bytes[1]) : 0;
+  if (starts(4, "ftyp")) {
+    what = "it looks like MP4/M4A (AAC or ALAC), which is not supported";
+  } else if (b0 == 0xff && (b1 & 0xf6) == 0xf0) {
+    // ADTS: 12 sync bits and layer 00 (an MPEG audio frame has layer 01-11).
+    what = "it looks like AAC (ADTS), which is not supported";
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "cannot decode audio file (", bytes.size(), " bytes): ", what,
-      "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis, "
-      "OGG/Opus, or send raw PCM with its format"));
+      "; supported files: ", kAcceptedContainers,
+      "; or raw audio with its format: ", kAcceptedRawEncodings));
 }
 
 // An Ogg stream ends with a page flagged end-of-stream. A cut upload ends
@@ -224,22 +174,21 @@ class SndfileDecoder final : public FileDecoder {
         std::memcmp(memory_.bytes.data(), "OggS", 4) == 0) {
       RETURN_IF_ERROR(CheckOggVorbisHeaders(memory_.bytes));
     }
-    SF_VIRTUAL_IO io = {MemoryLength, MemorySeek, MemoryRead, MemoryWrite,
-                        MemoryTell};
+    SF_VIRTUAL_IO io = MemoryFileIo();
     std::memset(&info_, 0, sizeof(info_));
     file_.reset(sf_open_virtual(&io, SFM_READ, &info_, &memory_));
     if (file_ == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot decode audio file (", memory_.bytes.size(),
-          " bytes): ", sf_strerror(nullptr),
-          "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis, "
-          "or send raw PCM with its format"));
+          " bytes): ", sf_strerror(nullptr), "; supported files: ",
+          kAcceptedContainers, "; or raw audio with its format: ",
+          kAcceptedRawEncodings));
     }
     std::string container;
     if (!IsSupported(info_.format, &container)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unsupported audio encoding: ", FormatName(info_.format),
-          "; supported: WAV (PCM 16/24/32-bit, float32), FLAC, OGG/Vorbis"));
+          "; supported files: ", kAcceptedContainers));
     }
     RETURN_IF_ERROR(
         ValidateRateAndChannels(info_.samplerate, info_.channels, limits_));
@@ -310,7 +259,7 @@ class SndfileDecoder final : public FileDecoder {
       mono.clear();
       RETURN_IF_ERROR(AppendMonoFromInterleaved(
           std::span<const float>(interleaved.data(), n * info_.channels),
-          info_.channels, frames_read, mono));
+          info_.channels, channel_index_, frames_read, mono));
       frames_read += n;
       RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
     }
@@ -354,6 +303,7 @@ absl::StatusOr<std::unique_ptr<FileDecoder>> FileDecoder::Open(
   if (bytes.empty()) {
     return absl::InvalidArgumentError("audio file is empty (0 bytes)");
   }
+  if (LooksLikeMp3(bytes)) return OpenMp3(bytes, limits);
   auto decoder = std::make_unique<SndfileDecoder>(bytes, limits);
   RETURN_IF_ERROR(decoder->Open());
   return std::unique_ptr<FileDecoder>(std::move(decoder));

@@ -13,6 +13,9 @@ namespace diarization::audio {
 absl::Status ValidateRateAndChannels(int sample_rate_hz, int channel_count,
                                      const DecodeLimits& limits);
 
+// OK when `channel_index` is kDownmix or one of `channel_count` channels.
+absl::Status ValidateChannelIndex(int channel_index, int channel_count);
+
 // Most input frames accepted at `sample_rate_hz`.
 int64_t MaxFrames(const DecodeLimits& limits, int sample_rate_hz);
 

@@ -1,11 +1,13 @@
 #include "engine/audio/pcm_convert.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "engine/audio/g711.h"
 
 namespace diarization::audio {
 namespace {
@@ -40,31 +42,47 @@ size_t BytesPerSample(PcmEncoding encoding) {
       return 2;
     case PcmEncoding::kFloat32:
       return 4;
+    case PcmEncoding::kMulaw:
+    case PcmEncoding::kAlaw:
+      return 1;
   }
   return 0;
 }
 
 absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
                                PcmEncoding encoding, int channel_count,
-                               int64_t first_frame, std::vector<float>& mono) {
+                               int channel_index, int64_t first_frame,
+                               std::vector<float>& mono) {
   const size_t sample_bytes = BytesPerSample(encoding);
   const size_t frame_bytes = sample_bytes * channel_count;
   const size_t frames = bytes.size() / frame_bytes;
   const size_t old_size = mono.size();
   mono.reserve(old_size + frames);
+  const std::array<float, 256>* g711 =
+      encoding == PcmEncoding::kMulaw || encoding == PcmEncoding::kAlaw
+          ? &G711Table(encoding)
+          : nullptr;
   const std::byte* p = bytes.data();
   for (size_t f = 0; f < frames; ++f) {
     // Average in double: exact for the int16 sum, and as close as float
     // allows otherwise.
     double sum = 0.0;
+    float chosen = 0.0f;
     for (int c = 0; c < channel_count; ++c, p += sample_bytes) {
       const float value =
-          encoding == PcmEncoding::kLinear16 ? LoadLinear16(p) : LoadFloat32(p);
+          g711 != nullptr ? (*g711)[std::to_integer<uint8_t>(*p)]
+          : encoding == PcmEncoding::kLinear16 ? LoadLinear16(p)
+                                               : LoadFloat32(p);
       if (!std::isfinite(value)) {
         mono.resize(old_size);
         return NonFiniteError(first_frame + static_cast<int64_t>(f), c, value);
       }
       sum += value;
+      if (c == channel_index) chosen = value;
+    }
+    if (channel_index != kDownmix) {
+      mono.push_back(chosen);
+      continue;
     }
     mono.push_back(channel_count == 1
                        ? static_cast<float>(sum)
@@ -74,7 +92,8 @@ absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
 }
 
 absl::Status AppendMonoFromInterleaved(std::span<const float> interleaved,
-                                       int channel_count, int64_t first_frame,
+                                       int channel_count, int channel_index,
+                                       int64_t first_frame,
                                        std::vector<float>& mono) {
   const size_t frames = interleaved.size() / channel_count;
   const size_t old_size = mono.size();
@@ -88,6 +107,10 @@ absl::Status AppendMonoFromInterleaved(std::span<const float> interleaved,
         return NonFiniteError(first_frame + static_cast<int64_t>(f), c, *p);
       }
       sum += *p;
+    }
+    if (channel_index != kDownmix) {
+      mono.push_back(p[channel_index - channel_count]);
+      continue;
     }
     mono.push_back(channel_count == 1
                        ? static_cast<float>(sum)

@@ -16,18 +16,23 @@ namespace diarization::audio {
 size_t BytesPerSample(PcmEncoding encoding);
 
 // Converts whole interleaved little-endian frames to float (LINEAR16 as
-// int16 / 32768, the way torchaudio and pyannote load 16-bit audio) and
-// appends their channel average to `mono`. `bytes.size()` must be a multiple
-// of the frame size. Fails, appending nothing, on a NaN or infinite sample;
-// `first_frame` numbers the frames in that message.
+// int16 / 32768, the way torchaudio and pyannote load 16-bit audio; MULAW
+// and ALAW through libsndfile's G.711 expansion, also / 32768) and
+// appends their channel average (`channel_index` kDownmix) or channel
+// `channel_index` to `mono`. `bytes.size()` must be a multiple of the frame
+// size. Fails, appending nothing, on a NaN or infinite sample in any
+// channel; `first_frame` numbers the frames in that message.
 absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
                                PcmEncoding encoding, int channel_count,
-                               int64_t first_frame, std::vector<float>& mono);
+                               int channel_index, int64_t first_frame,
+                               std::vector<float>& mono);
 
-// Appends the channel average of interleaved float frames to `mono`. Fails,
-// appending nothing, on a NaN or infinite sample.
+// Appends the channel average (or channel `channel_index`) of interleaved
+// float frames to `mono`. Fails, appending nothing, on a NaN or infinite
+// sample.
 absl::Status AppendMonoFromInterleaved(std::span<const float> interleaved,
-                                       int channel_count, int64_t first_frame,
+                                       int channel_count, int channel_index,
+                                       int64_t first_frame,
                                        std::vector<float>& mono);
 
 }  // namespace diarization::audio

@@ -24,8 +24,22 @@ std::vector<LabelledSpeaker> SpeakerLabeler::Apply(
   }
   const std::vector<SpeakerIdentity> identities =
       IdentifySpeakers(rows, known_, threshold_);
-  std::vector<std::string> base =
-      stable_.has_value() ? stable_->Next(rows) : labels;
+  std::vector<std::string> base = labels;
+  if (stable_.has_value()) {
+    // Each speaker's turns, from the first segment list (the regular view),
+    // for the speakers whose centroid cannot be tracked.
+    std::vector<StableLabels::Speech> speech(labels.size());
+    if (segment_lists.size() > 0) {
+      std::map<std::string, size_t> index;
+      for (size_t i = 0; i < labels.size(); ++i) index[labels[i]] = i;
+      for (const Segment& s : **segment_lists.begin()) {
+        const auto it = index.find(s.speaker);
+        if (it != index.end())
+          speech[it->second].emplace_back(s.start_s, s.end_s);
+      }
+    }
+    base = stable_->Next(rows, speech);
+  }
   std::vector<LabelledSpeaker> out(labels.size());
   std::map<std::string, std::string> rename;
   for (size_t i = 0; i < labels.size(); ++i) {

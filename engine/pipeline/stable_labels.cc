@@ -19,7 +19,59 @@ std::string SpeakerLabel(int index) {
   return buf;
 }
 
+// Seconds during which both speakers speak.
+double OverlapSeconds(const StableLabels::Speech& a,
+                      const StableLabels::Speech& b) {
+  double total = 0.0;
+  for (const auto& [a_start, a_end] : a) {
+    for (const auto& [b_start, b_end] : b) {
+      total +=
+          std::max(0.0, std::min(a_end, b_end) - std::max(a_start, b_start));
+    }
+  }
+  return total;
+}
+
+bool HasUsableCentroid(const std::vector<float>& c) {
+  return CosineSimilarity(c, c).has_value();
+}
+
 }  // namespace
+
+void StableLabels::MatchBySpeech(
+    const std::vector<std::vector<float>>& centroids,
+    const std::vector<Speech>& speech, const std::vector<int>& previous,
+    std::vector<std::string>& labels, std::vector<int>& track_of) {
+  if (speech.size() != centroids.size()) return;
+  std::vector<int> rows, cols;
+  for (size_t i = 0; i < centroids.size(); ++i) {
+    if (labels[i].empty() && !HasUsableCentroid(centroids[i])) {
+      rows.push_back(static_cast<int>(i));
+    }
+  }
+  for (const int t : previous) {
+    if (std::find(track_of.begin(), track_of.end(), t) == track_of.end()) {
+      cols.push_back(t);
+    }
+  }
+  const int n = static_cast<int>(rows.size());
+  const int m = static_cast<int>(cols.size());
+  if (n == 0 || m == 0) return;
+  std::vector<double> weight(static_cast<size_t>(n) * m, 0.0);
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < m; ++c) {
+      weight[static_cast<size_t>(r) * m + c] =
+          OverlapSeconds(speech[rows[r]], tracks_[cols[c]].speech);
+    }
+  }
+  const std::vector<int> col_of_row = LinearSumAssignmentMax(weight, n, m);
+  for (int r = 0; r < n; ++r) {
+    const int c = col_of_row[r];
+    if (c < 0 || weight[static_cast<size_t>(r) * m + c] <= 0.0) continue;
+    labels[rows[r]] = tracks_[cols[c]].label;
+    track_of[rows[r]] = cols[c];
+  }
+}
 
 void StableLabels::Match(const std::vector<std::vector<float>>& centroids,
                          const std::vector<int>& candidates,
@@ -55,7 +107,8 @@ void StableLabels::Match(const std::vector<std::vector<float>>& centroids,
 }
 
 std::vector<std::string> StableLabels::Next(
-    const std::vector<std::vector<float>>& centroids) {
+    const std::vector<std::vector<float>>& centroids,
+    const std::vector<Speech>& speech) {
   std::vector<std::string> labels(centroids.size());
   std::vector<int> track_of(centroids.size(), -1);
   std::vector<int> previous, dormant;
@@ -66,15 +119,17 @@ std::vector<std::string> StableLabels::Next(
   // The previous result's speakers first, then those seen earlier.
   Match(centroids, previous, labels, track_of);
   Match(centroids, dormant, labels, track_of);
+  MatchBySpeech(centroids, speech, previous, labels, track_of);
   for (Track& t : tracks_) t.in_previous = false;
   for (size_t i = 0; i < centroids.size(); ++i) {
     if (labels[i].empty()) {
       labels[i] = SpeakerLabel(next_label_++);
-      tracks_.push_back({labels[i], {}, false});
+      tracks_.push_back(Track{.label = labels[i]});
       track_of[i] = static_cast<int>(tracks_.size()) - 1;
     }
     Track& t = tracks_[track_of[i]];
     t.centroid = centroids[i];
+    t.speech = speech.size() == centroids.size() ? speech[i] : Speech{};
     t.in_previous = true;
     t.last_seen = results_;
   }

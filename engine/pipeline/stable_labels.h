@@ -8,14 +8,18 @@
 //     previous result (merged away for a while) gets that label back;
 //   - else it gets a label never used before in this stream.
 // A label is never given to a speaker that did not match its owner, so a
-// vanished speaker's label is not reused by a new one. Speakers whose
-// centroid is all zero (pyannote pads those) cannot be matched and always
-// get a fresh label.
+// vanished speaker's label is not reused by a new one. A speaker whose
+// centroid is all zero (pyannote gives those to speakers with no clean
+// embedding) cannot be matched by centroid; it is matched instead, one-to-one,
+// to the previous result's not yet matched speaker whose speech overlaps its
+// own the most (a result covers the audio so far, so a speaker's earlier turns
+// are in both), and gets a fresh label only when nothing overlaps.
 #ifndef DIARIZATION_ENGINE_PIPELINE_STABLE_LABELS_H_
 #define DIARIZATION_ENGINE_PIPELINE_STABLE_LABELS_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace diarization::pipeline {
@@ -38,10 +42,16 @@ class StableLabels {
   explicit StableLabels(double min_similarity = kDefaultTrackingSimilarity)
       : min_similarity_(min_similarity) {}
 
+  // A speaker's turns in one result: [start_s, end_s) pairs, seconds.
+  using Speech = std::vector<std::pair<double, double>>;
+
   // The stable label of each speaker of the next result, given its
-  // centroids (one per speaker, in the result's label order).
+  // centroids (one per speaker, in the result's label order) and, optionally,
+  // each speaker's turns (same order; used only for speakers without a
+  // usable centroid).
   std::vector<std::string> Next(
-      const std::vector<std::vector<float>>& centroids);
+      const std::vector<std::vector<float>>& centroids,
+      const std::vector<Speech>& speech = {});
 
   // Labels handed out so far (for tests and logs).
   int labels_used() const { return next_label_; }
@@ -52,6 +62,7 @@ class StableLabels {
   struct Track {
     std::string label;
     std::vector<float> centroid;  // the latest one
+    Speech speech;                // its turns in the latest result
     bool in_previous = false;     // present in the previous result
     int64_t last_seen = 0;        // the result it was last in
   };
@@ -60,6 +71,13 @@ class StableLabels {
   void Match(const std::vector<std::vector<float>>& centroids,
              const std::vector<int>& candidates,
              std::vector<std::string>& labels, std::vector<int>& track_of);
+  // Matches the unlabelled speakers without a usable centroid to the
+  // previous result's tracks not yet taken, by overlapping speech.
+  void MatchBySpeech(const std::vector<std::vector<float>>& centroids,
+                     const std::vector<Speech>& speech,
+                     const std::vector<int>& previous,
+                     std::vector<std::string>& labels,
+                     std::vector<int>& track_of);
 
   double min_similarity_;
   std::vector<Track> tracks_;

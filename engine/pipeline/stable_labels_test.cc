@@ -113,5 +113,38 @@ TEST(StableLabelsTest, ZeroCentroidAlwaysGetsAFreshLabel) {
   EXPECT_EQ(s.Next({zero, Voice(0)}), (Labels{"SPEAKER_02", "SPEAKER_00"}));
 }
 
+// pyannote gives an all-zero centroid to a speaker with no clean embedding;
+// such a speaker keeps its label through the turns it shares with the
+// previous result's speaker (a result covers the audio so far).
+TEST(StableLabelsTest, ZeroCentroidKeepsItsLabelByOverlappingSpeech) {
+  StableLabels s;
+  const std::vector<float> zero(256, 0.0f);
+  using Speech = StableLabels::Speech;
+  EXPECT_EQ(s.Next({Voice(0), zero}, {Speech{{0, 4}}, Speech{{4, 6}}}),
+            (Labels{"SPEAKER_00", "SPEAKER_01"}));
+  // Reordered, the zero speaker's turn grown: it keeps SPEAKER_01.
+  EXPECT_EQ(s.Next({zero, Voice(0)}, {Speech{{4, 7}}, Speech{{0, 4}, {7, 9}}}),
+            (Labels{"SPEAKER_01", "SPEAKER_00"}));
+  // No overlap with any previous speaker's turns: a fresh label.
+  EXPECT_EQ(s.Next({Voice(0), zero}, {Speech{{0, 4}}, Speech{{10, 11}}}),
+            (Labels{"SPEAKER_00", "SPEAKER_02"}));
+}
+
+TEST(StableLabelsTest, ZeroCentroidsMatchOneToOneAndNeverTakeAMatchedLabel) {
+  StableLabels s;
+  const std::vector<float> zero(256, 0.0f);
+  using Speech = StableLabels::Speech;
+  ASSERT_EQ(s.Next({Voice(0), zero, zero},
+                   {Speech{{0, 2}}, Speech{{2, 4}}, Speech{{4, 6}}}),
+            (Labels{"SPEAKER_00", "SPEAKER_01", "SPEAKER_02"}));
+  // Both zero speakers overlap SPEAKER_01's turn a little, but the second
+  // overlaps SPEAKER_02's more: each gets the one it shares most with, and
+  // neither takes SPEAKER_00, which its centroid kept, although the first
+  // one's turn overlaps SPEAKER_00's most.
+  EXPECT_EQ(s.Next({zero, zero, Voice(0)},
+                   {Speech{{0, 3}}, Speech{{3.5, 6}}, Speech{{0, 2}}}),
+            (Labels{"SPEAKER_01", "SPEAKER_02", "SPEAKER_00"}));
+}
+
 }  // namespace
 }  // namespace diarization::pipeline

@@ -15,12 +15,13 @@ ABSL_FLAG(int, pipelines_per_device, 1,
           "and arena (1..8); devices are then named cuda:N/p0, cuda:N/p1, ...");
 ABSL_FLAG(int, segmentation_batch_size, 0,
           "Windows per segmentation batch, and what each CUDA segmentation "
-          "network's buffers are sized for; 0: the engine's default on CUDA "
-          "(128, sized to keep a pipeline's arena within 2 GiB), 32 on the "
-          "CPU");
-ABSL_FLAG(int, embedding_batch_size, 32,
+          "network's buffers are sized for; 0: the device's default, 128 on "
+          "CUDA (sized to keep a pipeline's arena within 2 GiB), 4 on the "
+          "CPU (one run of the CPU networks)");
+ABSL_FLAG(int, embedding_batch_size, 0,
           "Windows per embedding batch (and the CUDA embedding network's "
-          "buffers)");
+          "buffers); 0: the device's default, 32 on CUDA, 4 on the CPU (one "
+          "run of the CPU networks)");
 ABSL_FLAG(std::string, cuda_embedding_precision, "tf32",
           "CUDA embedding network precision: tf32 (tensor cores; the trunk "
           "on cuDNN graph engines chosen when the model loads, ADR 0079) or "
@@ -51,8 +52,11 @@ absl::StatusOr<BackendFlags> BackendFlagsFromCommandLine() {
   }
   emb.conv_engine_cache = absl::GetFlag(FLAGS_cuda_conv_engine_cache);
 
-  // 0: the engine's default on CUDA, a smaller one on the CPU (engine.h,
-  // kCpuSegmentationBatchSize, says why).
+  // 0: the device kind's default (devices.h, DefaultBatchSizes, says why
+  // the CPU's are small and why the CPU takes live windows first).
+  ASSIGN_OR_RETURN(const DeviceSpec spec, ParseDeviceSpec(d.device));
+  const BatchSizes defaults = DefaultBatchSizes(spec);
+  f.live_windows_first = defaults.live_windows_first;
   f.segmentation_batch_size = absl::GetFlag(FLAGS_segmentation_batch_size);
   if (f.segmentation_batch_size < 0) {
     return absl::InvalidArgumentError(
@@ -60,16 +64,14 @@ absl::StatusOr<BackendFlags> BackendFlagsFromCommandLine() {
                      f.segmentation_batch_size));
   }
   if (f.segmentation_batch_size == 0) {
-    ASSIGN_OR_RETURN(const DeviceSpec spec, ParseDeviceSpec(d.device));
-    f.segmentation_batch_size = spec.cpu
-                                    ? kCpuSegmentationBatchSize
-                                    : EngineOptions().segmentation_batch_size;
+    f.segmentation_batch_size = defaults.segmentation;
   }
   f.embedding_batch_size = absl::GetFlag(FLAGS_embedding_batch_size);
-  if (f.embedding_batch_size < 1) {
+  if (f.embedding_batch_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--embedding_batch_size must be >= 1, got ", f.embedding_batch_size));
+        "--embedding_batch_size must be >= 0, got ", f.embedding_batch_size));
   }
+  if (f.embedding_batch_size == 0) f.embedding_batch_size = defaults.embedding;
   seg.max_batch = f.segmentation_batch_size;
   emb.max_batch = f.embedding_batch_size;
   return f;

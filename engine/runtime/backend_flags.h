@@ -33,10 +33,12 @@ struct BackendFlags {
   // are the batch sizes below.
   DevicesOptions devices;
   // The engine's batch sizes (EngineOptions::segmentation_batch_size and
-  // embedding_batch_size), resolved: --segmentation_batch_size 0 is the
-  // engine's default on CUDA and kCpuSegmentationBatchSize on the CPU.
+  // embedding_batch_size), resolved: 0 in a flag is the device kind's
+  // default (DefaultBatchSizes, devices.h).
   int segmentation_batch_size = 0;
   int embedding_batch_size = 0;
+  // EngineOptions::live_windows_first: the device kind's (on for the CPU).
+  bool live_windows_first = false;
 };
 
 // The flags as parsed (call after absl::ParseCommandLine), checked:

@@ -38,9 +38,11 @@ TEST_F(BackendFlagsTest, DefaultsAreTheServiceDefaults) {
   EXPECT_EQ(f->devices.device, "auto");
   EXPECT_EQ(f->devices.pipelines_per_device, 1);
   EXPECT_EQ(f->devices.cpu.threads, 0);
-  // auto is the CPU here: its smaller segmentation batch (engine.h).
-  EXPECT_EQ(f->segmentation_batch_size, kCpuSegmentationBatchSize);
-  EXPECT_EQ(f->embedding_batch_size, EngineOptions().embedding_batch_size);
+  // auto is the CPU here: batches of one CPU network run (4 windows) in
+  // both stages, live windows first (issue 39; devices.h).
+  EXPECT_EQ(f->segmentation_batch_size, 4);
+  EXPECT_EQ(f->embedding_batch_size, 4);
+  EXPECT_TRUE(f->live_windows_first);
   const models::CudaBackendOptions defaults;
   const models::CudaModelOptions& emb = f->devices.cuda.embedding;
   EXPECT_EQ(emb.precision, "tf32");
@@ -105,7 +107,7 @@ TEST_F(BackendFlagsTest, BadValuesNameTheirFlag) {
       {"--segmentation_batch_size",
        [] { absl::SetFlag(&FLAGS_segmentation_batch_size, -4); }},
       {"--embedding_batch_size",
-       [] { absl::SetFlag(&FLAGS_embedding_batch_size, 0); }},
+       [] { absl::SetFlag(&FLAGS_embedding_batch_size, -1); }},
       {"--device", [] { absl::SetFlag(&FLAGS_device, "gpu"); }},
   };
   for (const Case& c : cases) {

@@ -34,6 +34,41 @@ std::vector<WindowTask> BatchQueue::PopBatch(int max_batch) {
   return batch;
 }
 
+std::vector<WindowTask> BatchQueue::PopStreamingBatch(int max_batch) {
+  std::vector<WindowTask> batch;
+  bool took = true;
+  while (took && static_cast<int>(batch.size()) < max_batch) {
+    took = false;
+    for (auto it = by_job_.begin();
+         it != by_job_.end() && static_cast<int>(batch.size()) < max_batch;) {
+      std::deque<WindowTask>& tasks = it->second;
+      if (!tasks.front().job->streaming) {
+        ++it;
+        continue;
+      }
+      WindowTask task = std::move(tasks.front());
+      tasks.pop_front();
+      --size_;
+      took = true;
+      it = tasks.empty() ? by_job_.erase(it) : std::next(it);
+      if (task.job->terminal.load()) continue;
+      batch.push_back(std::move(task));
+    }
+  }
+  std::stable_sort(batch.begin(), batch.end(),
+                   [](const WindowTask& a, const WindowTask& b) {
+                     return a.job->id < b.job->id;
+                   });
+  return batch;
+}
+
+bool BatchQueue::HasStreaming() const {
+  for (const auto& [id, tasks] : by_job_) {
+    if (tasks.front().job->streaming) return true;
+  }
+  return false;
+}
+
 void BatchQueue::DropJob(uint64_t job_id) {
   auto it = by_job_.find(job_id);
   if (it == by_job_.end()) return;

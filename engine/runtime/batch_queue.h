@@ -43,6 +43,11 @@ class BatchQueue {
   // (ascending id) and in window order within a job; windows of jobs that
   // have completed (JobState::terminal) are discarded on the way.
   std::vector<WindowTask> PopBatch(int max_batch);
+  // Up to `max_batch` windows of streaming jobs only (JobState::streaming),
+  // round-robin across them, listed as PopBatch lists them.
+  std::vector<WindowTask> PopStreamingBatch(int max_batch);
+  // Whether a streaming job has a window queued.
+  bool HasStreaming() const;
   // Removes every window of the job.
   void DropJob(uint64_t job_id);
 

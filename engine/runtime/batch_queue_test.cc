@@ -13,10 +13,35 @@
 namespace diarization::runtime::internal {
 namespace {
 
-std::shared_ptr<JobState> MakeJob(uint64_t id) {
-  return std::make_shared<JobState>(id, JobOptions{}, JobCallbacks{},
-                                    /*streaming=*/false, /*device=*/0,
+std::shared_ptr<JobState> MakeJob(uint64_t id, bool streaming = false) {
+  return std::make_shared<JobState>(id, JobOptions{}, JobCallbacks{}, streaming,
+                                    /*device=*/0,
                                     /*ticket=*/0, /*callback_pool=*/nullptr);
+}
+
+// EngineOptions::live_windows_first (issue 39): streaming windows only, in
+// turn across the streams, the bulk job's left in place.
+TEST(BatchQueueTest, StreamingBatchTakesOnlyStreamingWindows) {
+  BatchQueue q;
+  auto bulk = MakeJob(1), s1 = MakeJob(2, true), s2 = MakeJob(3, true);
+  const absl::Time t0 = absl::Now();
+  for (int c = 0; c < 50; ++c) q.Push({bulk, c, t0});
+  EXPECT_FALSE(q.HasStreaming());
+  q.Push({s1, 0, t0});
+  q.Push({s1, 1, t0});
+  q.Push({s2, 0, t0});
+  EXPECT_TRUE(q.HasStreaming());
+  const std::vector<WindowTask> live = q.PopStreamingBatch(2);
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(live[0].job->id, 2u);
+  EXPECT_EQ(live[0].window, 0);
+  EXPECT_EQ(live[1].job->id, 3u);
+  const std::vector<WindowTask> rest = q.PopStreamingBatch(4);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].window, 1);
+  EXPECT_FALSE(q.HasStreaming());
+  EXPECT_EQ(q.size(), 50u);
+  EXPECT_TRUE(q.PopStreamingBatch(4).empty());
 }
 
 TEST(BatchQueueTest, BatchesTakeJobsInTurnAndKeepEachJobsOrder) {

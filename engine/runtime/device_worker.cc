@@ -237,17 +237,25 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
         const bool emb_ready =
             do_emb &&
             ReadyLocked(emb_queue_, options_.embedding_batch_size, now);
-        if (seg_ready || emb_ready) {
+        // EngineOptions::live_windows_first: streaming windows at once, in
+        // batches of their own, embeddings first.
+        const bool live_emb =
+            options_.live_windows_first && do_emb && emb_queue_.HasStreaming();
+        const bool live_seg = options_.live_windows_first && do_seg &&
+                              !seg_held && seg_queue_.HasStreaming();
+        const bool live = live_emb || live_seg;
+        if (seg_ready || emb_ready || live) {
           // A ready embedding batch goes first: the windows it holds are
           // halfway through and finish jobs; segmentation only refills the
           // embedding queue, so it waits at most the embeddings of one of
           // its own batches. (Oldest-window-first starved the embedding
           // stage behind a long job's windows, all queued at one instant.)
-          const bool take_emb = emb_ready;
+          const bool take_emb = live ? live_emb : emb_ready;
           kind = take_emb ? QueueKind::kEmbedding : QueueKind::kSegmentation;
           BatchQueue& queue = take_emb ? emb_queue_ : seg_queue_;
-          batch = queue.PopBatch(take_emb ? options_.embedding_batch_size
-                                          : options_.segmentation_batch_size);
+          const int size = take_emb ? options_.embedding_batch_size
+                                    : options_.segmentation_batch_size;
+          batch = live ? queue.PopStreamingBatch(size) : queue.PopBatch(size);
           for (const Task& t : batch) {
             metrics_->ObserveQueueWait(device_.name, kind,
                                        absl::ToDoubleSeconds(now - t.enqueued));

@@ -24,6 +24,17 @@ absl::StatusOr<Device> MakeCpuDevice(const models::ModelDirectory& dir,
   return d;
 }
 
+BatchSizes DefaultBatchSizes(const DeviceSpec& spec) {
+  if (spec.cpu) {
+    const int run = models::CpuModelOptions{}.max_windows_per_run;
+    return {.segmentation = run, .embedding = run, .live_windows_first = true};
+  }
+  // EngineOptions' (devices_test checks that they agree).
+  const models::CudaBackendOptions cuda;
+  return {.segmentation = cuda.segmentation.max_batch,
+          .embedding = cuda.embedding.max_batch};
+}
+
 absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device) {
   DeviceSpec spec;
   if (device == "auto") {

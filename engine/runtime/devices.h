@@ -68,6 +68,31 @@ struct DeviceSpec {
 // backend is linked and a GPU is visible, else cpu.
 absl::StatusOr<DeviceSpec> ParseDeviceSpec(const std::string& device);
 
+// Windows per segmentation and per embedding batch.
+struct BatchSizes {
+  int segmentation = 0;
+  int embedding = 0;
+  // EngineOptions::live_windows_first.
+  bool live_windows_first = false;
+};
+
+// The batch sizes a server uses on the devices of `spec` unless told
+// otherwise. CUDA: EngineOptions' (128 and 32, engine.h says why), the
+// same as DevicesOptions'. CPU: as
+// many windows as the CPU networks run at once
+// (CpuModelOptions::max_windows_per_run, 4) in both stages. A device works
+// one batch at a time and its two stages take turns, so a live stream's
+// window waits for the batch in progress: with one network run per batch
+// that is one piece of bulk work (0.2-1 s on a CPU), where batches of 32
+// made it wait out eight runs of a bulk upload (9-16 s beside one upload,
+// issue 39). Larger CPU batches bought nothing: a batch of 32 ran as eight
+// runs of 4 anyway (CpuRunChunks), and a window's outputs do not depend on
+// its batch-mates (ADR 0083), so results are the same bit for bit. For the
+// same reason the CPU takes streaming windows first, in batches of their
+// own (EngineOptions::live_windows_first): a live window then waits behind
+// at most the one batch in progress.
+BatchSizes DefaultBatchSizes(const DeviceSpec& spec);
+
 struct LoadedDevices {
   std::vector<Device> devices;
   std::shared_ptr<const pipeline::PldaModel> plda;

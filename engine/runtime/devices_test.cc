@@ -73,6 +73,21 @@ TEST(DevicesOptions, CudaBatchesAreTheEngineDefaults) {
             engine.embedding_batch_size);
 }
 
+// Issue 39: a CPU batch is one run of the CPU networks (4 windows), so a
+// live window waits behind at most one run of bulk work; CUDA keeps the
+// engine's batches.
+TEST(DefaultBatchSizes, CpuBatchesAreOneNetworkRun) {
+  const BatchSizes cpu = DefaultBatchSizes({.cpu = true});
+  EXPECT_EQ(cpu.segmentation, 4);
+  EXPECT_EQ(cpu.embedding, 4);
+  EXPECT_TRUE(cpu.live_windows_first);
+  const BatchSizes cuda = DefaultBatchSizes({.all_cuda = true});
+  const EngineOptions engine;
+  EXPECT_EQ(cuda.segmentation, engine.segmentation_batch_size);
+  EXPECT_EQ(cuda.embedding, engine.embedding_batch_size);
+  EXPECT_FALSE(cuda.live_windows_first);
+}
+
 TEST(LoadDevices, MissingDirectoryFails) {
   auto r = LoadDevices("/nonexistent/models", {.device = "cpu"});
   ASSERT_FALSE(r.ok());

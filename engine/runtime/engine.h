@@ -123,10 +123,7 @@ using ClusterFunction =
         int num_windows, const pipeline::PipelineConfig& config,
         const pipeline::SpeakerHints& hints)>;
 
-// The segmentation batch of a CPU device: its stages run in turn, so a
-// segmentation batch holds the embeddings back for as long as it runs
-// (about 50-300 ms per window on the CPU); the server uses it there.
-inline constexpr int kCpuSegmentationBatchSize = 32;
+// The CPU backend's batch sizes: runtime::DefaultBatchSizes (devices.h).
 
 struct EngineOptions {
   // Windows per network batch. An embedding batch window carries its 3 local
@@ -144,6 +141,17 @@ struct EngineOptions {
   int embedding_batch_size = 32;
   // A partial batch starts once its oldest window has waited this long.
   absl::Duration max_batch_wait = absl::Milliseconds(5);
+  // Windows of streaming jobs go before all others, in batches of their
+  // own, in either stage: a live window then waits for at most the batch
+  // in progress (one piece of bulk work) instead of the bulk batches queued
+  // before it, and never shares its batch with bulk windows. For devices
+  // where a batch costs about the sum of its windows (the CPU: a live
+  // window in a batch of 4 took 4 windows' time); on a GPU a batch costs
+  // little more than one window and the round-robin rule already serves a
+  // stream in the next batch. The server turns it on for the CPU
+  // (runtime::DefaultBatchSizes, issue 39). Results are the same: a
+  // window's outputs do not depend on its batch-mates.
+  bool live_windows_first = false;
 
   // --- Admission (checked for a new call only; never for an accepted
   // job's Append). Refusals are RESOURCE_EXHAUSTED with RetryAfter. ---

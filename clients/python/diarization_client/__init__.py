@@ -8,10 +8,11 @@
             print(word.speaker, word.text)
 
 Client (sync) and AsyncClient (asyncio) share their arguments and methods:
-info(), diarize_file(path | bytes), diarize_stream(chunks, sample_rate) and
-stream_results(...) (partials as an iterator). Results: DiarizationResult
-(to_rttm, speaker_at, speakers_at, assign_words), PartialResult, Segment,
-Word. Failures raise DiarizationError (its gRPC code, the server's message
+info(), diarize_file(path | bytes), diarize_stream(chunks, sample_rate),
+stream_results(...) (partials as an iterator) and create_voiceprint(path |
+bytes, speech ranges) for known_speakers={label: Voiceprint}. Results:
+DiarizationResult (to_rttm, speaker_at, speakers_at, assign_words,
+exclusive_view, identities), PartialResult, Segment, Word, Identity. Failures raise DiarizationError (its gRPC code, the server's message
 and retry hint); UNAVAILABLE and RESOURCE_EXHAUSTED are retried after the
 server's hint within RetryPolicy's bounds. docs/api.md, "Python client".
 """
@@ -19,12 +20,13 @@ from .aio import AsyncClient
 from ._common import DiarizationError
 from .audio import FLOAT32, LINEAR16, wav_chunks
 from .client import Client
-from .results import DiarizationResult, PartialResult, Segment, Word
+from .results import DiarizationResult, Identity, PartialResult, Segment, Word
 from .retry import NO_RETRY, RetryPolicy
+from .voiceprints import Voiceprint
 
 __all__ = [
     "AsyncClient", "Client", "DiarizationError", "DiarizationResult", "FLOAT32",
-    "LINEAR16", "NO_RETRY", "PartialResult", "RetryPolicy", "Segment", "Word",
-    "wav_chunks",
+    "Identity", "LINEAR16", "NO_RETRY", "PartialResult", "RetryPolicy", "Segment",
+    "Voiceprint", "Word", "wav_chunks",
 ]
-__version__ = "1.0.0"
+__version__ = "1.1.0"

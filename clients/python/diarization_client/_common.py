@@ -6,13 +6,14 @@ import dataclasses
 import os
 import pathlib
 import threading
-from typing import Any
+from typing import Any, Mapping
 
 import grpc
 
 from . import audio
 from ._proto import diarization_pb2 as pb2
 from .retry import retry_hint_s
+from .voiceprints import known_speakers_proto, speech_ranges_proto
 
 # A stream's audio is kept in memory until the server's first answer, so that
 # a refused call can be sent again; past this much, a refusal is final.
@@ -115,6 +116,14 @@ class Options:
     centroids: bool = False
     uri: str | None = None
     request_id: str = ""
+    # Identification and views (docs/api.md, "Identification", "Stable
+    # labels"): {label: Voiceprint}, the cosine threshold (0: the server's
+    # default), the exclusive view beside the regular one, labels that stay
+    # put across a stream's partials and final.
+    known_speakers: Mapping[str, Any] | None = None
+    identification_threshold: float = 0.0
+    both_views: bool = False
+    stable_labels: bool = False
 
     def config(self, uri: str) -> pb2.DiarizationConfig:
         c = pb2.DiarizationConfig(request_id=self.request_id, uri=uri)
@@ -124,23 +133,46 @@ class Options:
         c.options.exclusive = self.exclusive
         c.options.return_centroids = self.centroids
         c.options.quality = pb2.FAST if self.fast else pb2.ACCURATE
+        c.options.both_views = self.both_views
+        c.options.stable_labels = self.stable_labels
+        c.known_speakers.extend(known_speakers_proto(self.known_speakers))
+        c.identification_threshold = self.identification_threshold
         return c
+
+
+def _file_bytes(source) -> bytes:
+    """The bytes of a file given as a path or as its bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    try:
+        return pathlib.Path(source).read_bytes()
+    except OSError as e:
+        raise ValueError(f"cannot read {source}: {e.strerror}") from e
 
 
 def file_request(source, options: Options) -> tuple[pb2.DiarizeFileRequest, str]:
     """A DiarizeFile request for a path or the bytes of a WAV/FLAC/OGG file."""
+    data = _file_bytes(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        data, uri = bytes(source), options.uri or "audio"
+        uri = options.uri or "audio"
     else:
-        try:
-            data = pathlib.Path(source).read_bytes()
-        except OSError as e:
-            raise ValueError(f"cannot read {source}: {e.strerror}") from e
         uri = options.uri or uri_for_path(source)
     uri = safe_uri(uri)
     config = options.config(uri)
     config.audio.encoding = pb2.ENCODED
     return pb2.DiarizeFileRequest(config=config, audio=data), uri
+
+
+def voiceprint_request(source, speech, request_id: str) -> pb2.CreateVoiceprintRequest:
+    """A CreateVoiceprint request for a path or the bytes of a WAV/FLAC/OGG
+    file and optional (start_s, end_s) speech ranges."""
+    data = _file_bytes(source)
+    # Of the recording's config the server uses only audio and speakers.
+    recording = pb2.DiarizeFileRequest(audio=data)
+    recording.config.audio.encoding = pb2.ENCODED
+    recording.config.request_id = request_id
+    return pb2.CreateVoiceprintRequest(recording=recording,
+                                       speech=speech_ranges_proto(speech))
 
 
 class StreamSource:

@@ -14,6 +14,7 @@ from ._proto import diarization_pb2_grpc as pb2_grpc
 from .client import RetryCallback, _Attempts
 from .results import DiarizationResult, PartialResult
 from .retry import RetryPolicy
+from .voiceprints import Voiceprint
 
 
 # grpc.aio reports a stream that the server ended (e.g. refused at its start)
@@ -82,6 +83,12 @@ class AsyncClient:
 
     async def info(self, *, timeout_s: float | None = None) -> pb2.ServerInfo:
         return await self._unary(self._stub.GetInfo, pb2.GetInfoRequest(), timeout_s)
+
+    async def create_voiceprint(self, source, speech=None, *, request_id: str = "",
+                                timeout_s: float | None = None) -> Voiceprint:
+        return Voiceprint.from_proto(await self._unary(
+            self._stub.CreateVoiceprint,
+            _common.voiceprint_request(source, speech, request_id), timeout_s))
 
     async def diarize_file(self, source, *, timeout_s: float | None = None,
                            **config) -> DiarizationResult:

@@ -12,6 +12,7 @@ from ._proto import diarization_pb2 as pb2
 from ._proto import diarization_pb2_grpc as pb2_grpc
 from .results import DiarizationResult, PartialResult
 from .retry import RetryPolicy, retry_hint_s, retryable
+from .voiceprints import Voiceprint
 
 # on_retry(attempt, error, delay_s): called before each wait, e.g. to log it.
 RetryCallback = Callable[[int, DiarizationError, float], None]
@@ -65,7 +66,9 @@ class Client:
     of each call, retries included (None: none). retry: RetryPolicy (NO_RETRY
     to fail at once). Every diarize method takes the config keywords:
     num_speakers, min_speakers, max_speakers, exclusive, fast, centroids,
-    uri, request_id (docs/api.md, DiarizationConfig).
+    uri, request_id, known_speakers ({label: Voiceprint}),
+    identification_threshold, both_views, stable_labels (docs/api.md,
+    DiarizationConfig, "Identification", "Stable labels").
     """
 
     def __init__(self, target: str = "127.0.0.1:50051", *, tls: bool = False,
@@ -113,6 +116,18 @@ class Client:
         """GetInfo: version, models, devices, limits and load (a ServerInfo
         message; docs/api.md, "GetInfo")."""
         return self._unary(self._stub.GetInfo, pb2.GetInfoRequest(), timeout_s)
+
+    def create_voiceprint(self, source, speech=None, *, request_id: str = "",
+                          timeout_s: float | None = None) -> Voiceprint:
+        """CreateVoiceprint: the voiceprint of the one speaker of a WAV/FLAC/
+        OGG file (a path or its bytes), or of its `speech` ranges
+        ((start_s, end_s) pairs, joined in order) when given. Store it
+        (Voiceprint.save/to_bytes) and pass it as known_speakers={label: vp}.
+        FAILED_PRECONDITION (a DiarizationError): too little speech or no
+        dominant speaker; the message gives the measured figures."""
+        return Voiceprint.from_proto(self._unary(
+            self._stub.CreateVoiceprint,
+            _common.voiceprint_request(source, speech, request_id), timeout_s))
 
     def diarize_file(self, source, *, timeout_s: float | None = None,
                      **config) -> DiarizationResult:

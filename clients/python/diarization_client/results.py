@@ -31,6 +31,32 @@ class Segment:
 
 
 @dataclasses.dataclass(frozen=True)
+class Identity:
+    """What identification found for one output speaker (a call with
+    known_speakers): `speaker` is its label in the result (the known label
+    when `matched`), `best_known_label` the known speaker scoring highest
+    against it and `best_score` that cosine, matched or not (None and 0.0
+    when it could not be scored)."""
+    speaker: str
+    best_known_label: str | None
+    best_score: float
+    matched: bool
+
+    @classmethod
+    def from_proto(cls, message) -> "Identity":
+        return cls(message.speaker, message.best_known_label or None,
+                   message.best_score, message.matched)
+
+
+def _segments(messages) -> tuple[Segment, ...]:
+    return tuple(Segment(s.start_s, s.end_s, s.speaker) for s in messages)
+
+
+def _identities(messages) -> dict[str, Identity]:
+    return {m.speaker: Identity.from_proto(m) for m in messages}
+
+
+@dataclasses.dataclass(frozen=True)
 class Word:
     """A transcribed word and, after `assign_words`, its speaker (None when
     no speech overlaps it)."""
@@ -146,9 +172,16 @@ class DiarizationResult:
     rtfx: float = 0.0
     device: str = ""
     centroids: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    # Only with both_views=True: the exclusive view and its RTTM (the
+    # server's text), labelled as `segments`.
+    exclusive_segments: tuple[Segment, ...] = ()
+    exclusive_rttm: str = ""
+    # Only with known_speakers: {speaker label in this result: Identity}.
+    identities: Mapping[str, Identity] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "segments", tuple(self.segments))
+        object.__setattr__(self, "exclusive_segments", tuple(self.exclusive_segments))
         if not self.speaker_count:
             object.__setattr__(self, "speaker_count", len(self.speakers))
 
@@ -156,6 +189,28 @@ class DiarizationResult:
     def speakers(self) -> list[str]:
         """The distinct labels, sorted."""
         return sorted({s.speaker for s in self.segments})
+
+    @property
+    def known_labels(self) -> dict[str, str]:
+        """{speaker label: its known label} for the matched speakers (their
+        label in the result is the known one)."""
+        return {spk: i.best_known_label for spk, i in self.identities.items()
+                if i.matched and i.best_known_label}
+
+    def exclusive_view(self) -> "DiarizationResult":
+        """The exclusive view as a result of its own (for assign_words,
+        speaker_at, to_rttm): this result when it is exclusive already,
+        else the exclusive segments of a call with both_views=True."""
+        if self.exclusive:
+            return self
+        if not self.exclusive_segments and not self.exclusive_rttm:
+            if self.segments:
+                raise ValueError("this result has no exclusive view: ask for "
+                                 "both_views=True (or exclusive=True)")
+        return dataclasses.replace(
+            self, segments=self.exclusive_segments, exclusive=True,
+            rttm=self.exclusive_rttm, speaker_count=0, exclusive_segments=(),
+            exclusive_rttm="")
 
     def to_rttm(self, uri: str | None = None) -> str:
         """RTTM lines as the server writes them (the same bytes as `rttm`
@@ -207,25 +262,34 @@ class DiarizationResult:
     @classmethod
     def from_proto(cls, message, *, uri: str, exclusive: bool) -> "DiarizationResult":
         return cls(
-            segments=tuple(Segment(s.start_s, s.end_s, s.speaker) for s in message.segments),
+            segments=_segments(message.segments),
             speaker_count=message.speaker_count, uri=uri, exclusive=exclusive,
             request_id=message.request_id, rttm=message.rttm,
             audio_s=message.audio_s, processing_s=message.processing_s,
             rtfx=message.rtfx, device=message.device,
-            centroids={c.speaker: tuple(c.embedding) for c in message.centroids})
+            centroids={c.speaker: tuple(c.embedding) for c in message.centroids},
+            exclusive_segments=_segments(message.exclusive_segments),
+            exclusive_rttm=message.exclusive_rttm,
+            identities=_identities(message.identities))
 
 
 @dataclasses.dataclass(frozen=True)
 class PartialResult:
     """A provisional view while a stream flows: labels may be renamed or
-    merged by the final result."""
+    merged by the final result (unless stable_labels=True: docs/api.md,
+    "Stable labels"). exclusive_segments: only with both_views=True;
+    identities: only with known_speakers, as in DiarizationResult."""
     segments: tuple[Segment, ...]
     audio_received_s: float
     audio_processed_s: float
     request_id: str = ""
+    exclusive_segments: tuple[Segment, ...] = ()
+    identities: Mapping[str, Identity] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_proto(cls, message) -> "PartialResult":
-        return cls(tuple(Segment(s.start_s, s.end_s, s.speaker) for s in message.segments),
+        return cls(_segments(message.segments),
                    message.audio_received_s, message.audio_processed_s,
-                   message.request_id)
+                   message.request_id,
+                   exclusive_segments=_segments(message.exclusive_segments),
+                   identities=_identities(message.identities))
