@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/audio/audio.h"
+#include "engine/audio/audio_test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/test_data.h"
@@ -19,26 +20,9 @@ namespace diarization::audio {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
-}
-
-std::vector<std::byte> ReadBytes(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  EXPECT_TRUE(stream.good()) << "missing " << path;
-  std::vector<char> chars((std::istreambuf_iterator<char>(stream)),
-                          std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
-  return bytes;
-}
-
-void Sox(const std::string& args) {
-  const std::string command = "sox " + args;
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-}
+using testing_files::ReadBytes;
+using testing_files::Sox;
+using testing_files::TempPath;
 
 // A stereo call: channel 0 and channel 1 hold two different fixture
 // speakers' recordings, 5 s each at `rate` Hz, 16-bit.
@@ -90,9 +74,8 @@ TEST(SelectChannelTest, FileAndRawAndStreamGiveThatChannelAlone) {
       const std::string raw = TempPath("call.raw");
       Sox(absl::StrCat(call, " -t s16 ", raw));
       const std::vector<std::byte> bytes = ReadBytes(raw);
-      const PcmFormat format{.sample_rate_hz = rate,
-                             .channel_count = 2,
-                             .channel_index = channel};
+      const PcmFormat format{
+          .sample_rate_hz = rate, .channel_count = 2, .channel_index = channel};
       EXPECT_EQ(Decode(bytes, &format), expected);
 
       // Streamed in chunks that split frames.

@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/audio/audio.h"
+#include "engine/audio/audio_test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/test_data.h"
@@ -28,35 +29,20 @@ namespace diarization::audio {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_files::ReadBytes;
+using testing_files::TempPath;
+// The shell runs lame and sox here.
+constexpr auto Shell = testing_files::RunCommand;
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
-}
-
-std::vector<std::byte> ReadBytes(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  EXPECT_TRUE(stream.good()) << "missing " << path;
-  std::vector<char> chars((std::istreambuf_iterator<char>(stream)),
-                          std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
-  return bytes;
-}
-
-void Shell(const std::string& command) {
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-}
-
-// 8 s of the two-speaker fixture (from 3 s on) at `rate` Hz, 16-bit, `channels` channels
-// (the second is the first reversed).
+// 8 s of the two-speaker fixture (from 3 s on) at `rate` Hz, 16-bit, `channels`
+// channels (the second is the first reversed).
 std::string SourceWav(int rate, int channels) {
   const std::string fixture = testing::TestDataDir() +
                               "/findit-dia-parity/02_pyannote_sample/"
                               "clip_16k.wav";
   const std::string mono = TempPath(absl::StrCat("m", rate, ".wav"));
   Shell(absl::StrCat("sox -D ", fixture, " -b 16 -r ", rate, " ", mono,
-                   " trim 3 8"));
+                     " trim 3 8"));
   if (channels == 1) return mono;
   const std::string reversed = TempPath(absl::StrCat("r", rate, ".wav"));
   const std::string stereo = TempPath(absl::StrCat("s", rate, ".wav"));
@@ -71,8 +57,7 @@ std::vector<float> DecodeOrDie(const std::vector<std::byte>& bytes) {
   return w.ok() ? w->samples : std::vector<float>{};
 }
 
-double SnrDb(const std::vector<float>& reference,
-             const std::vector<float>& x) {
+double SnrDb(const std::vector<float>& reference, const std::vector<float>& x) {
   double signal = 0.0, noise = 0.0;
   for (size_t i = 0; i < reference.size() && i < x.size(); ++i) {
     signal += double{reference[i]} * reference[i];
@@ -150,7 +135,8 @@ std::vector<std::byte> TinyFrames(size_t count) {
   frame[3] = std::byte{0xc0};
   std::vector<std::byte> out;
   out.reserve(count * frame.size());
-  for (size_t i = 0; i < count; ++i) out.insert(out.end(), frame.begin(), frame.end());
+  for (size_t i = 0; i < count; ++i)
+    out.insert(out.end(), frame.begin(), frame.end());
   return out;
 }
 
@@ -207,8 +193,8 @@ TEST(Mp3BombTest, RefusedQuicklyAndQuietly) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
     EXPECT_THAT(s.message(), HasSubstr("MP3"));
   });
-  EXPECT_TRUE(printed.empty()) << printed.size() << " bytes on stderr: "
-                               << printed.substr(0, 300);
+  EXPECT_TRUE(printed.empty())
+      << printed.size() << " bytes on stderr: " << printed.substr(0, 300);
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/audio/audio.h"
+#include "engine/audio/audio_test_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/test_data.h"
@@ -22,35 +23,18 @@ namespace diarization::audio {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
-}
-
-std::vector<std::byte> ReadBytes(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  EXPECT_TRUE(stream.good()) << "missing " << path;
-  std::vector<char> chars((std::istreambuf_iterator<char>(stream)),
-                          std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
-  return bytes;
-}
-
-void Sox(const std::string& args) {
-  const std::string command = "sox " + args;
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-}
+using testing_files::ReadBytes;
+using testing_files::Sox;
+using testing_files::TempPath;
 
 // 6 s of the two-speaker fixture, 16-bit, at `rate` Hz and `channels`
 // channels (channel 2 is the recording reversed, so the channels differ).
 std::string SourceWav(int rate, int channels) {
   const std::string fixture =
-      testing::TestDataDir() + "/findit-dia-parity/02_pyannote_sample/clip_16k.wav";
+      testing::TestDataDir() +
+      "/findit-dia-parity/02_pyannote_sample/clip_16k.wav";
   const std::string mono = TempPath(absl::StrCat("src_", rate, ".wav"));
-  Sox(absl::StrCat("-D ", fixture, " -b 16 -r ", rate, " ", mono,
-                   " trim 3 6"));
+  Sox(absl::StrCat("-D ", fixture, " -b 16 -r ", rate, " ", mono, " trim 3 6"));
   if (channels == 1) return mono;
   const std::string reversed = TempPath(absl::StrCat("rev_", rate, ".wav"));
   Sox(absl::StrCat(mono, " ", reversed, " reverse"));
@@ -61,8 +45,8 @@ std::string SourceWav(int rate, int channels) {
 
 std::vector<float> DecodeOrDie(const std::vector<std::byte>& bytes,
                                const PcmFormat* raw = nullptr) {
-  absl::StatusOr<Waveform> w = raw != nullptr ? DecodePcm(bytes, *raw)
-                                              : DecodeFile(bytes);
+  absl::StatusOr<Waveform> w =
+      raw != nullptr ? DecodePcm(bytes, *raw) : DecodeFile(bytes);
   EXPECT_TRUE(w.ok()) << w.status();
   return w.ok() ? w->samples : std::vector<float>{};
 }
@@ -142,10 +126,9 @@ TEST_P(TelephonyTest, EightKilohertzStreamInOddChunksMatchesTheWavFile) {
   EXPECT_EQ(streamed.size(), 96000u);
   EXPECT_EQ(streamed, from_wav);
   // A partial frame (one byte of a stereo frame) is refused.
-  absl::StatusOr<Waveform> cut =
-      DecodePcm(std::span(bytes).subspan(0, 3),
-                {.encoding = codec.encoding, .sample_rate_hz = 8000,
-                 .channel_count = 2});
+  absl::StatusOr<Waveform> cut = DecodePcm(
+      std::span(bytes).subspan(0, 3),
+      {.encoding = codec.encoding, .sample_rate_hz = 8000, .channel_count = 2});
   EXPECT_EQ(cut.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(cut.status().message(), HasSubstr("2-byte frames"));
 }
@@ -155,9 +138,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Codec{"u-law", "ul", PcmEncoding::kMulaw, 0.0160f},
                       Codec{"a-law", "al", PcmEncoding::kAlaw, 0.0160f}),
     [](const auto& info) {
-      return std::string(info.param.sox_raw_type == std::string("ul")
-                             ? "Mulaw"
-                             : "Alaw");
+      return std::string(info.param.sox_raw_type == std::string("ul") ? "Mulaw"
+                                                                      : "Alaw");
     });
 
 std::vector<std::byte> Bytes(std::string_view s) {
@@ -166,7 +148,10 @@ std::vector<std::byte> Bytes(std::string_view s) {
 }
 
 TEST(RefusedFormatsTest, Mp4AndAacNameWhatIsAccepted) {
-  std::string m4a("\0\0\0\x20" "ftypM4A \0\0\0\0", 16);
+  std::string m4a(
+      "\0\0\0\x20"
+      "ftypM4A \0\0\0\0",
+      16);
   m4a.resize(400, '\0');
   std::string adts("\xff\xf1\x50\x80\x02\x1f\xfc", 7);
   adts.resize(400, '\0');
