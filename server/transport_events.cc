@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "grpcpp/support/status.h"
+#include "server/status_util.h"
 
 namespace diarization::server {
 namespace {
@@ -28,26 +29,11 @@ const char* EventName(TransportEvent e) {
   return "unknown";
 }
 
-// gRPC's code names, as the request log writes them.
-const char* KindName(int kind) {
-  static const char* const kNames[] = {"OK",
-                                       "CANCELLED",
-                                       "UNKNOWN",
-                                       "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED",
-                                       "NOT_FOUND",
-                                       "ALREADY_EXISTS",
-                                       "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED",
-                                       "FAILED_PRECONDITION",
-                                       "ABORTED",
-                                       "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED",
-                                       "INTERNAL",
-                                       "UNAVAILABLE",
-                                       "DATA_LOSS",
-                                       "UNAUTHENTICATED"};
-  if (kind >= 0 && kind < 17) return kNames[kind];
+// gRPC's code names, as the request log writes them (status_util's).
+std::string KindName(int kind) {
+  if (kind >= 0 && kind <= grpc::StatusCode::UNAUTHENTICATED) {
+    return std::string(GrpcCodeName(static_cast<grpc::StatusCode>(kind)));
+  }
   return "event";
 }
 
