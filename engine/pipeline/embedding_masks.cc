@@ -1,6 +1,11 @@
 #include "engine/pipeline/embedding_masks.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "engine/common/shapes.h"
+#include "engine/pipeline/powerset.h"
 
 namespace diarization::pipeline {
 
@@ -41,6 +46,29 @@ std::vector<float> EmbeddingMasks(std::span<const float> segmentations,
     }
   }
   return masks;
+}
+
+absl::Status WindowMasks(std::span<const float> log_probs,
+                         const PipelineConfig& config,
+                         std::span<float> segmentation,
+                         std::span<float> masks) {
+  constexpr size_t kLogProbs = size_t{kFramesPerWindow} * kPowersetClasses;
+  constexpr size_t kSegmentation = size_t{kFramesPerWindow} * kLocalSpeakers;
+  if (log_probs.size() != kLogProbs || segmentation.size() != kSegmentation) {
+    return absl::InternalError(absl::StrCat(
+        "WindowMasks: one window is ", kLogProbs, " log-probabilities and ",
+        kSegmentation, " segmentation values, got ", log_probs.size(), " and ",
+        segmentation.size()));
+  }
+  PowersetToMultilabel(log_probs, segmentation);
+  const std::vector<float> weights = EmbeddingMasks(segmentation, 1, config);
+  if (weights.size() != masks.size()) {
+    return absl::InternalError(
+        absl::StrCat("pipeline::EmbeddingMasks returned ", weights.size(),
+                     " weights for one window, expected ", masks.size()));
+  }
+  std::copy(weights.begin(), weights.end(), masks.begin());
+  return absl::OkStatus();
 }
 
 }  // namespace diarization::pipeline

@@ -9,45 +9,10 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_format.h"
+#include "engine/common/shapes.h"
 #include "engine/common/status_macros.h"
 
 namespace diarization::runtime {
-
-Reservation::Reservation(std::shared_ptr<internal::AdmissionLedger> ledger,
-                         uint64_t ticket, double audio_s, std::string peer)
-    : ledger_(std::move(ledger)),
-      ticket_(ticket),
-      audio_s_(audio_s),
-      peer_(std::move(peer)) {}
-
-Reservation::Reservation(Reservation&& other) noexcept
-    : ledger_(std::move(other.ledger_)),
-      ticket_(other.ticket_),
-      audio_s_(other.audio_s_),
-      peer_(std::move(other.peer_)) {
-  other.ledger_ = nullptr;
-}
-
-Reservation& Reservation::operator=(Reservation&& other) noexcept {
-  if (this != &other) {
-    if (ledger_ != nullptr) ledger_->Close(ticket_);
-    ledger_ = std::move(other.ledger_);
-    other.ledger_ = nullptr;
-    ticket_ = other.ticket_;
-    audio_s_ = other.audio_s_;
-    peer_ = std::move(other.peer_);
-  }
-  return *this;
-}
-
-Reservation::~Reservation() {
-  if (ledger_ != nullptr) ledger_->Close(ticket_);
-}
-
-uint64_t Reservation::Consume() {
-  ledger_ = nullptr;
-  return ticket_;
-}
 
 namespace internal {
 namespace {
@@ -78,7 +43,8 @@ int64_t ReadProcessRssBytes() {
 }
 
 AdmissionLedger::AdmissionLedger(const EngineOptions& options, int num_devices,
-                                 std::function<double()> fallback_rate)
+                                 std::function<double()> fallback_rate,
+                                 std::shared_ptr<Metrics> metrics)
     : max_backlog_samples_(Samples(options.max_backlog_audio_s)),
       max_request_samples_(Samples(options.max_backlog_audio_s *
                                    options.max_request_backlog_share)),
@@ -89,9 +55,31 @@ AdmissionLedger::AdmissionLedger(const EngineOptions& options, int num_devices,
       rss_bytes_(options.process_rss_bytes ? options.process_rss_bytes
                                            : ReadProcessRssBytes),
       fallback_rate_(std::move(fallback_rate)),
+      metrics_(std::move(metrics)),
       device_samples_(num_devices, 0),
       device_jobs_(num_devices, 0),
-      last_tick_(absl::Now()) {}
+      last_tick_(absl::Now()) {
+  PublishBacklog();
+}
+
+// Declared before a mutator's MutexLock, so that it runs after the lock is
+// released: the ledger's mutex stays a leaf.
+class AdmissionLedger::GaugeUpdate {
+ public:
+  explicit GaugeUpdate(AdmissionLedger* ledger) : ledger_(ledger) {}
+  ~GaugeUpdate() { ledger_->PublishBacklog(); }
+
+ private:
+  AdmissionLedger* const ledger_;
+};
+
+void AdmissionLedger::PublishBacklog() {
+  if (metrics_ == nullptr) return;
+  // One publisher at a time, each reading the total after the change that
+  // called it: the last one to run sets the newest value.
+  absl::MutexLock gauge_lock(&gauge_mu_);
+  metrics_->SetBacklogAudioSeconds(Seconds(total_backlog_samples()));
+}
 
 absl::StatusOr<Reservation> AdmissionLedger::Reserve(
     int64_t samples, std::string peer, std::string principal,
@@ -107,6 +95,7 @@ absl::StatusOr<Reservation> AdmissionLedger::Reserve(
   // Outside the lock: the rss reader and the fallback rate call out.
   const int64_t rss = max_rss_bytes_ > 0 ? rss_bytes_() : 0;
   const double fallback = fallback_rate_ ? fallback_rate_() : 0.0;
+  GaugeUpdate gauge(this);
   absl::MutexLock lock(&mu_);
   if (max_rss_bytes_ > 0 && rss > max_rss_bytes_) {
     // Memory comes back as jobs end: wait for the backlog to shrink by the
@@ -240,6 +229,7 @@ AdmissionLedger::Ticket* AdmissionLedger::FindLocked(uint64_t ticket) {
 
 absl::Status AdmissionLedger::Resize(uint64_t ticket, int64_t samples) {
   const double fallback = fallback_rate_ ? fallback_rate_() : 0.0;
+  GaugeUpdate gauge(this);
   absl::MutexLock lock(&mu_);
   Ticket* t = FindLocked(ticket);
   if (t == nullptr) {
@@ -278,11 +268,13 @@ int AdmissionLedger::Assign(uint64_t ticket) {
 }
 
 void AdmissionLedger::Add(uint64_t ticket, int64_t samples) {
+  GaugeUpdate gauge(this);
   absl::MutexLock lock(&mu_);
   if (Ticket* t = FindLocked(ticket)) MoveLocked(*t, samples);
 }
 
 int64_t AdmissionLedger::Release(uint64_t ticket, int64_t samples) {
+  GaugeUpdate gauge(this);
   absl::MutexLock lock(&mu_);
   Ticket* t = FindLocked(ticket);
   if (t == nullptr) return 0;
@@ -301,6 +293,7 @@ void AdmissionLedger::SetBytes(uint64_t ticket, int64_t bytes) {
 }
 
 void AdmissionLedger::Close(uint64_t ticket) {
+  GaugeUpdate gauge(this);
   absl::MutexLock lock(&mu_);
   Ticket* t = FindLocked(ticket);
   if (t == nullptr) return;

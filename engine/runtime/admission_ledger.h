@@ -10,8 +10,14 @@
 // completion, or by an unused Reservation's destructor). Closing gives back
 // whatever the ticket still holds.
 //
+// It publishes the engine backlog gauge (diarization_backlog_audio_seconds)
+// itself, after every change of the backlog, so the gauge is the ledger's
+// number whoever changed it (a job, a reservation given back).
+//
 // Thread-safe. Its mutex is a leaf: the ledger calls nothing while holding
 // it, so callers may hold their own locks (JobState::mu) when calling in.
+// The gauge is set after the mutex is released, under a second mutex
+// (gauge_mu_ → mu_) that keeps the last value set the newest.
 #ifndef DIARIZATION_ENGINE_RUNTIME_ADMISSION_LEDGER_H_
 #define DIARIZATION_ENGINE_RUNTIME_ADMISSION_LEDGER_H_
 
@@ -28,7 +34,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "engine/runtime/engine.h"
+#include "engine/runtime/engine_options.h"
+#include "engine/runtime/metrics.h"
+#include "engine/runtime/reservation.h"
 
 namespace diarization::runtime::internal {
 
@@ -39,8 +47,10 @@ class AdmissionLedger : public std::enable_shared_from_this<AdmissionLedger> {
  public:
   // `fallback_rate`: audio seconds per second to assume before any drain was
   // measured (e.g. the devices' recent RTFx); called without the lock.
+  // `metrics`: where the backlog gauge goes; may be null (none).
   AdmissionLedger(const EngineOptions& options, int num_devices,
-                  std::function<double()> fallback_rate);
+                  std::function<double()> fallback_rate,
+                  std::shared_ptr<Metrics> metrics = nullptr);
 
   // Admission of a new call bringing `samples` at once (0 for a stream).
   // `principal` (a token's name; empty: none) may hold at most
@@ -121,6 +131,9 @@ class AdmissionLedger : public std::enable_shared_from_this<AdmissionLedger> {
   void TickLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double DrainRateLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Ticket* FindLocked(uint64_t ticket) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the backlog gauge to the total now; called without mu_.
+  void PublishBacklog() ABSL_LOCKS_EXCLUDED(mu_);
+  class GaugeUpdate;
 
   const int64_t max_backlog_samples_;
   const int64_t max_request_samples_;
@@ -130,6 +143,9 @@ class AdmissionLedger : public std::enable_shared_from_this<AdmissionLedger> {
   const int64_t max_rss_bytes_;
   const std::function<int64_t()> rss_bytes_;
   const std::function<double()> fallback_rate_;
+  const std::shared_ptr<Metrics> metrics_;
+
+  absl::Mutex gauge_mu_ ABSL_ACQUIRED_BEFORE(mu_);
 
   mutable absl::Mutex mu_;
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 1;

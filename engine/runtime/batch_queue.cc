@@ -6,7 +6,7 @@
 namespace diarization::runtime::internal {
 
 void BatchQueue::Push(WindowTask task) {
-  by_job_[task.job->id].push_back(std::move(task));
+  by_job_[task.job->id()].push_back(std::move(task));
   ++size_;
 }
 
@@ -23,13 +23,13 @@ std::vector<WindowTask> BatchQueue::PopBatch(int max_batch) {
     it = tasks.empty() ? by_job_.erase(it) : std::next(it);
     if (it == by_job_.end()) it = by_job_.begin();
     next_job_ = served + 1;
-    if (task.job->terminal.load()) continue;
+    if (task.job->terminal()) continue;
     batch.push_back(std::move(task));
   }
   // Job by job (stable: a job's windows stay in their queue order).
   std::stable_sort(batch.begin(), batch.end(),
                    [](const WindowTask& a, const WindowTask& b) {
-                     return a.job->id < b.job->id;
+                     return a.job->id() < b.job->id();
                    });
   return batch;
 }
@@ -42,7 +42,7 @@ std::vector<WindowTask> BatchQueue::PopStreamingBatch(int max_batch) {
     for (auto it = by_job_.begin();
          it != by_job_.end() && static_cast<int>(batch.size()) < max_batch;) {
       std::deque<WindowTask>& tasks = it->second;
-      if (!tasks.front().job->streaming) {
+      if (!tasks.front().job->streaming()) {
         ++it;
         continue;
       }
@@ -51,20 +51,20 @@ std::vector<WindowTask> BatchQueue::PopStreamingBatch(int max_batch) {
       --size_;
       took = true;
       it = tasks.empty() ? by_job_.erase(it) : std::next(it);
-      if (task.job->terminal.load()) continue;
+      if (task.job->terminal()) continue;
       batch.push_back(std::move(task));
     }
   }
   std::stable_sort(batch.begin(), batch.end(),
                    [](const WindowTask& a, const WindowTask& b) {
-                     return a.job->id < b.job->id;
+                     return a.job->id() < b.job->id();
                    });
   return batch;
 }
 
 bool BatchQueue::HasStreaming() const {
   for (const auto& [id, tasks] : by_job_) {
-    if (tasks.front().job->streaming) return true;
+    if (tasks.front().job->streaming()) return true;
   }
   return false;
 }

@@ -33,9 +33,9 @@ TEST(BatchQueueTest, StreamingBatchTakesOnlyStreamingWindows) {
   EXPECT_TRUE(q.HasStreaming());
   const std::vector<WindowTask> live = q.PopStreamingBatch(2);
   ASSERT_EQ(live.size(), 2u);
-  EXPECT_EQ(live[0].job->id, 2u);
+  EXPECT_EQ(live[0].job->id(), 2u);
   EXPECT_EQ(live[0].window, 0);
-  EXPECT_EQ(live[1].job->id, 3u);
+  EXPECT_EQ(live[1].job->id(), 3u);
   const std::vector<WindowTask> rest = q.PopStreamingBatch(4);
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].window, 1);
@@ -58,7 +58,7 @@ TEST(BatchQueueTest, BatchesTakeJobsInTurnAndKeepEachJobsOrder) {
   const std::vector<WindowTask> batch = q.PopBatch(8);
   ASSERT_EQ(batch.size(), 8u);
   std::map<uint64_t, std::vector<int>> got;
-  for (const WindowTask& t : batch) got[t.job->id].push_back(t.window);
+  for (const WindowTask& t : batch) got[t.job->id()].push_back(t.window);
   // Round-robin 1,2,3,1,2,3,1,1: the small jobs are not held back.
   EXPECT_EQ(got[1], (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(got[2], (std::vector<int>{0, 1}));
@@ -73,7 +73,7 @@ TEST(BatchQueueTest, BatchesTakeJobsInTurnAndKeepEachJobsOrder) {
   const std::vector<WindowTask> next = q.PopBatch(4);
   ASSERT_EQ(next.size(), 4u);
   int from_late = 0;
-  for (const WindowTask& t : next) from_late += t.job->id == 4;
+  for (const WindowTask& t : next) from_late += t.job->id() == 4;
   EXPECT_EQ(from_late, 1);
 }
 
@@ -87,11 +87,14 @@ TEST(BatchQueueTest, DropAndTerminalJobsLeaveNothingBehind) {
   }
   q.DropJob(2);
   EXPECT_EQ(q.size(), 10u);
-  done->terminal.store(true);
+  {
+    absl::MutexLock lock(&done->mu());
+    done->EndLocked(absl::CancelledError("ended"));
+  }
   const std::vector<WindowTask> batch = q.PopBatch(32);
   ASSERT_EQ(batch.size(), 5u);
   for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(batch[i].job->id, 1u);
+    EXPECT_EQ(batch[i].job->id(), 1u);
     EXPECT_EQ(batch[i].window, i);
   }
   EXPECT_TRUE(q.empty());
@@ -152,7 +155,7 @@ TEST(BatchQueueTest, AJobsWindowsAreNeighboursAndShareTheirAudio) {
     std::vector<int> got(jobs, 0);
     int64_t expected_samples = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
-      const int j = static_cast<int>(batch[i].job->id - 100);
+      const int j = static_cast<int>(batch[i].job->id() - 100);
       ASSERT_GE(j, 0);
       ASSERT_LT(j, jobs);
       if (i > 0 && batch[i - 1].job == batch[i].job) {
@@ -160,7 +163,7 @@ TEST(BatchQueueTest, AJobsWindowsAreNeighboursAndShareTheirAudio) {
       } else {
         EXPECT_EQ(got[j], 0) << "job " << j << "'s windows are split";
         EXPECT_EQ(batch[i].window, first[j]);
-        if (i > 0) EXPECT_LT(batch[i - 1].job->id, batch[i].job->id);
+        if (i > 0) EXPECT_LT(batch[i - 1].job->id(), batch[i].job->id());
       }
       ++got[j];
       windows.Add({.id = job[j].get(),

@@ -37,12 +37,13 @@ void BatchWindows::Clear() {
 }
 
 void BatchWindows::Add(const JobState& job, int w) {
+  const JobAudio audio = job.AudioLocked();
   Add(Recording{.id = &job,
-                .audio = job.audio,
-                .offset = job.audio_offset,
-                .num_samples = job.num_samples,
-                .step_samples = job.options.config.step_samples,
-                .gone = job.terminal.load()},
+                .audio = audio.samples,
+                .offset = audio.offset,
+                .num_samples = audio.num_samples,
+                .step_samples = job.options().config.step_samples,
+                .gone = job.terminal()},
       w);
 }
 

@@ -61,7 +61,7 @@ class BatchWindows {
   // Adds window `w` of `recording` as the next window of the batch.
   void Add(const Recording& recording, int w);
   // The same for window `w` of `job`.
-  void Add(const JobState& job, int w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  void Add(const JobState& job, int w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu());
   // Valid until the next Clear/Add.
   models::WindowSpans spans() const;
   int size() const { return static_cast<int>(starts_.size()); }

@@ -21,10 +21,14 @@ std::unique_ptr<JobState> MakeJob(uint64_t id, int64_t step,
   options.config.step_samples = step;
   auto job = std::make_unique<JobState>(id, options, JobCallbacks{},
                                         /*streaming_in=*/true, 0, 0, nullptr);
-  absl::MutexLock lock(&job->mu);
-  job->audio_offset = audio_offset;
-  job->num_samples = audio_offset + static_cast<int64_t>(audio.size());
-  job->audio = std::move(audio);
+  // Samples [audio_offset, audio_offset + audio.size()) held: the prefix
+  // arrives and is dropped, as a stream's audio is trimmed.
+  absl::MutexLock lock(&job->mu());
+  std::vector<int> windows;
+  EXPECT_TRUE(
+      job->AppendLocked(std::vector<float>(audio_offset, 0.0f), &windows).ok());
+  EXPECT_TRUE(job->AppendLocked(audio, &windows).ok());
+  job->DropAudioBeforeLocked(audio_offset);
   return job;
 }
 
@@ -86,7 +90,7 @@ TEST(BatchWindowsTest, MaterialisedWindowsEqualTheJobsWindows) {
       if (next[j] > last) next[j] = static_cast<int>(offsets[j] / steps[j]);
       const int w = next[j];
       next[j] += (rng() % 5 == 0) ? 2 + rng() % 10 : 1;
-      absl::MutexLock lock(&jobs[j]->mu);
+      absl::MutexLock lock(&jobs[j]->mu());
       bw.Add(*jobs[j], w);
       picked.emplace_back(j, w);
     }
@@ -121,7 +125,7 @@ TEST(BatchWindowsTest, ConsecutiveWindowsShareTheirAudio) {
   std::vector<float> audio(100 * 16000, 0.5f);
   auto job = MakeJob(1, 16000, audio, 0);
   BatchWindows bw;
-  absl::MutexLock lock(&job->mu);
+  absl::MutexLock lock(&job->mu());
   for (int c = 0; c < 32; ++c) bw.Add(*job, c);
   EXPECT_EQ(bw.audio_samples(), int64_t{31} * 16000 + kWindowSamples);
 }
@@ -129,9 +133,9 @@ TEST(BatchWindowsTest, ConsecutiveWindowsShareTheirAudio) {
 TEST(BatchWindowsTest, EndedJobGivesSilence) {
   std::vector<float> audio(20 * 16000, 0.25f);
   auto job = MakeJob(1, 16000, audio, 0);
-  job->terminal.store(true);
   BatchWindows bw;
-  absl::MutexLock lock(&job->mu);
+  absl::MutexLock lock(&job->mu());
+  job->EndLocked(absl::CancelledError("ended"));
   bw.Add(*job, 0);
   const std::vector<float> w = models::MaterializeWindows(bw.spans());
   EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](float x) { return x == 0; }));

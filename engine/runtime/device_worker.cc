@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/runtime/offline_networks.h"
+#include "engine/pipeline/embedding_masks.h"
 
 namespace diarization::runtime::internal {
 namespace {
@@ -314,16 +314,7 @@ void DeviceWorker::Loop(std::optional<QueueKind> only) {
 void DeviceWorker::ChargeJobs(const std::vector<Task>& batch, double seconds,
                               absl::Time start) {
   const double share = seconds / static_cast<double>(batch.size());
-  for (const Task& t : batch) {
-    absl::MutexLock lock(&t.job->mu);
-    t.job->device_seconds += share;
-    if (!t.job->finished) t.job->device_seconds_before_finish += share;
-    if (!t.job->first_batch_seen) {
-      t.job->first_batch_seen = true;
-      t.job->first_window_wait_s =
-          std::max(0.0, absl::ToDoubleSeconds(start - t.job->accepted_time));
-    }
-  }
+  for (const Task& t : batch) t.job->ChargeDeviceSeconds(share, start);
 }
 
 void DeviceWorker::RecordGpuSeconds(QueueKind stage) {
@@ -347,9 +338,10 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   std::vector<WindowData*> data(n);
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
-    absl::MutexLock lock(&job.mu);
+    absl::MutexLock lock(&job.mu());
     seg_windows_.Add(job, batch[i].window);
-    data[i] = job.windows[batch[i].window].get();
+    // Written below, outside the lock (JobState::WindowOutputsLocked).
+    data[i] = job.WindowOutputsLocked(batch[i].window);
   }
   const absl::Time start = absl::Now();
   absl::Status status =
@@ -376,15 +368,15 @@ void DeviceWorker::RunSegmentation(std::vector<Task> batch) {
   std::vector<Task> next;
   next.reserve(n);
   for (int i = 0; i < n; ++i) {
-    if (batch[i].job->terminal.load()) continue;
+    if (batch[i].job->terminal()) continue;
     batch[i].times.segmentation_start = start;
     batch[i].times.segmentation_end = end;
     WindowData* d = data[i];
-    // The host step between the networks (offline_networks.h, shared with
-    // the offline pass), with this window's job's config.
-    absl::Status masked = WindowMasks(
+    // The host step between the networks (pipeline/embedding_masks.h,
+    // shared with the offline pass), with this window's job's config.
+    absl::Status masked = pipeline::WindowMasks(
         std::span<const float>(log_probs_.data() + size_t{i} * kOut, kOut),
-        batch[i].job->options.config, std::span<float>(d->segmentation),
+        batch[i].job->options().config, std::span<float>(d->segmentation),
         std::span<float>(d->masks));
     if (!masked.ok()) {
       listener_->OnJobFailed(batch[i].job, std::move(masked));
@@ -418,13 +410,15 @@ void DeviceWorker::StartEmbedding(std::vector<Task> batch) {
   started.data.resize(n);
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
-    absl::MutexLock lock(&job.mu);
+    absl::MutexLock lock(&job.mu());
     windows.Add(job, batch[i].window);
-    started.data[i] = job.windows[batch[i].window].get();
+    // Written at FinishEmbedding, outside the lock
+    // (JobState::WindowOutputsLocked).
+    started.data[i] = job.WindowOutputsLocked(batch[i].window);
     std::copy(started.data[i]->masks.begin(), started.data[i]->masks.end(),
               masks_.begin() + static_cast<size_t>(i) * kMask);
     started.audio_s +=
-        static_cast<double>(job.options.config.step_samples) / kSampleRateHz;
+        static_cast<double>(job.options().config.step_samples) / kSampleRateHz;
   }
   started.start = absl::Now();
   started.tasks = std::move(batch);
@@ -483,7 +477,7 @@ void DeviceWorker::FinishEmbedding() {
   for (Task& t : b.tasks) {
     t.times.embedding_start = start;
     t.times.embedding_end = end;
-    if (!t.job->terminal.load()) {
+    if (!t.job->terminal()) {
       listener_->OnWindowDone(t.job, t.window, t.times);
     }
   }

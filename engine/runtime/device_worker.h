@@ -10,7 +10,7 @@
 // docs/architecture.md, "Engine scheduling", gives the whole policy. After a
 // segmentation batch, each window's powerset output is turned into its
 // multilabel segmentation and embedding masks right here (microseconds per
-// window; WindowMasks, offline_networks.h) and the window joins the
+// window; pipeline::WindowMasks, embedding_masks.h) and the window joins the
 // embedding queue; after an embedding batch the listener hears of each
 // finished window. The offline networks pass (offline_networks.h) is made of
 // the same pieces: BatchWindows, the models' RunSpans and WindowMasks.
@@ -35,7 +35,8 @@
 #include "engine/runtime/batch_queue.h"
 #include "engine/runtime/batch_windows.h"
 #include "engine/runtime/device.h"
-#include "engine/runtime/engine.h"
+#include "engine/runtime/device_status.h"
+#include "engine/runtime/engine_options.h"
 #include "engine/runtime/job_state.h"
 #include "engine/runtime/metrics.h"
 

@@ -87,290 +87,34 @@
 #ifndef DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 #define DIARIZATION_ENGINE_RUNTIME_ENGINE_H_
 
-#include <array>
+// The engine's types, one concern per header; engine.h includes them all,
+// so a caller of the engine needs only this one:
+//   engine_options.h  EngineOptions (and their validation)
+//   reservation.h     AdmissionRequest, Reservation, RetryAfter
+//   job_options.h     JobOptions, JobCallbacks
+//   job_results.h     JobResult, PartialResult (tail_times.h: TailTimes)
+//   device_status.h   DeviceStatus
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/pipeline/diarization.h"
-#include "engine/pipeline/segment.h"
 #include "engine/runtime/device.h"
+#include "engine/runtime/device_status.h"
+#include "engine/runtime/engine_options.h"
+#include "engine/runtime/job_options.h"
+#include "engine/runtime/job_results.h"
 #include "engine/runtime/metrics.h"
+#include "engine/runtime/reservation.h"
+#include "engine/runtime/tail_times.h"
 
 namespace diarization::runtime {
-
-namespace internal {
-class AdmissionLedger;
-class EngineImpl;
-}  // namespace internal
-
-// The host stages after the networks; pipeline::Diarize with the engine's
-// PLDA by default. Tests may replace it to observe exactly what the engine
-// feeds the host pipeline. segmentations: (C × 589 × 3) 0/1;
-// embeddings: (C × 3 × 256). Must be thread-safe.
-using ClusterFunction =
-    std::function<absl::StatusOr<pipeline::DiarizationOutput>(
-        std::span<const float> segmentations, std::span<const float> embeddings,
-        int num_windows, const pipeline::PipelineConfig& config,
-        const pipeline::SpeakerHints& hints)>;
-
-// The CPU backend's batch sizes: runtime::DefaultBatchSizes (devices.h).
-
-struct EngineOptions {
-  // Windows per network batch. An embedding batch window carries its 3 local
-  // speaker masks (the model runs fbank + trunk once per window). The
-  // segmentation default is the CUDA one (docs/benchmarks.md "Segmentation
-  // batch inside 2 GiB"): the LSTM recurrence takes about as long for 128
-  // windows as for 32, so segmentation falls from 1.98 to 0.85 s per audio
-  // hour (H200), and one pipeline's arena stays at 1.72 GiB next to an
-  // embedding batch of 32. 192 and 224 would fit too (1.90, 1.99 GiB); they
-  // were ruled out while DeviceWorker held segmentation back at two queued
-  // embedding batches, which they outlast. It now holds back at one
-  // segmentation batch and one embedding batch, and they have not been
-  // measured since.
-  int segmentation_batch_size = 128;
-  int embedding_batch_size = 32;
-  // A partial batch starts once its oldest window has waited this long.
-  absl::Duration max_batch_wait = absl::Milliseconds(5);
-  // Windows of streaming jobs go before all others, in batches of their
-  // own, in either stage: a live window then waits for at most the batch
-  // in progress (one piece of bulk work) instead of the bulk batches queued
-  // before it, and never shares its batch with bulk windows. For devices
-  // where a batch costs about the sum of its windows (the CPU: a live
-  // window in a batch of 4 took 4 windows' time); on a GPU a batch costs
-  // little more than one window and the round-robin rule already serves a
-  // stream in the next batch. The server turns it on for the CPU
-  // (runtime::DefaultBatchSizes, issue 39). Results are the same: a
-  // window's outputs do not depend on its batch-mates.
-  bool live_windows_first = false;
-
-  // --- Admission (checked for a new call only; never for an accepted
-  // job's Append). Refusals are RESOURCE_EXHAUSTED with RetryAfter. ---
-  // Audio seconds accepted and not yet through both networks, over all
-  // jobs. A recording is admitted when it fits under the limit; a stream
-  // while the backlog is below it (a stream then grows the backlog as its
-  // audio arrives, paced by NotifyWhenBacklogAtMost).
-  double max_backlog_audio_s = 3600.0;
-  // One recording (Reserve with audio_s > 0) may hold at most this share of
-  // max_backlog_audio_s; a longer one is INVALID_ARGUMENT (stream it
-  // instead). In (0, 1]. The default 1 caps nothing; a server sets its
-  // policy (e.g. 0.25, so one small file that decodes to an hour cannot take
-  // the whole backlog).
-  double max_request_backlog_share = 1.0;
-  // Per peer (AdmissionRequest::peer, JobOptions::peer; calls with an empty
-  // peer are not counted): calls admitted and not yet completed, and their
-  // backlog seconds. 0 = no limit.
-  int max_calls_per_peer = 0;
-  double max_peer_backlog_audio_s = 0.0;
-  // Memory high-water marks; 0 = none. While the bytes held by jobs
-  // (Engine::job_memory_bytes) or the process's resident set exceed them,
-  // new calls are refused.
-  int64_t max_job_memory_bytes = 0;
-  int64_t max_process_rss_bytes = 0;
-  // How the engine reads the process's resident set, bytes. Unset: from
-  // /proc/self/statm. Tests inject one. Must be thread-safe.
-  std::function<int64_t()> process_rss_bytes;
-  // After a job that held at least this many bytes completes, the engine
-  // returns free heap memory to the OS (glibc malloc_trim) on a host thread.
-  // 0 = never.
-  int64_t trim_after_job_bytes = int64_t{64} << 20;
-
-  // Threads of the host pool (final and partial clustering).
-  int host_threads = 2;
-  // Threads of the BLAS library (OpenBLAS) per call of the host pipeline,
-  // set process-wide at Create. 0 = the library's own setting (every core,
-  // or OPENBLAS_NUM_THREADS). With many host threads clustering at once,
-  // 1 keeps them off one another's cores (the parallelism is then the host
-  // threads'); the results do not depend on it.
-  int clustering_blas_threads = 0;
-  // Threads that run the jobs' callbacks (kept apart from clustering, so a
-  // long clustering never delays another job's resume or result).
-  int callback_threads = 2;
-
-  // Optional replacement for pipeline::Diarize (see ClusterFunction).
-  ClusterFunction cluster_function;
-};
-
-// What a new call asks of admission control (Engine::Reserve).
-struct AdmissionRequest {
-  // Seconds of audio the call brings at once: a recording's duration (from
-  // its header, before decoding). 0 for a stream, whose audio is counted as
-  // it arrives.
-  double audio_s = 0.0;
-  // Who is asking (an authenticated principal, else the peer address); the
-  // key of the per-peer limits. Empty: not subject to per-peer limits.
-  std::string peer;
-  // The caller's authenticated principal (a token's name; empty: none) and
-  // its own limit: all calls of one principal together may hold at most
-  // this share of max_backlog_audio_s (in (0, 1]; 0 = no own limit). Checked
-  // like the engine backlog: a recording must fit under it, a stream is
-  // admitted while the principal is below it.
-  std::string principal;
-  double principal_backlog_share = 0.0;
-};
-
-// Admitted capacity for one call, held until a job consumes it (Submit,
-// StartJob) or it is destroyed unused (which gives it back). Move-only;
-// thread-compatible. May outlive the Engine (then it releases nothing).
-class Reservation {
- public:
-  Reservation() = default;
-  Reservation(Reservation&& other) noexcept;
-  Reservation& operator=(Reservation&& other) noexcept;
-  Reservation(const Reservation&) = delete;
-  Reservation& operator=(const Reservation&) = delete;
-  ~Reservation();
-
-  // False for a default-constructed or consumed reservation.
-  bool valid() const { return ledger_ != nullptr; }
-  double audio_s() const { return audio_s_; }
-  const std::string& peer() const { return peer_; }
-
- private:
-  friend class internal::AdmissionLedger;
-  friend class internal::EngineImpl;
-  Reservation(std::shared_ptr<internal::AdmissionLedger> ledger,
-              uint64_t ticket, double audio_s, std::string peer);
-  // Hands the ticket to a job; the reservation becomes invalid.
-  uint64_t Consume();
-
-  std::shared_ptr<internal::AdmissionLedger> ledger_;
-  uint64_t ticket_ = 0;
-  double audio_s_ = 0.0;
-  std::string peer_;
-};
-
-struct JobOptions {
-  // Echoed in JobResult / PartialResult; the engine does not interpret it.
-  std::string request_id;
-  // The caller, for per-peer limits (see AdmissionRequest::peer). Used by
-  // StartJob without a reservation; Submit takes the reservation's.
-  std::string peer;
-  // The principal and its backlog share (see AdmissionRequest), for
-  // Submit and StartJob without a reservation.
-  std::string principal;
-  double principal_backlog_share = 0.0;
-  // Accurate() (community-1) or Fast(); step_samples must be > 0.
-  pipeline::PipelineConfig config = pipeline::PipelineConfig::Accurate();
-  pipeline::SpeakerHints hints;
-  // Past it the job completes with DEADLINE_EXCEEDED and its queued windows
-  // are dropped at once. InfiniteFuture = none.
-  absl::Time deadline = absl::InfiniteFuture();
-  // > 0: provisional clustering of the audio processed so far each time
-  // another partial_interval_s seconds of audio have gone through both
-  // networks (streams only; calls JobCallbacks::on_partial). At most one
-  // provisional clustering per job runs at a time; intervals that pass while
-  // one runs are merged into the next. 0 = none.
-  double partial_interval_s = 0.0;
-  // Copy the per-window network outputs into JobResult (tests, tools).
-  bool return_intermediates = false;
-};
-
-// Where a job's time went from the end of its audio (Finish, or Submit) to
-// the delivery of its result (the call of on_complete), seconds. The seven
-// parts follow one another and add up to total_s. The network parts follow
-// the job's last window to get its embeddings (the critical one); the part
-// of its path that lay before the end of the audio counts as 0, so all are
-// 0 when every window was through both networks by then.
-struct TailTimes {
-  // The last window: queued for its segmentation batch; in that batch;
-  // from the batch's end to its embedding batch's start (the masks, then
-  // the embedding queue); in the embedding batch.
-  double segmentation_wait_s = 0.0;
-  double segmentation_s = 0.0;
-  double embedding_wait_s = 0.0;
-  double embedding_s = 0.0;
-  // From the last window's embeddings to a host thread taking the final
-  // clustering (host threads busy with other clusterings).
-  double host_wait_s = 0.0;
-  // Gathering the windows' outputs and the cluster function
-  // (pipeline::Diarize) on the host thread.
-  double clustering_s = 0.0;
-  // From the clustering's end to the call of on_complete (the completion's
-  // turn on the callback threads).
-  double delivery_s = 0.0;
-  double total_s = 0.0;
-  // The host pool when the final clustering was queued: clusterings running
-  // (final, provisional) and final clusterings queued ahead of this one.
-  int finals_running = 0;
-  int partials_running = 0;
-  int finals_queued = 0;
-
-  // The durations above by name, the total first: the `part` label of
-  // diarization_tail_seconds, and tail_<name>_s in the server's call log
-  // (tail_s for the total). One list, so the two never disagree.
-  std::array<std::pair<std::string_view, double>, 8> Parts() const {
-    return {{{"total", total_s},
-             {"segmentation_wait", segmentation_wait_s},
-             {"segmentation", segmentation_s},
-             {"embedding_wait", embedding_wait_s},
-             {"embedding", embedding_s},
-             {"host_wait", host_wait_s},
-             {"clustering", clustering_s},
-             {"delivery", delivery_s}}};
-  }
-};
-
-struct JobResult {
-  std::string request_id;
-  // Segments (regular and exclusive views), labels, centroids.
-  pipeline::DiarizationOutput output;
-  // Number of windows that went through the networks.
-  int num_windows = 0;
-  // Seconds of 16 kHz audio in the job.
-  double audio_s = 0.0;
-  // Wall seconds from the end of the audio (Finish, or Submit) to the
-  // result, plus this job's share of device batch time spent before the end
-  // of the audio (a batch's time is shared by its windows).
-  double processing_s = 0.0;
-  // audio_s / processing_s.
-  double rtfx = 0.0;
-  // Device that ran the networks ("cpu", "cuda:0", ...).
-  std::string device;
-  // Seconds from acceptance to the first window's batch start (queue wait
-  // of the job's first window).
-  double first_window_wait_s = 0.0;
-  // Most bytes the job held at once (see Job::memory_bytes).
-  int64_t peak_memory_bytes = 0;
-  // From the end of the audio to this result, by part.
-  TailTimes tail;
-  // Only with JobOptions::return_intermediates: (C × 589 × 3) binarized
-  // segmentations and (C × 3 × 256) embeddings, window-major.
-  std::vector<float> segmentations;
-  std::vector<float> embeddings;
-};
-
-struct PartialResult {
-  std::string request_id;
-  // Seconds of audio appended so far.
-  double audio_received_s = 0.0;
-  // Seconds of audio covered by the windows that have gone through both
-  // networks (windows 0..k-1: (k-1)·step + 10 s, at most audio_received_s).
-  double audio_processed_s = 0.0;
-  // Provisional regular-view segments; labels may change in the final result.
-  std::vector<Segment> segments;
-  std::vector<Segment> exclusive_segments;
-  // The provisional clustering's labels and one centroid per label (as
-  // DiarizationOutput's), for identification and stable labels.
-  std::vector<std::string> labels;
-  std::vector<std::vector<float>> centroids;
-};
-
-struct JobCallbacks {
-  // Required. Exactly once per accepted job (see the completion contract).
-  std::function<void(absl::StatusOr<JobResult>)> on_complete;
-  // Optional; only with JobOptions::partial_interval_s > 0.
-  std::function<void(PartialResult)> on_partial;
-};
 
 // The caller's handle on a job. Thread-safe.
 // A streaming job's handle (StartJob) cancels the job when destroyed before
@@ -425,26 +169,6 @@ class Job {
 };
 
 enum class EngineState { kServing, kDraining, kStopped };
-
-// For GetInfo and health checks.
-struct DeviceStatus {
-  std::string name;
-  std::string description;
-  // False after a network batch failed on this device (until one succeeds).
-  bool healthy = true;
-  std::string segmentation_precision;
-  std::string embedding_precision;
-  DeviceMemoryStats memory;
-  // Jobs assigned and not yet completed.
-  int active_jobs = 0;
-  // Windows waiting in the two batch queues.
-  int segmentation_queue_depth = 0;
-  int embedding_queue_depth = 0;
-  // Accepted audio seconds on this device not yet through both networks.
-  double backlog_audio_s = 0.0;
-  // Rolling RTFx (see diarization_device_rtfx in metrics.h).
-  double rtfx = 0.0;
-};
 
 // Thread-safe.
 class Engine {
@@ -523,17 +247,6 @@ class Engine {
   virtual const EngineOptions& options() const = 0;
   virtual Metrics& metrics() = 0;
 };
-
-// The retry hint carried by RESOURCE_EXHAUSTED statuses from the engine:
-// an estimate of the seconds until the request would be admitted (the
-// backlog excess over its limit / the measured drain rate of the backlog,
-// the caller's fair share of it for per-peer limits; at least 1 s). nullopt
-// for statuses without it. The server maps it to gRPC (e.g. a
-// "retry-after-s" trailing metadata entry or google.rpc.RetryInfo).
-std::optional<double> RetryAfter(const absl::Status& status);
-// The absl::Status payload URL that holds it (decimal seconds as text).
-inline constexpr char kRetryAfterPayloadUrl[] =
-    "type.googleapis.com/diarization.RetryAfterSeconds";
 
 }  // namespace diarization::runtime
 

@@ -12,26 +12,6 @@ void SetClusteringBlasThreads(int threads) {
   openblas_set_num_threads(threads);
 }
 
-ClusterInput GatherLocked(const JobState& job, int k) {
-  ClusterInput in;
-  in.num_windows = k;
-  in.config = job.options.config;
-  in.hints = job.options.hints;
-  in.segmentations.resize(static_cast<size_t>(k) * kFramesPerWindow *
-                          kLocalSpeakers);
-  in.embeddings.resize(static_cast<size_t>(k) * kLocalSpeakers * kEmbeddingDim);
-  for (int c = 0; c < k; ++c) {
-    const WindowData& d = *job.windows[c];
-    std::copy(d.segmentation.begin(), d.segmentation.end(),
-              in.segmentations.begin() +
-                  static_cast<size_t>(c) * d.segmentation.size());
-    std::copy(
-        d.embeddings.begin(), d.embeddings.end(),
-        in.embeddings.begin() + static_cast<size_t>(c) * d.embeddings.size());
-  }
-  return in;
-}
-
 HostTasks::HostTasks(int threads, ClusterFunction cluster, Metrics* metrics)
     : cluster_(std::move(cluster)),
       metrics_(metrics),

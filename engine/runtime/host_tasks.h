@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -31,30 +32,12 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/pipeline/diarization.h"
-#include "engine/runtime/engine.h"
-#include "engine/runtime/job_state.h"
+#include "engine/runtime/cluster_input.h"
+#include "engine/runtime/engine_options.h"
 #include "engine/runtime/metrics.h"
 #include "engine/runtime/thread_pool.h"
 
 namespace diarization::runtime::internal {
-
-// What a clustering needs: the network outputs of windows [0, num_windows).
-struct ClusterInput {
-  std::vector<float> segmentations;  // (C × 589 × 3)
-  std::vector<float> embeddings;     // (C × 3 × 256)
-  int num_windows = 0;
-  pipeline::PipelineConfig config;
-  pipeline::SpeakerHints hints;
-
-  int64_t bytes() const {
-    return static_cast<int64_t>(
-        (segmentations.capacity() + embeddings.capacity()) * sizeof(float));
-  }
-};
-
-// Copies the network outputs of the job's windows [0, k) (all done).
-ClusterInput GatherLocked(const JobState& job, int k)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
 
 // The host pool at one moment: clusterings running, by kind, and final
 // clusterings waiting for a thread.

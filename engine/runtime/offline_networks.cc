@@ -11,7 +11,6 @@
 #include "absl/time/time.h"
 #include "engine/common/status_macros.h"
 #include "engine/pipeline/embedding_masks.h"
-#include "engine/pipeline/powerset.h"
 
 namespace diarization::runtime {
 namespace {
@@ -28,28 +27,6 @@ double SecondsSince(absl::Time start) {
 }
 
 }  // namespace
-
-absl::Status WindowMasks(std::span<const float> log_probs,
-                         const pipeline::PipelineConfig& config,
-                         std::span<float> segmentation,
-                         std::span<float> masks) {
-  if (log_probs.size() != kLogProbs || segmentation.size() != kSegmentation) {
-    return absl::InternalError(absl::StrCat(
-        "WindowMasks: one window is ", kLogProbs, " log-probabilities and ",
-        kSegmentation, " segmentation values, got ", log_probs.size(), " and ",
-        segmentation.size()));
-  }
-  pipeline::PowersetToMultilabel(log_probs, segmentation);
-  const std::vector<float> weights =
-      pipeline::EmbeddingMasks(segmentation, 1, config);
-  if (weights.size() != masks.size()) {
-    return absl::InternalError(
-        absl::StrCat("pipeline::EmbeddingMasks returned ", weights.size(),
-                     " weights for one window, expected ", masks.size()));
-  }
-  std::copy(weights.begin(), weights.end(), masks.begin());
-  return absl::OkStatus();
-}
 
 RecordingWindows::RecordingWindows(std::span<const float> audio,
                                    const pipeline::WindowLayout& layout)
@@ -109,11 +86,11 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
     t = absl::Now();
     for (int i = 0; i < n; ++i) {
       const size_t c = static_cast<size_t>(first + i);
-      RETURN_IF_ERROR(
-          WindowMasks(lp.subspan(i * kLogProbs, kLogProbs), config,
-                      std::span<float>(out.segmentations)
-                          .subspan(c * kSegmentation, kSegmentation),
-                      std::span<float>(masks).subspan(c * kMasks, kMasks)));
+      RETURN_IF_ERROR(pipeline::WindowMasks(
+          lp.subspan(i * kLogProbs, kLogProbs), config,
+          std::span<float>(out.segmentations)
+              .subspan(c * kSegmentation, kSegmentation),
+          std::span<float>(masks).subspan(c * kMasks, kMasks)));
     }
     out.masks_s += SecondsSince(t);
     return absl::OkStatus();

@@ -13,7 +13,8 @@
 //    says which samples a window holds; on CUDA a batch's audio crosses to
 //    the device once, engine/models/cuda_window_upload.h);
 //  - the models' RunSpans;
-//  - WindowMasks (below), once per window after its segmentation batch;
+//  - pipeline::WindowMasks (engine/pipeline/embedding_masks.h), once per
+//    window after its segmentation batch;
 //  - pipeline::SummarizeSegmentation after the last segmentation batch (the
 //    engine's jobs leave it to the clustering).
 // The worker's batches mix windows of many jobs and it schedules them
@@ -53,15 +54,6 @@
 #include "engine/runtime/device.h"
 
 namespace diarization::runtime {
-
-// The host step between the networks for one window, shared with the
-// device worker: `log_probs` (589 × 7 powerset log-probabilities) →
-// `segmentation` (589 × 3, 0/1; pipeline::PowersetToMultilabel) → `masks`
-// (3 × 589; pipeline::EmbeddingMasks). INTERNAL when a span has another
-// size.
-absl::Status WindowMasks(std::span<const float> log_probs,
-                         const pipeline::PipelineConfig& config,
-                         std::span<float> segmentation, std::span<float> masks);
 
 // Windows of one whole recording as network batches. Holds views of
 // `audio`, which must outlive it; not thread-safe (one per stage thread).
