@@ -192,6 +192,11 @@ absl::Status DiarizeReactor::JobSink::Append(std::span<const float> samples) {
   return reactor_->job()->Append(samples);
 }
 
+absl::Status DiarizeReactor::JobSink::AppendOwned(
+    std::vector<float>&& samples) {
+  return reactor_->job()->AppendOwned(std::move(samples));
+}
+
 absl::Status DiarizeReactor::JobSink::Finish() {
   return reactor_->job()->Finish();
 }

@@ -95,6 +95,7 @@ class DiarizeReactor
       return reactor_->StartJob(config);
     }
     absl::Status Append(std::span<const float> samples) override;
+    absl::Status AppendOwned(std::vector<float>&& samples) override;
     absl::Status Finish() override;
 
    private:

@@ -71,9 +71,13 @@ absl::Status StreamSession::HandleAudio(const std::string& bytes) {
       samples_);
   if (!s.ok()) return Fail(s);
   if (samples_.empty()) return absl::OkStatus();
-  s = sink_->Append(samples_);
+  const int64_t n = static_cast<int64_t>(samples_.size());
+  // The decoder's buffer goes to the job as it is when it is large
+  // (runtime::Job::AppendOwned: no copy); a small one is copied and
+  // samples_ is reused.
+  s = sink_->AppendOwned(std::move(samples_));
   if (!s.ok()) return Fail(s);
-  appended_samples_ += static_cast<int64_t>(samples_.size());
+  appended_samples_ += n;
   return absl::OkStatus();
 }
 
@@ -90,9 +94,10 @@ absl::Status StreamSession::OnEndOfInput() {
   absl::Status s = decoder_->Finish(samples_);
   if (!s.ok()) return Fail(s);
   if (!samples_.empty()) {
-    s = sink_->Append(samples_);
+    const int64_t n = static_cast<int64_t>(samples_.size());
+    s = sink_->AppendOwned(std::move(samples_));
     if (!s.ok()) return Fail(s);
-    appended_samples_ += static_cast<int64_t>(samples_.size());
+    appended_samples_ += n;
   }
   finished_ = true;
   s = sink_->Finish();

@@ -34,6 +34,11 @@ class StreamJobSink {
   virtual absl::Status Start(const ValidatedConfig& config) = 0;
   // 16 kHz mono samples; never empty.
   virtual absl::Status Append(std::span<const float> samples) = 0;
+  // The same, taking the decoder's buffer (runtime::Job::AppendOwned keeps
+  // a large one without a copy).
+  virtual absl::Status AppendOwned(std::vector<float>&& samples) {
+    return Append(samples);
+  }
   virtual absl::Status Finish() = 0;
 };
 
@@ -67,7 +72,9 @@ class StreamSession {
   std::unique_ptr<ValidatedConfig> config_;
   std::unique_ptr<audio::StreamDecoder> decoder_;
   std::string sent_request_id_;
-  std::vector<float> samples_;  // reused per chunk
+  // The decoder's output per chunk: handed to the job when large, else
+  // reused.
+  std::vector<float> samples_;
   int64_t appended_samples_ = 0;
   bool finished_ = false;
   absl::Status error_;

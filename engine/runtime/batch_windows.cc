@@ -37,11 +37,10 @@ void BatchWindows::Clear() {
 }
 
 void BatchWindows::Add(const JobState& job, int w) {
-  const JobAudio audio = job.AudioLocked();
   Add(Recording{.id = &job,
-                .audio = audio.samples,
-                .offset = audio.offset,
-                .num_samples = audio.num_samples,
+                .job = &job,
+                .offset = job.audio_offset_locked(),
+                .num_samples = job.num_samples_locked(),
                 .step_samples = job.options().config.step_samples,
                 .gone = job.terminal()},
       w);
@@ -61,6 +60,13 @@ void BatchWindows::Add(const Recording& recording, int w) {
     return;
   }
   auto copy = [&](int64_t from, int64_t to) {
+    if (recording.job != nullptr) {
+      recording.job->ForEachAudioPieceLocked(
+          from, to, [this](std::span<const float> piece) {
+            Append(piece.data(), static_cast<int64_t>(piece.size()));
+          });
+      return;
+    }
     Append(recording.audio.data() + (from - recording.offset), to - from);
   };
   const bool extends = run_id_ == recording.id && start >= run_lo_ &&

@@ -33,9 +33,12 @@ class BatchWindows {
   // stream's later audio has not arrived); its windows start every
   // `step_samples` (pipeline::WindowSampleRange). `gone`: its audio was
   // freed (the job ended), so its windows are silence. Windows of one `id`
-  // may share their audio.
+  // may share their audio. `job`: the audio is that job's, in pieces
+  // (JobState::ForEachAudioPieceLocked; its mutex held), and `audio` is
+  // unused.
   struct Recording {
     const void* id = nullptr;
+    const JobState* job = nullptr;
     std::span<const float> audio;
     int64_t offset = 0;
     int64_t num_samples = 0;

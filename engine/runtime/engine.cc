@@ -172,7 +172,8 @@ absl::StatusOr<std::shared_ptr<JobState>> EngineImpl::StartJob(
 }
 
 absl::Status EngineImpl::Append(const std::shared_ptr<JobState>& job,
-                                std::span<const float> samples) {
+                                std::span<const float> samples,
+                                std::vector<float>* owned) {
   absl::Status error;
   {
     absl::MutexLock lock(&job->mu());
@@ -184,7 +185,8 @@ absl::Status EngineImpl::Append(const std::shared_ptr<JobState>& job,
     }
     if (samples.empty()) return absl::OkStatus();
     std::vector<int> windows;
-    error = job->AppendLocked(samples, &windows);
+    error = owned != nullptr ? job->AppendLocked(std::move(*owned), &windows)
+                             : job->AppendLocked(samples, &windows);
     if (error.ok()) workers_[job->device()]->EnqueueSegmentation(job, windows);
   }
   if (!error.ok()) {

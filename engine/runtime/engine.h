@@ -132,6 +132,13 @@ class Job {
   // (cancelled, deadline, error), its final status. An error return never
   // means a second completion.
   virtual absl::Status Append(std::span<const float> samples) = 0;
+  // Append, taking the buffer: one of at least a second of audio becomes
+  // part of the job's audio as it is, without a copy (a decoder's output
+  // buffer, say); a shorter one is copied as by Append. The same errors;
+  // `samples` is left empty or unchanged either way.
+  virtual absl::Status AppendOwned(std::vector<float>&& samples) {
+    return Append(samples);
+  }
 
   // End of audio: schedules the remaining (zero-padded) window; clustering
   // follows when all windows are done. Errors: FAILED_PRECONDITION when

@@ -56,6 +56,10 @@ class JobHandle : public Job {
     return engine_->Append(job_, samples);
   }
 
+  absl::Status AppendOwned(std::vector<float>&& samples) override {
+    return engine_->Append(job_, samples, &samples);
+  }
+
   absl::Status Finish() override {
     absl::Status s = engine_->Finish(job_);
     // Whatever Finish returned, the job no longer needs this handle: it

@@ -66,8 +66,10 @@ class EngineImpl : public WorkerListener {
   absl::StatusOr<std::shared_ptr<JobState>> StartJob(const JobOptions& options,
                                                      JobCallbacks callbacks,
                                                      Reservation reservation);
+  // `owned`, when set, holds `samples` and may be taken.
   absl::Status Append(const std::shared_ptr<JobState>& job,
-                      std::span<const float> samples);
+                      std::span<const float> samples,
+                      std::vector<float>* owned = nullptr);
   absl::Status Finish(const std::shared_ptr<JobState>& job);
   void Cancel(const std::shared_ptr<JobState>& job);
   void NotifyWhenBacklogAtMost(const std::shared_ptr<JobState>& job,

@@ -179,6 +179,36 @@ TEST(EngineTest, AShortRecordingsSegmentEndsOnTheFrameGridAfterItsAudio) {
   EXPECT_NEAR(r->output.exclusive_segments[0].end_s, seg.end_s, 1e-9);
 }
 
+// A stream whose buffers are handed over (Job::AppendOwned: one of a second
+// or more is kept as it is, a shorter one copied) gives every window's
+// outputs as the independent computation does, batches reading windows
+// across the pieces.
+TEST(EngineTest, AStreamOfHandedOverBuffersMatchesConstruction) {
+  Rig rig = MakeRig(EngineOptions{});
+  const std::vector<float> audio = RandomAudio(16000 * 45 + 777);
+  Outcome out;
+  auto handle = rig.engine->StartJob(JobOptions{}, out.Callbacks());
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  uint64_t seed;
+  {
+    absl::MutexLock lock(&rng_mu);
+    seed = Rng()();
+  }
+  std::mt19937_64 rng(seed);
+  for (size_t pos = 0; pos < audio.size();) {
+    const size_t n = std::min(audio.size() - pos, size_t(1 + rng() % 48000));
+    ASSERT_TRUE((*handle)
+                    ->AppendOwned(std::vector<float>(audio.begin() + pos,
+                                                     audio.begin() + pos + n))
+                    .ok());
+    pos += n;
+  }
+  ASSERT_TRUE((*handle)->Finish().ok());
+  ASSERT_TRUE(out.Wait());
+  ASSERT_TRUE(out.result().ok()) << out.result().status();
+  ExpectMatches(*out.result(), Compute(audio, 16000), "handed-over buffers");
+}
+
 TEST(EngineTest, SixteenConcurrentStreamsLoseAndMixNothing) {
   EngineOptions options;
   options.host_threads = 3;

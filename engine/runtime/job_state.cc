@@ -40,7 +40,7 @@ absl::Status JobState::TakeRecordingLocked(std::vector<float> audio,
   const int64_t n = static_cast<int64_t>(audio.size());
   const pipeline::WindowLayout layout =
       pipeline::ComputeWindows(n, options_.config);
-  audio_ = std::move(audio);
+  PushPieceLocked(std::move(audio));
   num_samples_ = n;
   finished_ = true;
   finish_time_ = accepted_time_;
@@ -52,9 +52,54 @@ absl::Status JobState::TakeRecordingLocked(std::vector<float> audio,
 
 absl::Status JobState::AppendLocked(std::span<const float> samples,
                                     std::vector<int>* added) {
+  CopyAudioLocked(samples);
+  return AfterAppendLocked(static_cast<int64_t>(samples.size()), added);
+}
+
+absl::Status JobState::AppendLocked(std::vector<float>&& samples,
+                                    std::vector<int>* added) {
   const int64_t n = static_cast<int64_t>(samples.size());
+  if (n >= kOwnedChunkSamples) {
+    PushPieceLocked(std::move(samples));
+  } else {
+    CopyAudioLocked(samples);
+  }
+  return AfterAppendLocked(n, added);
+}
+
+void JobState::PushPieceLocked(std::vector<float> samples) {
+  const int64_t start =
+      audio_.empty() ? audio_offset_
+                     : audio_.back().start +
+                           static_cast<int64_t>(audio_.back().samples.size());
+  audio_capacity_ += static_cast<int64_t>(samples.capacity());
+  audio_.push_back(AudioPiece{.start = start, .samples = std::move(samples)});
+}
+
+void JobState::PopPieceLocked() {
+  audio_capacity_ -= static_cast<int64_t>(audio_.front().samples.capacity());
+  audio_.pop_front();
+}
+
+void JobState::CopyAudioLocked(std::span<const float> samples) {
+  if (samples.empty()) return;
+  if (!audio_.empty()) {
+    std::vector<float>& last = audio_.back().samples;
+    if (last.capacity() - last.size() >= samples.size()) {
+      last.insert(last.end(), samples.begin(), samples.end());  // no growth
+      return;
+    }
+  }
+  // A new piece with room for the next small appends, so that a stream of
+  // small messages does not make a piece (and a heap block) of each.
+  std::vector<float> piece;
+  piece.reserve(std::max<size_t>(samples.size(), kOwnedChunkSamples));
+  piece.assign(samples.begin(), samples.end());
+  PushPieceLocked(std::move(piece));
+}
+
+absl::Status JobState::AfterAppendLocked(int64_t n, std::vector<int>* added) {
   if (ledger_ != nullptr) ledger_->Add(ticket_, n);
-  audio_.insert(audio_.end(), samples.begin(), samples.end());
   num_samples_ += n;
   const absl::Status error = AddWindowsLocked(
       FullWindows(num_samples_, options_.config.step_samples), added);
@@ -92,34 +137,69 @@ absl::Status JobState::AddWindowsLocked(int count, std::vector<int>* added) {
   return absl::OkStatus();
 }
 
-JobAudio JobState::AudioLocked() const {
-  return JobAudio{
-      .samples = audio_, .offset = audio_offset_, .num_samples = num_samples_};
-}
-
-// Trims only when the dropped part is at least a window and at least what
-// stays, so the copies of a long recording add up to O(its length) while a
-// live stream keeps only a few windows of audio.
-void JobState::TrimAudioLocked() {
-  const int64_t keep_from = options_.config.step_samples * contiguous_done_;
-  const int64_t drop = std::min(keep_from, num_samples_) - audio_offset_;
-  const int64_t stays = num_samples_ - audio_offset_ - drop;
-  if (drop >= kWindowSamples && drop >= stays) {
-    DropAudioBeforeLocked(audio_offset_ + drop);
+void JobState::ForEachAudioPieceLocked(
+    int64_t from, int64_t to,
+    absl::FunctionRef<void(std::span<const float>)> piece) const {
+  if (from >= to) return;
+  // The last piece starting at or before `from`.
+  auto it = std::upper_bound(
+      audio_.begin(), audio_.end(), from,
+      [](int64_t s, const AudioPiece& p) { return s < p.start; });
+  if (it != audio_.begin()) --it;
+  for (; it != audio_.end() && from < to; ++it) {
+    const int64_t end =
+        std::min(to, it->start + static_cast<int64_t>(it->samples.size()));
+    if (end <= from) continue;
+    piece(std::span<const float>(it->samples)
+              .subspan(static_cast<size_t>(from - it->start),
+                       static_cast<size_t>(end - from)));
+    from = end;
   }
 }
 
+// Pieces no pending window needs go whole, without a copy. A piece cut
+// through (a recording is one piece) is trimmed only when its dropped part
+// is at least a window and at least what stays of it, so the copies of a
+// long recording add up to O(its length) while a live stream keeps only a
+// few windows of audio.
+void JobState::TrimAudioLocked() {
+  const int64_t keep_from =
+      std::min(options_.config.step_samples * contiguous_done_, num_samples_);
+  while (!audio_.empty() &&
+         audio_.front().start +
+                 static_cast<int64_t>(audio_.front().samples.size()) <=
+             keep_from) {
+    PopPieceLocked();
+  }
+  audio_offset_ = audio_.empty() ? std::max(audio_offset_, keep_from)
+                                 : audio_.front().start;
+  if (audio_.empty()) return;
+  const AudioPiece& first = audio_.front();
+  const int64_t drop = keep_from - first.start;
+  const int64_t stays = static_cast<int64_t>(first.samples.size()) - drop;
+  if (drop >= kWindowSamples && drop >= stays) DropAudioBeforeLocked(keep_from);
+}
+
 void JobState::DropAudioBeforeLocked(int64_t sample) {
-  const int64_t drop = std::min(sample, num_samples_) - audio_offset_;
-  if (drop <= 0) return;
-  const int64_t stays = num_samples_ - audio_offset_ - drop;
-  // A fresh vector: erase() would keep the whole capacity. A stream keeps
-  // room to grow by what stays.
-  std::vector<float> rest;
-  rest.reserve(static_cast<size_t>(stays) + (finished_ ? 0 : stays));
-  rest.assign(audio_.begin() + drop, audio_.end());
-  audio_ = std::move(rest);
-  audio_offset_ += drop;
+  sample = std::min(sample, num_samples_);
+  if (sample <= audio_offset_) return;
+  while (!audio_.empty() &&
+         audio_.front().start +
+                 static_cast<int64_t>(audio_.front().samples.size()) <=
+             sample) {
+    PopPieceLocked();
+  }
+  if (!audio_.empty() && audio_.front().start < sample) {
+    // A fresh vector: erase() would keep the whole capacity.
+    AudioPiece& first = audio_.front();
+    std::vector<float> rest(first.samples.begin() + (sample - first.start),
+                            first.samples.end());
+    audio_capacity_ += static_cast<int64_t>(rest.capacity()) -
+                       static_cast<int64_t>(first.samples.capacity());
+    first.samples = std::move(rest);
+    first.start = sample;
+  }
+  audio_offset_ = sample;
 }
 
 double JobState::AudioReceivedSeconds() const {
@@ -130,6 +210,7 @@ double JobState::AudioReceivedSeconds() const {
 void JobState::FreeAudioLocked() {
   audio_.clear();
   audio_.shrink_to_fit();
+  audio_capacity_ = 0;
 }
 
 // ---------------------------------------------------------------- end --
@@ -225,7 +306,7 @@ void JobState::NotifyWhenBacklogAtMost(int64_t at_samples,
 }
 
 int64_t JobState::HeldBytesLocked() const {
-  return static_cast<int64_t>(audio_.capacity() * sizeof(float) +
+  return static_cast<int64_t>(audio_capacity_ * sizeof(float) +
                               windows_.size() * sizeof(WindowData) +
                               windows_.capacity() * sizeof(windows_[0]) +
                               window_done_.capacity()) +

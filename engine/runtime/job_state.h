@@ -22,6 +22,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -69,15 +71,6 @@ inline int FullWindows(int64_t num_samples, int64_t step_samples) {
   return static_cast<int>(1 + (num_samples - kWindowSamples) / step_samples);
 }
 
-// The audio a job still holds: samples [offset, offset + samples.size()) of
-// its 16 kHz audio, of which the first num_samples have arrived. A view;
-// valid while the caller holds the job's mutex.
-struct JobAudio {
-  std::span<const float> samples;
-  int64_t offset = 0;
-  int64_t num_samples = 0;
-};
-
 class JobState {
  public:
   // `ledger`: where the job books its backlog and bytes under `ticket`;
@@ -110,8 +103,14 @@ class JobState {
                                    std::vector<int>* added)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A stream's next samples, booked as backlog; the windows they complete
-  // are appended to `added`.
+  // are appended to `added`. Copied into the job's audio.
   absl::Status AppendLocked(std::span<const float> samples,
+                            std::vector<int>* added)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same, taking the buffer: one of at least kOwnedChunkSamples becomes
+  // a piece of the job's audio as it is, without a copy (a smaller one is
+  // copied into the last piece, so that pieces stay large).
+  absl::Status AppendLocked(std::vector<float>&& samples,
                             std::vector<int>* added)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The end of a stream's audio at `now`: its remaining (zero-padded)
@@ -125,12 +124,30 @@ class JobState {
   int num_windows_locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return num_windows_;
   }
-  // What BatchWindows copies a window from.
-  JobAudio AudioLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Frees the samples before `sample` (no pending window needs them) into a
-  // fresh vector, so the memory goes back. WindowDoneLocked trims through
+  // The job holds samples [audio_offset_locked(), num_samples_locked()) of
+  // its 16 kHz audio, in pieces (the buffers it took or copied them into).
+  int64_t audio_offset_locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return audio_offset_;
+  }
+  int64_t num_samples_locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return num_samples_;
+  }
+  // Calls `piece` with the held samples [from, to) in order, as spans of
+  // the pieces they lie in (what BatchWindows copies a window from).
+  // Requires audio_offset_locked() <= from <= to <= num_samples_locked().
+  void ForEachAudioPieceLocked(
+      int64_t from, int64_t to,
+      absl::FunctionRef<void(std::span<const float>)> piece) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees the samples before `sample` (no pending window needs them): whole
+  // pieces as they are, the rest of a piece cut through is copied into a
+  // fresh buffer, so the memory goes back. WindowDoneLocked trims through
   // it; public for the batch pieces' tests.
   void DropAudioBeforeLocked(int64_t sample) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A buffer appended by AppendLocked(std::vector<float>&&) of at least this
+  // many samples (1 s) is kept as a piece of its own; the heap overhead per
+  // piece is then under a thousandth of its samples.
+  static constexpr int64_t kOwnedChunkSamples = kSampleRateHz;
   // Seconds of audio received so far (Job::audio_received_s).
   double AudioReceivedSeconds() const;
 
@@ -238,6 +255,16 @@ class JobState {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops audio no pending window needs (see job_state.cc for when).
   void TrimAudioLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Books `n` new samples (the backlog, the windows they complete, bytes).
+  absl::Status AfterAppendLocked(int64_t n, std::vector<int>* added)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Copies `samples` to the end of the held audio: into the last piece's
+  // spare room, else into a new piece of at least kOwnedChunkSamples.
+  void CopyAudioLocked(std::span<const float> samples)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PushPieceLocked(std::vector<float> samples)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PopPieceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Books the bytes held now (and the peak).
   void UpdateBytesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t HeldBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -259,9 +286,16 @@ class JobState {
 
   mutable absl::Mutex mu_;
   absl::Status final_status_ ABSL_GUARDED_BY(mu_);
-  // Samples [audio_offset_, num_samples_) of the job's 16 kHz audio; the
-  // prefix no pending window needs any more is dropped.
-  std::vector<float> audio_ ABSL_GUARDED_BY(mu_);
+  // Samples [audio_offset_, num_samples_) of the job's 16 kHz audio, in
+  // pieces that follow one another (a piece's first sample is `start`);
+  // the prefix no pending window needs any more is dropped.
+  struct AudioPiece {
+    int64_t start = 0;
+    std::vector<float> samples;
+  };
+  std::deque<AudioPiece> audio_ ABSL_GUARDED_BY(mu_);
+  // The pieces' capacities, floats.
+  int64_t audio_capacity_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t audio_offset_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t num_samples_ ABSL_GUARDED_BY(mu_) = 0;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
