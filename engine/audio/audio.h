@@ -2,7 +2,8 @@
 //
 // Every decoder returns float32 samples in [-1, 1] (int16 / 32768, as
 // pyannote and torchaudio load them), mono (channels averaged), at 16 kHz
-// (soxr, very-high quality, when the input rate differs). Errors are
+// (torchaudio's windowed-sinc kernel, as pyannote, when the input rate
+// differs: resampler.h). Errors are
 // InvalidArgument with a reason a client can act on (empty, truncated,
 // unsupported encoding, absurd sample rate, NaN/Inf samples, too long).
 #ifndef DIARIZATION_ENGINE_AUDIO_AUDIO_H_
