@@ -541,12 +541,11 @@ TEST(AudioErrorTest, TruncatedContainers) {
 
 TEST(AudioErrorTest, UnsupportedEncodings) {
   const std::vector<double> frames = Sine(300.0, 0.3, 16000, 1600);
-  ExpectInvalid(
-      DecodeFile(WriteWithSndfile("adpcm.wav",
-                                  SF_FORMAT_WAV | SF_FORMAT_IMA_ADPCM, 16000,
-                                  1, frames))
-          .status(),
-      "unsupported audio encoding");
+  ExpectInvalid(DecodeFile(WriteWithSndfile("adpcm.wav",
+                                            SF_FORMAT_WAV | SF_FORMAT_IMA_ADPCM,
+                                            16000, 1, frames))
+                    .status(),
+                "unsupported audio encoding");
   ExpectInvalid(
       DecodeFile(WriteWithSndfile("u8.wav", SF_FORMAT_WAV | SF_FORMAT_PCM_U8,
                                   16000, 1, frames))

@@ -66,9 +66,9 @@ absl::StatusOr<SincKernel> SincKernel::Create(int input_rate_hz,
                                               int output_rate_hz) {
   if (input_rate_hz <= 0 || output_rate_hz <= 0 ||
       input_rate_hz == output_rate_hz) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resampling needs two different positive rates, got ", input_rate_hz,
-        " Hz -> ", output_rate_hz, " Hz"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("resampling needs two different positive rates, got ",
+                     input_rate_hz, " Hz -> ", output_rate_hz, " Hz"));
   }
   SincKernel kernel;
   const int gcd = std::gcd(input_rate_hz, output_rate_hz);
@@ -185,10 +185,11 @@ Resampler::Resampler(int input_rate_hz,
   // 16000: the same for every second, the kernel's period divides both).
   const int64_t boundary = input_rate_hz_;
   for (int64_t j = kSampleRateHz - 1000; j < kSampleRateHz + 1000; ++j) {
-    if (kernel_->FirstInput(j) < boundary && kernel_->LastInput(j) >= boundary) {
-      margin_ = std::max<int>(margin_, j < kSampleRateHz
-                                           ? kSampleRateHz - j
-                                           : j - kSampleRateHz + 1);
+    if (kernel_->FirstInput(j) < boundary &&
+        kernel_->LastInput(j) >= boundary) {
+      margin_ =
+          std::max<int>(margin_, j < kSampleRateHz ? kSampleRateHz - j
+                                                   : j - kSampleRateHz + 1);
     }
   }
 }
@@ -236,11 +237,13 @@ void Resampler::Emit(int64_t end, int64_t zero_from, std::vector<float>& out,
   // Drop the input no later output or edge reads, in large steps.
   const int64_t tail_from =
       std::max<int64_t>(next_second_ * kSampleRateHz - margin_, 0);
-  const int64_t keep_from = std::max<int64_t>(
-      std::min(kernel_->FirstInput(next_output_), kernel_->FirstInput(tail_from)),
-      buffer_begin_);
+  const int64_t keep_from =
+      std::max<int64_t>(std::min(kernel_->FirstInput(next_output_),
+                                 kernel_->FirstInput(tail_from)),
+                        buffer_begin_);
   if (keep_from - buffer_begin_ >= 65536) {
-    buffer_.erase(buffer_.begin(), buffer_.begin() + (keep_from - buffer_begin_));
+    buffer_.erase(buffer_.begin(),
+                  buffer_.begin() + (keep_from - buffer_begin_));
     buffer_begin_ = keep_from;
   }
 }
@@ -277,7 +280,8 @@ absl::Status Resampler::Flush(std::vector<float>& out, CropEdges* edges) {
         kernel_->Output(x, buffer_begin_, 0, received_, j));
   }
   // Every second whose edges are not all zero.
-  const int64_t nonzero_end = total + static_cast<int64_t>(edges->past_end.size());
+  const int64_t nonzero_end =
+      total + static_cast<int64_t>(edges->past_end.size());
   while (next_second_ * kSampleRateHz - margin_ < nonzero_end) {
     AppendSecond(next_second_++, received_, edges);
   }

@@ -3,8 +3,8 @@
 #include "engine/audio/resampler.h"
 
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -28,9 +28,8 @@ std::vector<float> Noise(int rate, int count) {
   uint64_t state = static_cast<uint64_t>(rate);
   std::vector<float> values(count);
   for (int i = 0; i < count; ++i) {
-    values[i] = static_cast<float>(static_cast<double>(state >> 40) /
-                                       static_cast<double>(1 << 23) -
-                                   1.0);
+    values[i] = static_cast<float>(
+        static_cast<double>(state >> 40) / static_cast<double>(1 << 23) - 1.0);
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
   }
   return values;
@@ -48,7 +47,8 @@ std::vector<float> ReadFloats(const std::filesystem::path& path) {
 }
 
 std::vector<float> ResampleWhole(int rate, std::span<const float> x) {
-  absl::StatusOr<std::unique_ptr<Resampler>> resampler = Resampler::Create(rate);
+  absl::StatusOr<std::unique_ptr<Resampler>> resampler =
+      Resampler::Create(rate);
   EXPECT_TRUE(resampler.ok()) << resampler.status();
   std::vector<float> out;
   EXPECT_TRUE((*resampler)->Process(x, out).ok());
@@ -61,10 +61,9 @@ class TorchaudioTest : public ::testing::TestWithParam<int> {};
 TEST_P(TorchaudioTest, MatchesTorchaudioWithin1e6) {
   const int rate = GetParam();
   const std::vector<float> x = Noise(rate, rate / 2 + 37);
-  const std::vector<float> expected =
-      ReadFloats(std::filesystem::path(testing::SourceRoot()) /
-                 "testing/testdata/resample_torchaudio" /
-                 (std::to_string(rate) + ".f32"));
+  const std::vector<float> expected = ReadFloats(
+      std::filesystem::path(testing::SourceRoot()) /
+      "testing/testdata/resample_torchaudio" / (std::to_string(rate) + ".f32"));
   ASSERT_FALSE(expected.empty());
   const std::vector<float> got = ResampleWhole(rate, x);
   // torchaudio's output length, ceil(16000 · N / rate), exactly.
@@ -92,9 +91,10 @@ TEST_P(TorchaudioTest, StreamedInAnyPiecesIsTheWholeBitForBit) {
       const size_t piece = std::min<size_t>(
           x.size() - at,
           std::uniform_int_distribution<size_t>(0, trial == 0 ? 3 : 5000)(rng));
-      ASSERT_TRUE((*resampler)
-                      ->Process(std::span<const float>(x).subspan(at, piece), out)
-                      .ok());
+      ASSERT_TRUE(
+          (*resampler)
+              ->Process(std::span<const float>(x).subspan(at, piece), out)
+              .ok());
       at += piece;
     }
     ASSERT_TRUE((*resampler)->Flush(out).ok());
@@ -158,8 +158,9 @@ TEST_P(CropTest, RecordingPlusEdgesIsTorchaudiosCrop) {
     if ((start + 1) * 16000 > end) offsets.push_back(end - start * 16000);
     for (const int64_t offset : offsets) {
       for (int i = 0; i < 64; ++i, ++piece) {
-        max_error = std::max(max_error, std::abs(static_cast<double>(
-                                            window[offset + i] - expected[piece])));
+        max_error =
+            std::max(max_error, std::abs(static_cast<double>(
+                                    window[offset + i] - expected[piece])));
         max_unpatched_error = std::max(
             max_unpatched_error, std::abs(static_cast<double>(
                                      unpatched[offset + i] - expected[piece])));
@@ -213,6 +214,18 @@ TEST(CropEdgesTest, SixteenKilohertzHasNone) {
   ASSERT_TRUE((*resampler)->Flush(out, &edges).ok());
   EXPECT_TRUE(edges.empty());
   EXPECT_EQ(out, x);
+}
+
+// The margin (outputs a crop boundary changes on each side) at the common
+// rates: a few, so the edges cost tens of bytes a second.
+TEST(CropEdgesTest, MarginsAtCommonRates) {
+  for (const auto [rate, margin] : std::vector<std::pair<int, int>>{
+           {8000, 12}, {22050, 6}, {44100, 6}, {48000, 6}}) {
+    absl::StatusOr<std::unique_ptr<Resampler>> resampler =
+        Resampler::Create(rate);
+    ASSERT_TRUE(resampler.ok());
+    EXPECT_EQ((*resampler)->margin(), margin) << rate << " Hz";
+  }
 }
 
 TEST(ResamplerTest, SixteenKilohertzPassesThrough) {
