@@ -359,11 +359,40 @@ TEST_F(TransportAttack, RapidResetNeitherLocksOthersOutNorFloodsTheLog) {
   std::vector<std::thread> attacker_threads;
   for (int i = 0; i < kAttackers; ++i) attacker_threads.emplace_back(attack);
   absl::SleepFor(absl::Milliseconds(300));
+  // Beside the victim, every 50 ms a stream that sends nothing, on a third
+  // connection, for the whole attack: admitted, it ends INVALID_ARGUMENT
+  // ("ended before its first DiarizeRequest", no job); refused, it ends
+  // RESOURCE_EXHAUSTED. Each is a chance for the flood to hold every slot
+  // (the victim's admission is one instant).
+  std::atomic<int> probes{0}, probes_refused{0};
+  std::string probe_refusal;
+  std::thread prober([&] {
+    auto stub = v1::Diarization::NewStub(OwnConnection(*server_, 2000));
+    while (!stop) {
+      grpc::ClientContext context;
+      context.set_deadline(In(10));
+      auto stream = stub->Diarize(&context);
+      stream->WritesDone();
+      const grpc::Status s = stream->Finish();
+      ++probes;
+      if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+          probes_refused++ == 0) {
+        probe_refusal = s.error_message();
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  });
   // One try: a refusal ("32 are open") fails the test.
   const VictimOutcome victim = PacedStream(*server_, 4, "victim");
   stop = true;
   const absl::Time stopped = absl::Now();
   for (std::thread& t : attacker_threads) t.join();
+  prober.join();
+  std::fprintf(stderr, "probes: %d streams, %d refused %s\n", probes.load(),
+               probes_refused.load(), probe_refusal.c_str());
+  EXPECT_EQ(probes_refused.load(), 0)
+      << "a stream on another connection was refused during the attack: "
+      << probe_refusal;
   std::fprintf(stderr,
                "rapid reset: %d streams reset on %d connections, %d closed "
                "by the server; the attacker stopped in %.1f s\n",
