@@ -260,7 +260,6 @@ absl::Status Resampler::Process(std::span<const float> input,
   // edges due with them), have all arrived (LastInput grows with j).
   int64_t end = next_output_;
   while (kernel_->LastInput(end + margin_) < received_) ++end;
-  out.reserve(out.size() + static_cast<size_t>(end - next_output_));
   Emit(end, received_, out, edges);
   return absl::OkStatus();
 }
@@ -268,9 +267,6 @@ absl::Status Resampler::Process(std::span<const float> input,
 absl::Status Resampler::Flush(std::vector<float>& out, CropEdges* edges) {
   if (kernel_ == nullptr) return absl::OkStatus();
   const int64_t total = kernel_->OutputCount(received_);
-  if (total > next_output_) {
-    out.reserve(out.size() + static_cast<size_t>(total - next_output_));
-  }
   Emit(total, received_, out, edges);
   if (edges == nullptr) return absl::OkStatus();
   const std::span<const float> x(buffer_);
