@@ -199,8 +199,9 @@ absl::Status DiarizeReactor::StartJob(const ValidatedConfig& config) {
   return absl::OkStatus();
 }
 
-absl::Status DiarizeReactor::JobSink::Append(std::span<const float> samples) {
-  return reactor_->job()->Append(samples);
+absl::Status DiarizeReactor::JobSink::Append(
+    std::span<const float> samples, const audio::CropEdges& crop_edges) {
+  return reactor_->job()->Append(samples, crop_edges);
 }
 
 absl::Status DiarizeReactor::JobSink::Finish() {

@@ -104,7 +104,8 @@ class DiarizeReactor
     absl::Status Start(const ValidatedConfig& config) override {
       return reactor_->StartJob(config);
     }
-    absl::Status Append(std::span<const float> samples) override;
+    absl::Status Append(std::span<const float> samples,
+                        const audio::CropEdges& crop_edges) override;
     absl::Status Finish() override;
 
    private:

@@ -65,13 +65,16 @@ absl::Status StreamSession::HandleConfig(const v1::DiarizationConfig& c) {
 
 absl::Status StreamSession::HandleAudio(const std::string& bytes) {
   samples_.clear();
+  crop_edges_.seconds.clear();
   absl::Status s = decoder_->Push(
       std::span<const std::byte>(
           reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()),
-      samples_);
+      samples_, &crop_edges_);
   if (!s.ok()) return Fail(s);
-  if (samples_.empty()) return absl::OkStatus();
-  s = sink_->Append(samples_);
+  if (samples_.empty() && crop_edges_.seconds.empty()) {
+    return absl::OkStatus();
+  }
+  s = sink_->Append(samples_, crop_edges_);
   if (!s.ok()) return Fail(s);
   appended_samples_ += static_cast<int64_t>(samples_.size());
   return absl::OkStatus();
@@ -87,10 +90,12 @@ absl::Status StreamSession::OnEndOfInput() {
         "the stream ended before its first DiarizeRequest (config)"));
   }
   samples_.clear();
-  absl::Status s = decoder_->Finish(samples_);
+  crop_edges_.seconds.clear();
+  absl::Status s = decoder_->Finish(samples_, &crop_edges_);
   if (!s.ok()) return Fail(s);
-  if (!samples_.empty()) {
-    s = sink_->Append(samples_);
+  // The last edges (past_end) come even without samples.
+  if (!samples_.empty() || !crop_edges_.empty()) {
+    s = sink_->Append(samples_, crop_edges_);
     if (!s.ok()) return Fail(s);
     appended_samples_ += static_cast<int64_t>(samples_.size());
   }

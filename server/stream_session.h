@@ -32,8 +32,10 @@ class StreamJobSink {
  public:
   virtual ~StreamJobSink() = default;
   virtual absl::Status Start(const ValidatedConfig& config) = 0;
-  // 16 kHz mono samples; never empty.
-  virtual absl::Status Append(std::span<const float> samples) = 0;
+  // 16 kHz mono samples and, for audio at another rate, the crop edges
+  // that came with them (runtime::Job::Append); never both empty.
+  virtual absl::Status Append(std::span<const float> samples,
+                              const audio::CropEdges& crop_edges) = 0;
   virtual absl::Status Finish() = 0;
 };
 
@@ -67,7 +69,8 @@ class StreamSession {
   std::unique_ptr<ValidatedConfig> config_;
   std::unique_ptr<audio::StreamDecoder> decoder_;
   std::string sent_request_id_;
-  std::vector<float> samples_;  // reused per chunk
+  std::vector<float> samples_;   // reused per chunk
+  audio::CropEdges crop_edges_;  // reused per chunk
   int64_t appended_samples_ = 0;
   bool finished_ = false;
   absl::Status error_;

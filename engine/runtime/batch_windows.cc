@@ -36,14 +36,48 @@ void BatchWindows::Clear() {
   run_id_ = nullptr;
 }
 
-void BatchWindows::Add(const JobState& job, int w) {
-  Add(Recording{.id = &job,
-                .audio = job.audio,
-                .offset = job.audio_offset,
-                .num_samples = job.num_samples,
-                .step_samples = job.options.config.step_samples,
-                .gone = job.terminal.load()},
-      w);
+BatchWindows::Recording BatchWindows::RecordingOf(const JobState& job) {
+  return Recording{.id = &job,
+                   .audio = job.audio,
+                   .offset = job.audio_offset,
+                   .num_samples = job.num_samples,
+                   .step_samples = job.options.config.step_samples,
+                   .gone = job.terminal.load(),
+                   .crop_edges = &job.crop_edges};
+}
+
+void BatchWindows::Add(const JobState& job, int w) { Add(RecordingOf(job), w); }
+
+void BatchWindows::AddCrop(const JobState& job, int w) {
+  AddCrop(RecordingOf(job), w);
+}
+
+void BatchWindows::AddCrop(const Recording& recording, int w) {
+  const pipeline::WindowRange range = pipeline::WindowSampleRange(
+      recording.step_samples, recording.num_samples, w);
+  if (recording.crop_edges == nullptr || recording.crop_edges->empty() ||
+      recording.gone || range.end <= range.begin ||
+      range.begin < recording.offset || range.begin % kSampleRateHz != 0) {
+    // No edges (16 kHz audio), or silence, or a window that does not start
+    // on a whole second (pyannote's crops all do): as any window.
+    Add(recording, w);
+    return;
+  }
+  // The whole window: its samples, zeros past the audio, then the edges.
+  const int64_t base = size_;
+  float* window = AppendZeros(kWindowSamples);
+  const int64_t available = std::min(range.end, range.begin + kWindowSamples);
+  std::copy(recording.audio.data() + (range.begin - recording.offset),
+            recording.audio.data() + (available - recording.offset), window);
+  // False only when the edges lag the samples, which the decoders never
+  // let happen (audio::Resampler hands a second's edges out with its last
+  // sample); the window then stays as the resampled recording has it.
+  audio::ApplyCropEdges(*recording.crop_edges, recording.num_samples,
+                        range.begin / kSampleRateHz,
+                        std::span<float>(window, kWindowSamples));
+  starts_.push_back(base);
+  ends_.push_back(base + kWindowSamples);
+  run_id_ = nullptr;  // the next window starts a span of its own
 }
 
 void BatchWindows::Add(const Recording& recording, int w) {
@@ -92,6 +126,23 @@ void BatchWindows::Append(const float* src, int64_t count) {
   }
   own_.insert(own_.end(), src, src + count);  // own_.size() == size_
   size_ += count;
+}
+
+float* BatchWindows::AppendZeros(int64_t count) {
+  const int64_t at = size_;
+  if (buffer_ != nullptr && !spilled_ &&
+      static_cast<size_t>(size_ + count) <= buffer_floats_) {
+    std::fill(buffer_.get() + size_, buffer_.get() + size_ + count, 0.0f);
+    size_ += count;
+    return buffer_.get() + at;
+  }
+  if (buffer_ != nullptr && !spilled_) {
+    own_.assign(buffer_.get(), buffer_.get() + size_);
+    spilled_ = true;
+  }
+  own_.resize(static_cast<size_t>(size_ + count), 0.0f);
+  size_ += count;
+  return own_.data() + at;
 }
 
 const float* BatchWindows::audio_data() const {

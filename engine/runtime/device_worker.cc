@@ -419,7 +419,7 @@ void DeviceWorker::StartEmbedding(std::vector<Task> batch) {
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu);
-    windows.Add(job, batch[i].window);
+    windows.AddCrop(job, batch[i].window);
     started.data[i] = job.windows[batch[i].window].get();
     std::copy(started.data[i]->masks.begin(), started.data[i]->masks.end(),
               masks_.begin() + static_cast<size_t>(i) * kMask);

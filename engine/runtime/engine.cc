@@ -206,6 +206,7 @@ class EngineImpl : public WorkerListener,
 
   absl::StatusOr<std::shared_ptr<JobState>> Submit(const JobOptions& options,
                                                    std::vector<float>& samples,
+                                                   audio::CropEdges& crop_edges,
                                                    JobCallbacks callbacks,
                                                    Reservation reservation) {
     RETURN_IF_ERROR(ValidateJobOptions(options, callbacks));
@@ -233,6 +234,7 @@ class EngineImpl : public WorkerListener,
       absl::MutexLock lock(&job->mu);
       if (job->terminal.load()) return job;
       job->audio = std::move(audio);
+      job->crop_edges = std::move(crop_edges);
       job->num_samples = n;
       job->finished = true;
       job->finish_time = job->accepted_time;
@@ -263,7 +265,8 @@ class EngineImpl : public WorkerListener,
   }
 
   absl::Status Append(const std::shared_ptr<JobState>& job,
-                      std::span<const float> samples) {
+                      std::span<const float> samples,
+                      const audio::CropEdges& crop_edges) {
     absl::Status error;
     {
       absl::MutexLock lock(&job->mu);
@@ -272,6 +275,11 @@ class EngineImpl : public WorkerListener,
         return absl::FailedPreconditionError(
             "Append after the end of the job's audio (Finish, or a job from "
             "Submit)");
+      }
+      // The edges first: the windows these samples complete need them.
+      if (!crop_edges.empty()) {
+        job->crop_edges.Append(crop_edges);
+        UpdateBytesLocked(*job);
       }
       if (samples.empty()) return absl::OkStatus();
       const int64_t n = static_cast<int64_t>(samples.size());
@@ -678,6 +686,7 @@ class EngineImpl : public WorkerListener,
           job->window_done.shrink_to_fit();
           job->audio.clear();
           job->audio.shrink_to_fit();
+          job->crop_edges = audio::CropEdges{};
           job->cluster_bytes += input.bytes();
           UpdateBytesLocked(*job);
           return input;
@@ -765,6 +774,7 @@ class EngineImpl : public WorkerListener,
       job->final_status = result.status();
       job->audio.clear();
       job->audio.shrink_to_fit();
+      job->crop_edges = audio::CropEdges{};
       // (The windows' outputs stay: a batch in flight may still write them.)
       // The backlog, bytes, peer call and device job go back at once.
       ledger_->Close(job->ticket);
@@ -870,8 +880,10 @@ class JobHandle : public Job {
     if (!finished_.load()) engine_->Cancel(job_);
   }
 
-  absl::Status Append(std::span<const float> samples) override {
-    return engine_->Append(job_, samples);
+  using Job::Append;
+  absl::Status Append(std::span<const float> samples,
+                      const audio::CropEdges& crop_edges) override {
+    return engine_->Append(job_, samples, crop_edges);
   }
 
   absl::Status Finish() override {
@@ -922,10 +934,12 @@ class EngineFacade : public Engine {
   }
   absl::StatusOr<std::unique_ptr<Job>> Submit(
       const JobOptions& options, std::vector<float>&& samples,
-      JobCallbacks callbacks, Reservation reservation) override {
-    ASSIGN_OR_RETURN(std::shared_ptr<JobState> job,
-                     impl_->Submit(options, samples, std::move(callbacks),
-                                   std::move(reservation)));
+      audio::CropEdges&& crop_edges, JobCallbacks callbacks,
+      Reservation reservation) override {
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<JobState> job,
+        impl_->Submit(options, samples, crop_edges, std::move(callbacks),
+                      std::move(reservation)));
     return std::unique_ptr<Job>(
         new JobHandle(impl_, std::move(job), /*finished=*/true));
   }

@@ -101,6 +101,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/audio/crop_edges.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/segment.h"
 #include "engine/runtime/device.h"
@@ -387,7 +388,17 @@ class Job {
   // after Finish (always for a Submit job); after the job has completed
   // (cancelled, deadline, error), its final status. An error return never
   // means a second completion.
-  virtual absl::Status Append(std::span<const float> samples) = 0;
+  //
+  // For audio resampled from another rate, `crop_edges` are the crop edges
+  // the decoder produced with these samples (audio::StreamDecoder::Push; the
+  // last ones, with past_end, come with the samples of its Finish): the
+  // embedding windows are then pyannote's crops of the original audio,
+  // resampled alone (audio/crop_edges.h). Empty for 16 kHz audio.
+  virtual absl::Status Append(std::span<const float> samples,
+                              const audio::CropEdges& crop_edges) = 0;
+  absl::Status Append(std::span<const float> samples) {
+    return Append(samples, audio::CropEdges{});
+  }
 
   // End of audio: schedules the remaining (zero-padded) window; clustering
   // follows when all windows are done. Errors: FAILED_PRECONDITION when
@@ -482,9 +493,19 @@ class Engine {
   // they do not fit); fewer give the rest back. Errors: as Reserve, plus
   // INVALID_ARGUMENT (no samples, bad config or speaker hints, invalid
   // reservation), DEADLINE_EXCEEDED (deadline already past).
+  // `crop_edges`: for audio resampled from another rate, the decoder's
+  // (audio::Waveform::crop_edges; see Job::Append); empty otherwise.
   virtual absl::StatusOr<std::unique_ptr<Job>> Submit(
       const JobOptions& options, std::vector<float>&& samples,
-      JobCallbacks callbacks, Reservation reservation) = 0;
+      audio::CropEdges&& crop_edges, JobCallbacks callbacks,
+      Reservation reservation) = 0;
+  absl::StatusOr<std::unique_ptr<Job>> Submit(const JobOptions& options,
+                                              std::vector<float>&& samples,
+                                              JobCallbacks callbacks,
+                                              Reservation reservation) {
+    return Submit(options, std::move(samples), audio::CropEdges{},
+                  std::move(callbacks), std::move(reservation));
+  }
   // Reserve({samples' duration, options.peer}) and Submit.
   absl::StatusOr<std::unique_ptr<Job>> Submit(const JobOptions& options,
                                               std::vector<float>&& samples,

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/audio/crop_edges.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/thread_pool.h"
@@ -83,6 +84,10 @@ struct JobState {
   // prefix no pending window needs any more is dropped.
   std::vector<float> audio ABSL_GUARDED_BY(mu);
   int64_t audio_offset ABSL_GUARDED_BY(mu) = 0;
+  // For audio resampled from another rate: what the embedding crops see
+  // near their ends (audio/crop_edges.h); kept whole (tens of bytes a
+  // second).
+  audio::CropEdges crop_edges ABSL_GUARDED_BY(mu);
   int64_t num_samples ABSL_GUARDED_BY(mu) = 0;
   bool finished ABSL_GUARDED_BY(mu) = false;
   absl::Time finish_time ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
@@ -124,6 +129,7 @@ struct JobState {
   // Bytes of host memory the job holds (Job::memory_bytes).
   int64_t HeldBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return static_cast<int64_t>(audio.capacity() * sizeof(float) +
+                                crop_edges.bytes() +
                                 windows.size() * sizeof(WindowData) +
                                 windows.capacity() * sizeof(windows[0]) +
                                 window_done.capacity()) +

@@ -144,7 +144,8 @@ absl::Status Run() {
       runtime::RunOfflineNetworks(
           device, wave.samples, config,
           {.segmentation_batch_size = backend.segmentation_batch_size,
-           .embedding_batch_size = backend.embedding_batch_size}));
+           .embedding_batch_size = backend.embedding_batch_size,
+           .crop_edges = &wave.crop_edges}));
   const int num_windows = nets.num_windows;
   const std::vector<float>& segmentations = nets.segmentations;
   const std::vector<float>& embeddings = nets.embeddings;
