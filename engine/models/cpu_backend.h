@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/models/cpu_options.h"
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 #include "engine/models/model_interfaces.h"
 
 namespace diarization::models {

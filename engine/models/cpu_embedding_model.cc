@@ -9,7 +9,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/models/dnnl_util.h"
 #include "engine/models/stage_timer.h"
-#include "engine/models/weights.h"
+#include "engine/models/format/weights.h"
 
 namespace diarization::models {
 namespace {

@@ -28,8 +28,8 @@
 #include "engine/models/cpu_options.h"
 #include "engine/models/fbank.h"
 #include "engine/models/model_interfaces.h"
-#include "engine/models/model_specs.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/model_specs.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/models/fbank.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 #include "gtest/gtest.h"
 #include "testing/random_weights.h"
 #include "testing/wav.h"

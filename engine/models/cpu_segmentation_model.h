@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "engine/models/cpu_options.h"
 #include "engine/models/model_interfaces.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 #include "gtest/gtest.h"
 #include "testing/random_weights.h"
 #include "testing/reference_networks.h"

@@ -13,7 +13,7 @@
 #include "engine/models/cuda_options.h"
 #include "engine/models/cuda_segmentation_model.h"
 #include "engine/models/device_arena.h"
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 
 namespace diarization::models {
 

@@ -21,7 +21,7 @@
 #include "engine/models/cuda_options.h"
 #include "engine/models/device_arena.h"
 #include "engine/models/model_interfaces.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

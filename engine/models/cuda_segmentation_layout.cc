@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/common/shapes.h"
-#include "engine/models/model_specs.h"
+#include "engine/models/format/model_specs.h"
 
 namespace diarization::models {
 namespace {

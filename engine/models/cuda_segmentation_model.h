@@ -22,7 +22,7 @@
 #include "engine/models/cuda_segmentation_layout.h"
 #include "engine/models/device_arena.h"
 #include "engine/models/model_interfaces.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path =

@@ -12,7 +12,8 @@ command -v clang++-14 >/dev/null || {
   echo "FAIL: clang++-14 not found (scripts/install_deps.sh installs it)"; exit 1; }
 
 clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address -I"$SRC" \
-  "$SRC/engine/models/safetensors_fuzzer.cc" "$SRC/engine/models/safetensors.cc" \
+  "$SRC/engine/models/format/safetensors_fuzzer.cc" \
+  "$SRC/engine/models/format/safetensors.cc" \
   -labsl_status -labsl_statusor -labsl_strings -labsl_strings_internal \
   -labsl_str_format_internal -labsl_cord -labsl_cord_internal \
   -labsl_cordz_info -labsl_cordz_functions -labsl_cordz_handle \

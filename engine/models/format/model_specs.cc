@@ -1,4 +1,4 @@
-#include "engine/models/model_specs.h"
+#include "engine/models/format/model_specs.h"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // A model directory: everything the service loads at start-up.
 //
 //   <dir>/manifest.json              names, sources, SHA-256 of every file and
-//                                    tensor (engine/models/manifest.h)
+//                                    tensor (engine/models/format/manifest.h)
 //   <dir>/segmentation.safetensors   PyanNet state_dict (model_specs.h)
 //   <dir>/embedding.safetensors      WeSpeakerResNet34 state_dict
 //   <dir>/plda/xvec_transform.npz    pyannote's files, copied unchanged
@@ -21,8 +21,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/models/manifest.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/manifest.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

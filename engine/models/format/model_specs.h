@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/common/shapes.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

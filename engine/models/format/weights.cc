@@ -1,4 +1,4 @@
-#include "engine/models/weights.h"
+#include "engine/models/format/weights.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

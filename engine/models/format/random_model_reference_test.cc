@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/models/manifest.h"
-#include "engine/models/model_dir.h"
-#include "engine/models/random_model.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/manifest.h"
+#include "engine/models/format/model_dir.h"
+#include "engine/models/format/random_model.h"
+#include "engine/models/format/safetensors.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testing/pipeline_recording.h"

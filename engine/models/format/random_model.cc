@@ -1,4 +1,4 @@
-#include "engine/models/random_model.h"
+#include "engine/models/format/random_model.h"
 
 #include <cmath>
 #include <cstring>
@@ -10,8 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/models/model_dir.h"
-#include "engine/models/model_specs.h"
+#include "engine/models/format/model_dir.h"
+#include "engine/models/format/model_specs.h"
 
 namespace diarization::models {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 
 #include <unistd.h>
 
@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "engine/models/manifest.h"
-#include "engine/models/model_specs.h"
-#include "engine/models/random_model.h"
+#include "engine/models/format/manifest.h"
+#include "engine/models/format/model_specs.h"
+#include "engine/models/format/random_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/common/sha256.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

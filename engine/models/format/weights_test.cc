@@ -1,7 +1,7 @@
 // ReadF32, the one weight reader of the CPU and CUDA backends: the values of
 // a tensor of the right name, dtype and shape; NotFound / InvalidArgument
 // with the tensor's name for the three ways a checkpoint can be wrong.
-#include "engine/models/weights.h"
+#include "engine/models/format/weights.h"
 
 #include <cstring>
 #include <filesystem>

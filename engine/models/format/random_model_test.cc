@@ -1,4 +1,4 @@
-#include "engine/models/random_model.h"
+#include "engine/models/format/random_model.h"
 
 #include <cmath>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "engine/models/model_specs.h"
+#include "engine/models/format/model_specs.h"
 #include "gtest/gtest.h"
 
 namespace diarization::models {

@@ -1,4 +1,4 @@
-#include "engine/models/manifest.h"
+#include "engine/models/format/manifest.h"
 
 #include <cstdio>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 #include <unistd.h>
 

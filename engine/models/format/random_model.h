@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::models {
 

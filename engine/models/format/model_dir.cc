@@ -1,4 +1,4 @@
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/common/status_macros.h"
-#include "engine/models/model_specs.h"
+#include "engine/models/format/model_specs.h"
 
 namespace diarization::models {
 namespace {
