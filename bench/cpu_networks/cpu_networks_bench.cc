@@ -21,7 +21,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "engine/audio/audio.h"
-#include "engine/models/cpu_backend.h"
+#include "engine/models/cpu/cpu_backend.h"
 #include "engine/models/format/model_dir.h"
 #include "engine/models/format/random_model.h"
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "engine/io/npy.h"
-#include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/cpu/cpu_segmentation_model.h"
 #include "engine/models/format/manifest.h"
 #include "engine/models/format/model_dir.h"
 #include "engine/models/format/safetensors.h"

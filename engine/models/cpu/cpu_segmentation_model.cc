@@ -1,4 +1,4 @@
-#include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/cpu/cpu_segmentation_model.h"
 
 #include <omp.h>
 
@@ -11,10 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/models/dnnl_util.h"
+#include "engine/models/cpu/dnnl_util.h"
 #include "engine/models/format/model_specs.h"
 #include "engine/models/sincnet_filters.h"
-#include "engine/models/stage_timer.h"
+#include "engine/models/cpu/stage_timer.h"
 #include "engine/models/format/weights.h"
 
 namespace diarization::models {

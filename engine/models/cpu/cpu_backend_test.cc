@@ -1,7 +1,7 @@
 // CreateCpuBackend on a model directory written by make_random_models: both
 // networks load, run, and agree with networks built directly from the same
 // safetensors files; bad options are rejected.
-#include "engine/models/cpu_backend.h"
+#include "engine/models/cpu/cpu_backend.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/models/cpu_embedding_model.h"
-#include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/cpu/cpu_embedding_model.h"
+#include "engine/models/cpu/cpu_segmentation_model.h"
 #include "engine/models/format/model_dir.h"
 #include "engine/models/format/random_model.h"
 #include "gtest/gtest.h"

@@ -2,7 +2,7 @@
 // plain loops from ../shared/specs/models.md §1, on real speech with
 // deterministic random weights. Parity with pyannote's own PyanNet is in
 // cpu_parity_test.cc.
-#include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/cpu/cpu_segmentation_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/models/cpu_backend.h"
+#include "engine/models/cpu/cpu_backend.h"
 #include "engine/models/fbank.h"
 #include "engine/models/format/manifest.h"
 #include "engine/models/format/model_dir.h"

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/models/cpu_options.h"
+#include "engine/models/cpu/cpu_options.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/models/format/safetensors.h"
 

@@ -1,11 +1,11 @@
-#include "engine/models/cpu_backend.h"
+#include "engine/models/cpu/cpu_backend.h"
 
 #include <omp.h>
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/models/cpu_embedding_model.h"
-#include "engine/models/cpu_segmentation_model.h"
+#include "engine/models/cpu/cpu_embedding_model.h"
+#include "engine/models/cpu/cpu_segmentation_model.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace diarization::models {

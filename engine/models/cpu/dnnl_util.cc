@@ -1,4 +1,4 @@
-#include "engine/models/dnnl_util.h"
+#include "engine/models/cpu/dnnl_util.h"
 
 #include "absl/strings/str_cat.h"
 

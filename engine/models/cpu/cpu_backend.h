@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "engine/models/cpu_options.h"
+#include "engine/models/cpu/cpu_options.h"
 #include "engine/models/format/model_dir.h"
 #include "engine/models/model_interfaces.h"
 

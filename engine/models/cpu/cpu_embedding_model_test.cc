@@ -3,7 +3,7 @@
 // folded), on real speech with deterministic random weights; plus the
 // multi-mask trunk sharing against one run per mask. Parity with pyannote's
 // own WeSpeakerResNet34 is in cpu_parity_test.cc.
-#include "engine/models/cpu_embedding_model.h"
+#include "engine/models/cpu/cpu_embedding_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "engine/models/cpu_options.h"
+#include "engine/models/cpu/cpu_options.h"
 
 #include <omp.h>
 
