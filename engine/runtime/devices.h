@@ -25,7 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/models/cpu/cpu_backend.h"
-#include "engine/models/cuda_options.h"
+#include "engine/models/cuda/cuda_options.h"
 #include "engine/models/format/model_dir.h"
 #include "engine/pipeline/plda.h"
 #include "engine/runtime/device.h"

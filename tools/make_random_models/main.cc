@@ -1,6 +1,6 @@
 // Writes a complete model directory with deterministic random weights and
-// the real community-1 PLDA (engine/models/format/random_model.h), for tests, CI and
-// the demo. No Python or torch needed.
+// the real community-1 PLDA (engine/models/format/random_model.h), for tests,
+// CI and the demo. No Python or torch needed.
 //
 //   bazel run //tools:make_random_models -- --out DIR [--seed N]
 //       [--plda-from DIR] [--segmentation_from FILE]

@@ -27,9 +27,9 @@
 #include "absl/status/statusor.h"
 #include "engine/models/cpu/cpu_options.h"
 #include "engine/models/fbank.h"
-#include "engine/models/model_interfaces.h"
 #include "engine/models/format/model_specs.h"
 #include "engine/models/format/safetensors.h"
+#include "engine/models/model_interfaces.h"
 
 namespace diarization::models {
 

@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
 #include "engine/models/cpu/dnnl_util.h"
-#include "engine/models/format/model_specs.h"
-#include "engine/models/sincnet_filters.h"
 #include "engine/models/cpu/stage_timer.h"
+#include "engine/models/format/model_specs.h"
 #include "engine/models/format/weights.h"
+#include "engine/models/sincnet_filters.h"
 
 namespace diarization::models {
 namespace {
