@@ -79,14 +79,9 @@ absl::Status CudaEmbeddingModel::ComputeFbank(std::span<const float> windows,
   std::vector<float> host(per * m.options.max_batch);
   for (int first = 0; first < batch; first += m.options.max_batch) {
     const int n = std::min(m.options.max_batch, batch - first);
-    std::vector<int64_t> starts(n), ends(n);
-    for (int i = 0; i < n; ++i) {
-      starts[i] = int64_t{first + i} * kWindowSamples;
-      ends[i] = starts[i] + kWindowSamples;
-    }
+    const ContiguousWindowSpans contiguous(windows, first, n);
     RETURN_IF_ERROR(
-        m.uploader[0].Upload({.audio = windows, .starts = starts, .ends = ends},
-                             0, n, m.audio, stream));
+        m.uploader[0].Upload(contiguous.spans(), 0, n, m.audio, stream));
     RETURN_IF_ERROR(m.EnqueueFbank(n));
     RETURN_IF_ERROR(CudaStatus(
         cudaMemcpyAsync(host.data(), m.act[0].data(), sizeof(float) * n * per,

@@ -91,14 +91,8 @@ absl::Status CudaEmbeddingModel::Run(std::span<const float> windows, int batch,
         "CudaEmbeddingModel::Run: batch ", batch, " with ", windows.size(),
         " samples; expected batch × ", kWindowSamples));
   }
-  // Contiguous windows are spans that touch end to end.
-  std::vector<int64_t> starts(batch), ends(batch);
-  for (int i = 0; i < batch; ++i) {
-    starts[i] = int64_t{i} * kWindowSamples;
-    ends[i] = starts[i] + kWindowSamples;
-  }
-  return RunSpans({.audio = windows, .starts = starts, .ends = ends}, masks,
-                  masks_per_window, embeddings);
+  const ContiguousWindowSpans contiguous(windows, 0, batch);
+  return RunSpans(contiguous.spans(), masks, masks_per_window, embeddings);
 }
 
 namespace {

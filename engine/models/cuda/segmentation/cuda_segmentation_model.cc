@@ -561,14 +561,8 @@ absl::Status CudaSegmentationModel::Run(std::span<const float> windows,
         "CudaSegmentationModel::Run: batch ", batch, " with ", windows.size(),
         " samples; expected batch × ", kWindowSamples));
   }
-  // Contiguous windows are spans that touch end to end.
-  std::vector<int64_t> starts(batch), ends(batch);
-  for (int i = 0; i < batch; ++i) {
-    starts[i] = int64_t{i} * kWindowSamples;
-    ends[i] = starts[i] + kWindowSamples;
-  }
-  return RunSpans({.audio = windows, .starts = starts, .ends = ends},
-                  log_probs);
+  const ContiguousWindowSpans contiguous(windows, 0, batch);
+  return RunSpans(contiguous.spans(), log_probs);
 }
 
 absl::Status CudaSegmentationModel::RunSpans(const WindowSpans& spans,
