@@ -1,7 +1,7 @@
 // The CPU backend: both networks built from a model directory, float32 on
 // oneDNN with OpenMP threads.
-#ifndef DIARIZATION_ENGINE_MODELS_CPU_BACKEND_H_
-#define DIARIZATION_ENGINE_MODELS_CPU_BACKEND_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CPU_CPU_BACKEND_H_
+#define DIARIZATION_ENGINE_MODELS_CPU_CPU_BACKEND_H_
 
 #include <memory>
 #include <string>
@@ -36,4 +36,4 @@ absl::StatusOr<CpuBackend> CreateCpuBackend(const ModelDirectory& dir,
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CPU_BACKEND_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CPU_CPU_BACKEND_H_

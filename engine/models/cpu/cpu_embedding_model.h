@@ -14,8 +14,8 @@
 // size on the AVX-512 and AVX2 machines seen, cpu_embedding_model_test).
 // A batch runs in runs of at most CpuModelOptions::max_windows_per_run
 // windows, each run size with its own cached plan and activations.
-#ifndef DIARIZATION_ENGINE_MODELS_CPU_EMBEDDING_MODEL_H_
-#define DIARIZATION_ENGINE_MODELS_CPU_EMBEDDING_MODEL_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CPU_CPU_EMBEDDING_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_CPU_CPU_EMBEDDING_MODEL_H_
 
 #include <map>
 #include <memory>
@@ -76,4 +76,4 @@ class CpuEmbeddingModel : public EmbeddingModel {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CPU_EMBEDDING_MODEL_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CPU_CPU_EMBEDDING_MODEL_H_

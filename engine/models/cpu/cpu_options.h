@@ -1,6 +1,6 @@
 // Options shared by the CPU networks.
-#ifndef DIARIZATION_ENGINE_MODELS_CPU_OPTIONS_H_
-#define DIARIZATION_ENGINE_MODELS_CPU_OPTIONS_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CPU_CPU_OPTIONS_H_
+#define DIARIZATION_ENGINE_MODELS_CPU_CPU_OPTIONS_H_
 
 #include <vector>
 
@@ -51,4 +51,4 @@ void ApplyCpuThreads(int threads);
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CPU_OPTIONS_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CPU_CPU_OPTIONS_H_

@@ -12,8 +12,8 @@
 // log-probs do not depend on its batch-mates, bit for bit, on any CPU.
 // Buffers are built once per run size and cached; a batch runs in runs of
 // at most CpuModelOptions::max_windows_per_run windows (cpu_options.h).
-#ifndef DIARIZATION_ENGINE_MODELS_CPU_SEGMENTATION_MODEL_H_
-#define DIARIZATION_ENGINE_MODELS_CPU_SEGMENTATION_MODEL_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CPU_CPU_SEGMENTATION_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_CPU_CPU_SEGMENTATION_MODEL_H_
 
 #include <map>
 #include <memory>
@@ -56,4 +56,4 @@ class CpuSegmentationModel : public SegmentationModel {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CPU_SEGMENTATION_MODEL_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CPU_CPU_SEGMENTATION_MODEL_H_

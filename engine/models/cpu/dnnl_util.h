@@ -1,8 +1,8 @@
 // Small helpers around oneDNN (libdnnl 2.6): one CPU engine per model,
 // weight reorders into the layout a primitive prefers, and conversion of
 // oneDNN's exceptions into absl::Status at the model boundary.
-#ifndef DIARIZATION_ENGINE_MODELS_DNNL_UTIL_H_
-#define DIARIZATION_ENGINE_MODELS_DNNL_UTIL_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CPU_DNNL_UTIL_H_
+#define DIARIZATION_ENGINE_MODELS_CPU_DNNL_UTIL_H_
 
 #include <string>
 #include <vector>
@@ -29,4 +29,4 @@ absl::Status DnnlError(const dnnl::error& e, const std::string& what);
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_DNNL_UTIL_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CPU_DNNL_UTIL_H_

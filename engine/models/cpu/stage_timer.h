@@ -2,8 +2,8 @@
 // variable DIARIZATION_CPU_PROFILE is set, each Run prints its stages' wall
 // and process CPU times (ms, "wall/cpu") to stderr, for benchmarks and
 // tuning on a shared machine. Off by default (one getenv per Run).
-#ifndef DIARIZATION_ENGINE_MODELS_STAGE_TIMER_H_
-#define DIARIZATION_ENGINE_MODELS_STAGE_TIMER_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CPU_STAGE_TIMER_H_
+#define DIARIZATION_ENGINE_MODELS_CPU_STAGE_TIMER_H_
 
 #include <chrono>
 #include <cstdio>
@@ -56,4 +56,4 @@ class StageTimer {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_STAGE_TIMER_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CPU_STAGE_TIMER_H_

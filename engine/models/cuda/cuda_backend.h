@@ -1,8 +1,8 @@
 // The CUDA backend for one GPU: the device arena, and both networks on it,
 // loaded from a model directory (model_dir.h). No ONNX Runtime: cuDNN,
 // cuBLAS and the project's kernels (kernels/).
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_BACKEND_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_BACKEND_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BACKEND_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BACKEND_H_
 
 #include <cstdint>
 #include <memory>
@@ -48,4 +48,4 @@ absl::StatusOr<CudaBackend> CreateCudaBackendFromFiles(
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_BACKEND_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BACKEND_H_

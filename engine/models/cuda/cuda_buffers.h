@@ -1,8 +1,8 @@
 // Memory of the CUDA backend: device buffers allocated from the device arena
 // (every device byte booked to an owner), page-locked host staging buffers,
 // the asynchronous copies between the two, and FP16 uploads.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_BUFFERS_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_BUFFERS_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BUFFERS_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BUFFERS_H_
 
 #include <cuda_runtime_api.h>
 
@@ -108,4 +108,4 @@ absl::Status DownloadAsync(const DeviceBuffer& device, size_t count,
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_BUFFERS_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BUFFERS_H_

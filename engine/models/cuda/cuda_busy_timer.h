@@ -3,8 +3,8 @@
 // between a stage's wall time and this is the time the GPU waited for the
 // host: the gap that docs/benchmarks.md reports. Events are recorded with
 // timing enabled, so each costs a few microseconds; one pair per batch.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_BUSY_TIMER_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_BUSY_TIMER_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BUSY_TIMER_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BUSY_TIMER_H_
 
 #include <cuda_runtime_api.h>
 
@@ -57,4 +57,4 @@ class BusyTimer {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_BUSY_TIMER_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_BUSY_TIMER_H_

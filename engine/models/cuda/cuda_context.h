@@ -1,8 +1,8 @@
 // The execution context of one CUDA network on one device: its stream, its
 // cuBLAS, cuBLASLt and cuDNN handles (math modes set from the precision),
 // the workspaces, and the arena all its device memory comes from.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_CONTEXT_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_CONTEXT_H_
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -76,4 +76,4 @@ class CudaContext {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CONTEXT_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_CONTEXT_H_

@@ -2,8 +2,8 @@
 // enqueue function eagerly (choosing cuDNN algorithms, loading kernels) and
 // then captures it; later calls replay the graph. Buffers must stay at fixed
 // addresses, which the arena guarantees.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_GRAPH_CACHE_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_GRAPH_CACHE_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_GRAPH_CACHE_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_GRAPH_CACHE_H_
 
 #include <cuda_runtime_api.h>
 
@@ -42,4 +42,4 @@ class GraphCache {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_GRAPH_CACHE_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_GRAPH_CACHE_H_

@@ -12,8 +12,8 @@
 // Precision follows the context: FP32 contexts compute in FP32 (no tensor
 // cores), TF32 and mixed ones allow TF32 inputs, as cublasSgemm does under
 // the context's math mode. Not thread-safe: one caller (the model's) at a time.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_LINEAR_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_LINEAR_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_LINEAR_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_LINEAR_H_
 
 #include <cublasLt.h>
 
@@ -70,4 +70,4 @@ class Linear {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_LINEAR_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_LINEAR_H_

@@ -12,8 +12,8 @@
 // stem, the embedding workspace flag and the first segmentation batch, and
 // made the segmentation's 1-D convolutions on kernels/conv1d_pool fixed
 // behaviour (the cuDNN path of those two layers deleted).
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_OPTIONS_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_OPTIONS_H_
 
 #include <cstddef>
 #include <string>
@@ -169,4 +169,4 @@ inline double ConvGraphBuildBudgetMs(const CudaModelOptions& options) {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_OPTIONS_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_OPTIONS_H_

@@ -3,8 +3,8 @@
 // both use TF32 tensor cores (embedding only). An FP16 "mixed" mode was
 // tried and deleted: it gained nothing on the graph trunk and failed its
 // accuracy gate three times (ADR 0092).
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_PRECISION_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_PRECISION_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_PRECISION_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_PRECISION_H_
 
 #include <string>
 
@@ -18,4 +18,4 @@ std::string PrecisionName(Precision p);
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_PRECISION_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_PRECISION_H_

@@ -1,8 +1,8 @@
 // absl::Status from the error codes of the CUDA runtime, cuBLAS and cuDNN:
 // an allocation failure becomes ResourceExhausted, any other error Internal,
 // with `what` (the call or the data) and the library's own message.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_STATUS_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_STATUS_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_STATUS_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_STATUS_H_
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -20,4 +20,4 @@ absl::Status CudnnStatus(cudnnStatus_t st, const std::string& what);
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_STATUS_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_STATUS_H_

@@ -28,8 +28,8 @@
 // for an uploader with staging of its own: a caller's staging (Create's
 // device_staging) may hold the caller's data until the caller's stream
 // reaches the gather.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CUDA_WINDOW_UPLOAD_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_CUDA_WINDOW_UPLOAD_H_
 
 #include <cuda_runtime_api.h>
 
@@ -92,4 +92,4 @@ class WindowUploader {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_WINDOW_UPLOAD_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CUDA_WINDOW_UPLOAD_H_

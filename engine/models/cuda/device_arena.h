@@ -21,8 +21,8 @@
 // All driver calls go through VmmDriver so that tests without a GPU can inject
 // refusals and failures (see device_arena_test.cc); CreateCudaVmmDriver() in
 // device_arena_cuda.h is the real one.
-#ifndef DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_H_
-#define DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_DEVICE_ARENA_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_DEVICE_ARENA_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -167,4 +167,4 @@ class DeviceArena {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_DEVICE_ARENA_H_

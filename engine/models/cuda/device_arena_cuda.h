@@ -4,8 +4,8 @@
 // The driver entry points are looked up at run time through the CUDA runtime
 // (cudaGetDriverEntryPointByVersion), so nothing links libcuda directly and
 // binaries load on machines without a GPU driver (CI builds them there).
-#ifndef DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_CUDA_H_
-#define DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_CUDA_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_DEVICE_ARENA_CUDA_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_DEVICE_ARENA_CUDA_H_
 
 #include <memory>
 
@@ -25,4 +25,4 @@ absl::StatusOr<std::unique_ptr<DeviceArena>> CreateCudaDeviceArena(
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_DEVICE_ARENA_CUDA_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_DEVICE_ARENA_CUDA_H_

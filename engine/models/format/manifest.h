@@ -14,8 +14,8 @@
 //    "plda": {"name": ..., "files": [{"path": "plda/xvec_transform.npz", ..},
 //                                    {"path": "plda/plda.npz", ..}],
 //             "random_weights": false, "source": "..."}}
-#ifndef DIARIZATION_ENGINE_MODELS_MANIFEST_H_
-#define DIARIZATION_ENGINE_MODELS_MANIFEST_H_
+#ifndef DIARIZATION_ENGINE_MODELS_FORMAT_MANIFEST_H_
+#define DIARIZATION_ENGINE_MODELS_FORMAT_MANIFEST_H_
 
 #include <cstdint>
 #include <span>
@@ -72,4 +72,4 @@ using ::diarization::Sha256HexOfFile;
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_MANIFEST_H_
+#endif  // DIARIZATION_ENGINE_MODELS_FORMAT_MANIFEST_H_

@@ -12,8 +12,8 @@
 // file hashes, and that both networks hold exactly the tensors pyannote's
 // modules have, so a wrong or damaged directory fails at start-up, not
 // mid-request. The object is immutable once opened and can be shared.
-#ifndef DIARIZATION_ENGINE_MODELS_MODEL_DIR_H_
-#define DIARIZATION_ENGINE_MODELS_MODEL_DIR_H_
+#ifndef DIARIZATION_ENGINE_MODELS_FORMAT_MODEL_DIR_H_
+#define DIARIZATION_ENGINE_MODELS_FORMAT_MODEL_DIR_H_
 
 #include <memory>
 #include <string>
@@ -111,4 +111,4 @@ absl::Status WriteModelDirectory(const std::string& dir,
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_MODEL_DIR_H_
+#endif  // DIARIZATION_ENGINE_MODELS_FORMAT_MODEL_DIR_H_

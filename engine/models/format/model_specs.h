@@ -3,8 +3,8 @@
 // PyanNet with segmentation-3.0's hyper-parameters and WeSpeakerResNet34.
 // A model directory's safetensors files must hold exactly these tensors; the
 // CPU and CUDA backends read their weights by these names.
-#ifndef DIARIZATION_ENGINE_MODELS_MODEL_SPECS_H_
-#define DIARIZATION_ENGINE_MODELS_MODEL_SPECS_H_
+#ifndef DIARIZATION_ENGINE_MODELS_FORMAT_MODEL_SPECS_H_
+#define DIARIZATION_ENGINE_MODELS_FORMAT_MODEL_SPECS_H_
 
 #include <array>
 #include <cstdint>
@@ -112,4 +112,4 @@ const std::vector<TensorSpec>& ResNet34TensorSpecs();
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_MODEL_SPECS_H_
+#endif  // DIARIZATION_ENGINE_MODELS_FORMAT_MODEL_SPECS_H_

@@ -19,8 +19,8 @@
 // - Norm layers: weight U(0.8, 1.2) (bn2 of residual blocks U(0.3, 0.6)),
 //   bias N(0, 0.1); BatchNorm running_mean N(0, 0.1), running_var
 //   U(0.5, 2.0); num_batches_tracked 100000.
-#ifndef DIARIZATION_ENGINE_MODELS_RANDOM_MODEL_H_
-#define DIARIZATION_ENGINE_MODELS_RANDOM_MODEL_H_
+#ifndef DIARIZATION_ENGINE_MODELS_FORMAT_RANDOM_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_FORMAT_RANDOM_MODEL_H_
 
 #include <cstdint>
 #include <string>
@@ -64,4 +64,4 @@ absl::Status MakeRandomModelDirectoryWithSegmentation(
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_RANDOM_MODEL_H_
+#endif  // DIARIZATION_ENGINE_MODELS_FORMAT_RANDOM_MODEL_H_

@@ -5,8 +5,8 @@
 //  "__metadata__": {...}}, then the data. Opening validates the header
 // (JSON, dtypes, offsets inside the file, no overlaps, sizes matching shapes)
 // and fails with a message naming the file and the problem.
-#ifndef DIARIZATION_ENGINE_MODELS_SAFETENSORS_H_
-#define DIARIZATION_ENGINE_MODELS_SAFETENSORS_H_
+#ifndef DIARIZATION_ENGINE_MODELS_FORMAT_SAFETENSORS_H_
+#define DIARIZATION_ENGINE_MODELS_FORMAT_SAFETENSORS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -94,4 +94,4 @@ absl::Status WriteSafetensors(
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_SAFETENSORS_H_
+#endif  // DIARIZATION_ENGINE_MODELS_FORMAT_SAFETENSORS_H_

@@ -2,8 +2,8 @@
 // shape checked, into owned vectors (the mapped file may be closed after a
 // model is built). The one weight reader of every backend (CPU and CUDA),
 // so the same bad file gives the same error on each.
-#ifndef DIARIZATION_ENGINE_MODELS_WEIGHTS_H_
-#define DIARIZATION_ENGINE_MODELS_WEIGHTS_H_
+#ifndef DIARIZATION_ENGINE_MODELS_FORMAT_WEIGHTS_H_
+#define DIARIZATION_ENGINE_MODELS_FORMAT_WEIGHTS_H_
 
 #include <cstdint>
 #include <string>
@@ -22,4 +22,4 @@ absl::StatusOr<std::vector<float>> ReadF32(const SafetensorsFile& file,
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_WEIGHTS_H_
+#endif  // DIARIZATION_ENGINE_MODELS_FORMAT_WEIGHTS_H_

@@ -30,8 +30,8 @@
 //       <TAB> ms <TAB> workspace bytes <TAB> checksum
 // The checksum is FNV-1a 64 (hex) of the line's other fields joined by
 // tabs; a line that fails it is "corrupt".
-#ifndef DIARIZATION_ENGINE_MODELS_CONV_ENGINE_CACHE_H_
-#define DIARIZATION_ENGINE_MODELS_CONV_ENGINE_CACHE_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CONV_ENGINE_CACHE_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CONV_ENGINE_CACHE_H_
 
 #include <cstdint>
 #include <map>
@@ -159,4 +159,4 @@ class ConvEngineCache {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CONV_ENGINE_CACHE_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CONV_ENGINE_CACHE_H_

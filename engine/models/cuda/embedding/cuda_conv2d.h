@@ -4,8 +4,8 @@
 // Convolution algorithms come from cuDNN's heuristics (not timing, so the
 // choice is reproducible; CudaContext::timed_conv_algorithms() times them
 // instead) and must be deterministic.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_CONV2D_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_CONV2D_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_CONV2D_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_CONV2D_H_
 
 #include <cudnn.h>
 
@@ -86,4 +86,4 @@ class Conv2d {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_CONV2D_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_CONV2D_H_

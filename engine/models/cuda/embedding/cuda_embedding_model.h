@@ -9,8 +9,8 @@
 // (pedantic cuBLAS, FMA-only cuDNN kernels) or "tf32" (tensor cores for the
 // convolutions and seg_1; the fbank stays FP32/FP64). All device memory comes
 // from the arena; one CUDA graph is captured per (windows, masks) shape.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_MODEL_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_MODEL_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_EMBEDDING_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_EMBEDDING_MODEL_H_
 
 #include <memory>
 #include <span>
@@ -79,4 +79,4 @@ class CudaEmbeddingModel : public EmbeddingModel {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_MODEL_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_EMBEDDING_MODEL_H_

@@ -14,8 +14,8 @@
 // area comes from the arena, shared by the plans (one stream orders them);
 // what cuFFT keeps on the device besides is booked as external. Not
 // thread-safe: the owning model's caller only.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_FFT_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_FFT_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_FFT_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_FFT_H_
 
 #include <cufft.h>
 
@@ -56,4 +56,4 @@ class RealFftPlans {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_FFT_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDA_FFT_H_

@@ -40,8 +40,8 @@
 // Errors: absl::Status; cudnn_frontend's exceptions never leave this file.
 // A failing execution after the choice is an Internal error, not a silent
 // fallback.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDNN_GRAPH_CONV_H_
-#define DIARIZATION_ENGINE_MODELS_CUDNN_GRAPH_CONV_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDNN_GRAPH_CONV_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDNN_GRAPH_CONV_H_
 
 #include <memory>
 #include <string>
@@ -146,4 +146,4 @@ class GraphConv2d {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDNN_GRAPH_CONV_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_EMBEDDING_CUDNN_GRAPH_CONV_H_

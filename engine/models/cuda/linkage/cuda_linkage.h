@@ -17,8 +17,8 @@
 //   returns false as well, is counted, and is reported once as a
 //   diagnostic; the host then answers the request.
 // - Thread-safe. The arena must outlive it.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_LINKAGE_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_LINKAGE_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_LINKAGE_CUDA_LINKAGE_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_LINKAGE_CUDA_LINKAGE_H_
 
 #include <cuda_runtime_api.h>
 
@@ -105,4 +105,4 @@ class CudaLinkage final : public pipeline::LinkageAccelerator {
 
 }  // namespace diarization::models::cuda
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_LINKAGE_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_LINKAGE_CUDA_LINKAGE_H_

@@ -27,8 +27,8 @@
 // upload and the download address the buffer from its start; they are
 // never live together. The upload's device staging ("staging", the
 // covering audio before the gather) is a tensor of the layout too.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_LAYOUT_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_LAYOUT_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_CUDA_SEGMENTATION_LAYOUT_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_CUDA_SEGMENTATION_LAYOUT_H_
 
 #include <array>
 #include <cstddef>
@@ -123,4 +123,4 @@ class SegmentationActivationLayout {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_LAYOUT_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_CUDA_SEGMENTATION_LAYOUT_H_

@@ -10,8 +10,8 @@
 // Segmentation is always FP32 (DESIGN.md). All device memory comes from the
 // arena; the activations are one buffer laid out by
 // cuda_segmentation_layout.h; one CUDA graph is captured per batch size.
-#ifndef DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_
-#define DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_
+#ifndef DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_CUDA_SEGMENTATION_MODEL_H_
+#define DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_CUDA_SEGMENTATION_MODEL_H_
 
 #include <memory>
 #include <span>
@@ -61,4 +61,4 @@ class CudaSegmentationModel : public SegmentationModel {
 
 }  // namespace diarization::models
 
-#endif  // DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_MODEL_H_
+#endif  // DIARIZATION_ENGINE_MODELS_CUDA_SEGMENTATION_CUDA_SEGMENTATION_MODEL_H_
