@@ -247,7 +247,7 @@ void DiarizeFileReactor::DecodeAndSubmit() {
     wave->samples = *std::move(speech);
     // The speech is cut and joined: no crop of the original audio is one
     // of its windows any more.
-    wave->crop_edges = audio::CropEdges{};
+    wave->crop_edges = CropEdges{};
   }
   runtime::JobOptions options = ToJobOptions(config_, ClientDeadline(context_));
   options.peer = reservation_.peer();

@@ -200,7 +200,7 @@ absl::Status DiarizeReactor::StartJob(const ValidatedConfig& config) {
 }
 
 absl::Status DiarizeReactor::JobSink::Append(
-    std::span<const float> samples, const audio::CropEdges& crop_edges) {
+    std::span<const float> samples, const CropEdges& crop_edges) {
   return reactor_->job()->Append(samples, crop_edges);
 }
 

@@ -105,7 +105,7 @@ class DiarizeReactor
       return reactor_->StartJob(config);
     }
     absl::Status Append(std::span<const float> samples,
-                        const audio::CropEdges& crop_edges) override;
+                        const CropEdges& crop_edges) override;
     absl::Status Finish() override;
 
    private:

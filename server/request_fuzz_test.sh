@@ -43,7 +43,7 @@ clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address \
   "$SRC/engine/audio/mp3_decoder.cc" \
   "$SRC/engine/audio/ogg_vorbis_headers.cc" \
   "$SRC/engine/audio/pcm_convert.cc" \
-  "$SRC/engine/audio/crop_edges.cc" \
+  "$SRC/engine/common/crop_edges.cc" \
   "$SRC/engine/audio/resampler.cc" \
   "$SRC/engine/audio/sndfile_memory.cc" \
   "$WORK/gen/diarization/v1/diarization.pb.cc" \

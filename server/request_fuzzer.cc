@@ -58,9 +58,8 @@ class CheckingSink : public StreamJobSink {
     started_ = true;
     return Answer();
   }
-  absl::Status Append(
-      std::span<const float> samples,
-      const diarization::audio::CropEdges& crop_edges) override {
+  absl::Status Append(std::span<const float> samples,
+                      const diarization::CropEdges& crop_edges) override {
     Check(started_ && !finished_ && !refused_, "Append out of order");
     Check(!samples.empty() || !crop_edges.empty(), "empty Append");
     for (float v : samples) Check(v == v, "NaN appended");

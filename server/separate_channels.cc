@@ -101,8 +101,7 @@ class ChannelJobGroup final : public runtime::Job {
     jobs_ = state_->jobs;
   }
 
-  absl::Status Append(std::span<const float>,
-                      const audio::CropEdges&) override {
+  absl::Status Append(std::span<const float>, const CropEdges&) override {
     return absl::FailedPreconditionError(
         "Append on a whole recording's per-channel jobs");
   }

@@ -35,7 +35,7 @@ class StreamJobSink {
   // 16 kHz mono samples and, for audio at another rate, the crop edges
   // that came with them (runtime::Job::Append); never both empty.
   virtual absl::Status Append(std::span<const float> samples,
-                              const audio::CropEdges& crop_edges) = 0;
+                              const CropEdges& crop_edges) = 0;
   virtual absl::Status Finish() = 0;
 };
 
@@ -69,8 +69,8 @@ class StreamSession {
   std::unique_ptr<ValidatedConfig> config_;
   std::unique_ptr<audio::StreamDecoder> decoder_;
   std::string sent_request_id_;
-  std::vector<float> samples_;   // reused per chunk
-  audio::CropEdges crop_edges_;  // reused per chunk
+  std::vector<float> samples_;  // reused per chunk
+  CropEdges crop_edges_;        // reused per chunk
   int64_t appended_samples_ = 0;
   bool finished_ = false;
   absl::Status error_;

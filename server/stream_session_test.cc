@@ -20,7 +20,7 @@ class RecordingSink : public StreamJobSink {
     return start_status;
   }
   absl::Status Append(std::span<const float> samples,
-                      const audio::CropEdges&) override {
+                      const CropEdges&) override {
     calls.push_back("append");
     appended += samples.size();
     return append_status;

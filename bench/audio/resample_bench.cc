@@ -14,8 +14,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "engine/audio/crop_edges.h"
 #include "engine/audio/resampler.h"
+#include "engine/common/crop_edges.h"
 
 ABSL_FLAG(int, seconds, 600, "Seconds of noise per rate");
 
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     auto resampler = diarization::audio::Resampler::Create(rate);
     if (!resampler.ok()) return 1;
     std::vector<float> out;
-    diarization::audio::CropEdges edges;
+    diarization::CropEdges edges;
     const auto start = std::chrono::steady_clock::now();
     // In 100 ms chunks, as a stream arrives.
     for (size_t at = 0; at < x.size(); at += rate / 10) {
@@ -42,9 +42,9 @@ int main(int argc, char** argv) {
       }
     }
     if (!(*resampler)->Flush(out, &edges).ok()) return 1;
-    const double elapsed = std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     std::printf(
         "{\"rate_hz\": %d, \"audio_s\": %d, \"wall_s\": %.3f, "
         "\"rtfx_one_core\": %.0f, \"edge_bytes_per_s\": %.1f}\n",

@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 #include "engine/common/shapes.h"
 
 namespace diarization::audio {

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 #include "engine/common/shapes.h"
 
 namespace diarization::audio {

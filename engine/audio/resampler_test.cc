@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/test_data.h"

@@ -72,9 +72,9 @@ void BatchWindows::AddCrop(const Recording& recording, int w) {
   // False only when the edges lag the samples, which the decoders never
   // let happen (audio::Resampler hands a second's edges out with its last
   // sample); the window then stays as the resampled recording has it.
-  audio::ApplyCropEdges(*recording.crop_edges, recording.num_samples,
-                        range.begin / kSampleRateHz,
-                        std::span<float>(window, kWindowSamples));
+  ApplyCropEdges(*recording.crop_edges, recording.num_samples,
+                 range.begin / kSampleRateHz,
+                 std::span<float>(window, kWindowSamples));
   starts_.push_back(base);
   ends_.push_back(base + kWindowSamples);
   run_id_ = nullptr;  // the next window starts a span of its own

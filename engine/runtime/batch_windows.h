@@ -21,7 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/runtime/job_state.h"
 
@@ -44,7 +44,7 @@ class BatchWindows {
     bool gone = false;
     // For audio resampled from another rate: its crop edges, for AddCrop
     // (null or empty: none).
-    const audio::CropEdges* crop_edges = nullptr;
+    const CropEdges* crop_edges = nullptr;
   };
 
   // Gathers the batches' audio into `buffer` (`floats` floats, e.g.
@@ -68,7 +68,7 @@ class BatchWindows {
   void Add(const JobState& job, int w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
   // Window `w` as an embedding window: for a recording with crop edges,
   // pyannote's crop of the original audio resampled alone (the window's
-  // samples, zero past the audio, with audio::ApplyCropEdges), copied on
+  // samples, zero past the audio, with ApplyCropEdges), copied on
   // its own (it shares no span with its neighbours); else as Add.
   void AddCrop(const Recording& recording, int w);
   void AddCrop(const JobState& job, int w)

@@ -206,7 +206,7 @@ class EngineImpl : public WorkerListener,
 
   absl::StatusOr<std::shared_ptr<JobState>> Submit(const JobOptions& options,
                                                    std::vector<float>& samples,
-                                                   audio::CropEdges& crop_edges,
+                                                   CropEdges& crop_edges,
                                                    JobCallbacks callbacks,
                                                    Reservation reservation) {
     RETURN_IF_ERROR(ValidateJobOptions(options, callbacks));
@@ -266,7 +266,7 @@ class EngineImpl : public WorkerListener,
 
   absl::Status Append(const std::shared_ptr<JobState>& job,
                       std::span<const float> samples,
-                      const audio::CropEdges& crop_edges) {
+                      const CropEdges& crop_edges) {
     absl::Status error;
     {
       absl::MutexLock lock(&job->mu);
@@ -686,7 +686,7 @@ class EngineImpl : public WorkerListener,
           job->window_done.shrink_to_fit();
           job->audio.clear();
           job->audio.shrink_to_fit();
-          job->crop_edges = audio::CropEdges{};
+          job->crop_edges = CropEdges{};
           job->cluster_bytes += input.bytes();
           UpdateBytesLocked(*job);
           return input;
@@ -774,7 +774,7 @@ class EngineImpl : public WorkerListener,
       job->final_status = result.status();
       job->audio.clear();
       job->audio.shrink_to_fit();
-      job->crop_edges = audio::CropEdges{};
+      job->crop_edges = CropEdges{};
       // (The windows' outputs stay: a batch in flight may still write them.)
       // The backlog, bytes, peer call and device job go back at once.
       ledger_->Close(job->ticket);
@@ -882,7 +882,7 @@ class JobHandle : public Job {
 
   using Job::Append;
   absl::Status Append(std::span<const float> samples,
-                      const audio::CropEdges& crop_edges) override {
+                      const CropEdges& crop_edges) override {
     return engine_->Append(job_, samples, crop_edges);
   }
 
@@ -934,7 +934,7 @@ class EngineFacade : public Engine {
   }
   absl::StatusOr<std::unique_ptr<Job>> Submit(
       const JobOptions& options, std::vector<float>&& samples,
-      audio::CropEdges&& crop_edges, JobCallbacks callbacks,
+      CropEdges&& crop_edges, JobCallbacks callbacks,
       Reservation reservation) override {
     ASSIGN_OR_RETURN(
         std::shared_ptr<JobState> job,

@@ -101,7 +101,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/segment.h"
 #include "engine/runtime/device.h"
@@ -395,9 +395,9 @@ class Job {
   // embedding windows are then pyannote's crops of the original audio,
   // resampled alone (audio/crop_edges.h). Empty for 16 kHz audio.
   virtual absl::Status Append(std::span<const float> samples,
-                              const audio::CropEdges& crop_edges) = 0;
+                              const CropEdges& crop_edges) = 0;
   absl::Status Append(std::span<const float> samples) {
-    return Append(samples, audio::CropEdges{});
+    return Append(samples, CropEdges{});
   }
 
   // End of audio: schedules the remaining (zero-padded) window; clustering
@@ -497,13 +497,13 @@ class Engine {
   // (audio::Waveform::crop_edges; see Job::Append); empty otherwise.
   virtual absl::StatusOr<std::unique_ptr<Job>> Submit(
       const JobOptions& options, std::vector<float>&& samples,
-      audio::CropEdges&& crop_edges, JobCallbacks callbacks,
+      CropEdges&& crop_edges, JobCallbacks callbacks,
       Reservation reservation) = 0;
   absl::StatusOr<std::unique_ptr<Job>> Submit(const JobOptions& options,
                                               std::vector<float>&& samples,
                                               JobCallbacks callbacks,
                                               Reservation reservation) {
-    return Submit(options, std::move(samples), audio::CropEdges{},
+    return Submit(options, std::move(samples), CropEdges{},
                   std::move(callbacks), std::move(reservation));
   }
   // Reserve({samples' duration, options.peer}) and Submit.

@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/thread_pool.h"
@@ -87,7 +87,7 @@ struct JobState {
   // For audio resampled from another rate: what the embedding crops see
   // near their ends (audio/crop_edges.h); kept whole (tens of bytes a
   // second).
-  audio::CropEdges crop_edges ABSL_GUARDED_BY(mu);
+  CropEdges crop_edges ABSL_GUARDED_BY(mu);
   int64_t num_samples ABSL_GUARDED_BY(mu) = 0;
   bool finished ABSL_GUARDED_BY(mu) = false;
   absl::Time finish_time ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();

@@ -53,7 +53,7 @@ absl::Status WindowMasks(std::span<const float> log_probs,
 
 RecordingWindows::RecordingWindows(std::span<const float> audio,
                                    const pipeline::WindowLayout& layout,
-                                   const audio::CropEdges* crop_edges)
+                                   const CropEdges* crop_edges)
     : recording_{.id = this,
                  .audio = audio,
                  .offset = 0,

@@ -45,7 +45,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/pipeline/config.h"
 #include "engine/pipeline/segmentation_summary.h"
@@ -72,7 +72,7 @@ class RecordingWindows {
   // (BatchWindows::AddCrop).
   RecordingWindows(std::span<const float> audio,
                    const pipeline::WindowLayout& layout,
-                   const audio::CropEdges* crop_edges = nullptr);
+                   const CropEdges* crop_edges = nullptr);
   // Windows [first, first + count) as one batch; valid until the next call.
   // Embedding windows are pyannote's crops when the recording has crop
   // edges.
@@ -99,7 +99,7 @@ struct OfflineNetworksOptions {
   // For audio resampled from another rate: its crop edges
   // (audio::Waveform::crop_edges), so that the embedding windows are
   // pyannote's crops; must outlive the call. Null: none (16 kHz audio).
-  const audio::CropEdges* crop_edges = nullptr;
+  const CropEdges* crop_edges = nullptr;
 };
 
 struct OfflineNetworksOutput {

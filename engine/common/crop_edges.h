@@ -1,4 +1,6 @@
-// What pyannote's embedding crops see near their ends (resampler.h, "Crops").
+// What pyannote's embedding crops see near their ends
+// (engine/audio/resampler.h, "Crops"). Shared by engine/audio, which makes
+// them, and engine/runtime, which applies them.
 //
 // pyannote resamples each embedding window's crop of the original-rate audio
 // on its own. Its crops start and end on whole seconds (10 s windows every 1
@@ -7,15 +9,15 @@
 // resampled end. The resampler records those outputs as it goes; a window's
 // samples cut from the resampled recording become pyannote's crop with
 // ApplyCropEdges. Empty (margin 0) for 16 kHz input, which no crop changes.
-#ifndef DIARIZATION_ENGINE_AUDIO_CROP_EDGES_H_
-#define DIARIZATION_ENGINE_AUDIO_CROP_EDGES_H_
+#ifndef DIARIZATION_ENGINE_COMMON_CROP_EDGES_H_
+#define DIARIZATION_ENGINE_COMMON_CROP_EDGES_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
-namespace diarization::audio {
+namespace diarization {
 
 struct CropEdges {
   // Outputs on each side of a whole second that a crop boundary there can
@@ -56,6 +58,6 @@ struct CropEdges {
 bool ApplyCropEdges(const CropEdges& edges, int64_t recording_samples,
                     int64_t start_s, std::span<float> window);
 
-}  // namespace diarization::audio
+}  // namespace diarization
 
-#endif  // DIARIZATION_ENGINE_AUDIO_CROP_EDGES_H_
+#endif  // DIARIZATION_ENGINE_COMMON_CROP_EDGES_H_

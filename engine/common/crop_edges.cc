@@ -1,10 +1,10 @@
-#include "engine/audio/crop_edges.h"
+#include "engine/common/crop_edges.h"
 
 #include <algorithm>
 
 #include "engine/common/shapes.h"
 
-namespace diarization::audio {
+namespace diarization {
 
 void CropEdges::Append(const CropEdges& more) {
   if (more.margin != 0) margin = more.margin;
@@ -49,4 +49,4 @@ bool ApplyCropEdges(const CropEdges& edges, int64_t recording_samples,
   return true;
 }
 
-}  // namespace diarization::audio
+}  // namespace diarization
