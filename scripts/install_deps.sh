@@ -12,7 +12,7 @@ PACKAGES=(
   libabsl-dev
   prometheus-cpp-dev libmicrohttpd-dev
   libgtest-dev libgmock-dev
-  libsndfile1-dev libvorbis-dev libogg-dev libsoxr-dev libmpg123-dev libeigen3-dev nlohmann-json3-dev libzip-dev libssl-dev
+  libsndfile1-dev libvorbis-dev libogg-dev libmpg123-dev libeigen3-dev nlohmann-json3-dev libzip-dev libssl-dev
   libhdf5-dev
   libdnnl-dev libopenblas-dev libfftw3-dev
   espeak-ng sox lame

@@ -50,7 +50,7 @@ if BAZEL_OUTPUT_BASE="$(bazel info output_base 2>/dev/null)" \
   bazel test "${BAZEL_FLAGS[@]}" --test_env=DIARIZATION_REAL_MODELS_DIR="$REAL_MODELS" \
     //tools/models:segmentation_parity_test //tools/diarize:pyannote_pipeline_real_test \
     //tests:identification_e2e_test //tests:python_client_identification_test \
-    //tools/diarize:telephony_der_test || bazel_rc=1
+    //tools/diarize:telephony_der_test //tests:rates_parity_test || bazel_rc=1
 else
   echo "could not build the real-weights model directory"
   bazel_rc=1
@@ -67,6 +67,7 @@ TARGETS_FILE="$(mktemp)"
   echo //tests:identification_e2e_test
   echo //tests:python_client_identification_test
   echo //tools/diarize:telephony_der_test
+  echo //tests:rates_parity_test
 } >"$TARGETS_FILE"
 python3 tools/ci/count_tests.py "$(bazel info bazel-testlogs 2>/dev/null)" "$TARGETS_FILE"
 count_rc=$?

@@ -245,6 +245,9 @@ void DiarizeFileReactor::DecodeAndSubmit() {
         SelectSpeech(std::move(wave->samples), *voiceprint_request_);
     if (!speech.ok()) return FinishCall(speech.status());
     wave->samples = *std::move(speech);
+    // The speech is cut and joined: no crop of the original audio is one
+    // of its windows any more.
+    wave->crop_edges = CropEdges{};
   }
   runtime::JobOptions options = ToJobOptions(config_, ClientDeadline(context_));
   options.peer = reservation_.peer();
@@ -252,7 +255,7 @@ void DiarizeFileReactor::DecodeAndSubmit() {
   // and gRPC may then run OnDone inline).
   AddRef();
   absl::StatusOr<std::unique_ptr<runtime::Job>> job = engine->Submit(
-      options, std::move(wave->samples),
+      options, std::move(wave->samples), std::move(wave->crop_edges),
       runtime::JobCallbacks{.on_complete =
                                 [this](absl::StatusOr<runtime::JobResult> r) {
                                   OnJobComplete(std::move(r));
@@ -287,7 +290,7 @@ void DiarizeFileReactor::DecodeAndSubmitChannels(runtime::Engine& engine) {
       .deadline = ClientDeadline(context_),
       .max_cpu_s = state_.limits().max_decode_cpu_s};
   const absl::Time decode_start = absl::Now();
-  absl::StatusOr<std::vector<std::vector<float>>> channels = DecodeEachChannel(
+  absl::StatusOr<std::vector<audio::Waveform>> channels = DecodeEachChannel(
       data, file_ != nullptr, ToPcmFormat(config_), separate_channel_count_,
       ToDecodeLimits(state_.limits()), reservation_.audio_s() + 0.01, control);
   file_.reset();
@@ -297,8 +300,8 @@ void DiarizeFileReactor::DecodeAndSubmitChannels(runtime::Engine& engine) {
         absl::ToDoubleSeconds(absl::Now() - decode_start));
   }
   if (!channels.ok()) return FinishCall(channels.status());
-  for (const std::vector<float>& samples : *channels) {
-    if (samples.empty()) {
+  for (const audio::Waveform& channel : *channels) {
+    if (channel.samples.empty()) {
       return FinishCall(
           absl::InvalidArgumentError("the audio decodes to zero samples"));
     }

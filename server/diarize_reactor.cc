@@ -8,6 +8,7 @@
 #include "engine/common/shapes.h"
 #include "server/call_context.h"
 #include "server/identification.h"
+#include "server/refused_stream.h"
 #include "server/reset_flood_guard.h"
 #include "server/result_convert.h"
 #include "server/status_util.h"
@@ -18,28 +19,30 @@ namespace diarization::server {
 grpc::ServerBidiReactor<v1::DiarizeRequest, v1::DiarizeResponse>*
 DiarizeReactor::Start(ServiceState& state,
                       grpc::CallbackServerContext* context) {
-  auto* reactor = new DiarizeReactor(state, context);
+  // Admission first: a refused call (most of a reset flood's) gets a
+  // reactor that does no pool work at all (refused_stream.h).
+  absl::StatusOr<CallSlot> slot = state.AdmitCall(context);
+  if (!slot.ok()) {
+    return RefusedStream::Start(state, context, std::move(slot).status());
+  }
+  auto* reactor = new DiarizeReactor(state, context, *std::move(slot));
   reactor->Begin();
   return reactor;
 }
 
 DiarizeReactor::DiarizeReactor(ServiceState& state,
-                               grpc::CallbackServerContext* context)
+                               grpc::CallbackServerContext* context,
+                               CallSlot slot)
     : state_(state),
       context_(context),
       start_time_(absl::Now()),
       client_deadline_(ClientDeadline(context)),
       stream_deadline_(start_time_ +
                        absl::Seconds(state.limits().max_stream_duration_s)),
+      slot_(std::move(slot)),
       session_(state.limits(), &sink_) {}
 
 void DiarizeReactor::Begin() {
-  absl::StatusOr<CallSlot> slot = state_.AdmitCall(context_);
-  if (!slot.ok()) {
-    OnCallCancelled(context_->peer());
-    return Fail(slot.status());
-  }
-  slot_ = *std::move(slot);
   if (CallTimer* timer = state_.timer(); timer != nullptr) {
     // The config deadline, or the stream's whole life if that is shorter;
     // later the job carries the stream deadline.
@@ -104,9 +107,17 @@ runtime::Job* DiarizeReactor::job() {
 }
 
 void DiarizeReactor::HandleMessage() {
+  bool has_job, cancelled;
   {
     absl::MutexLock lock(&mu_);
     if (ended_) return;
+    has_job = job_ != nullptr;
+    cancelled = cancelled_;
+  }
+  // Before its job exists, a call the client has left (a reset stream's
+  // config, under a flood) ends here: no job is started for it.
+  if (!has_job && (cancelled || ClientGone(context_))) {
+    return Fail(ClientGoneStatus(context_));
   }
   const absl::Status s = session_.OnMessage(request_);
   // A large chunk's bytes are not kept until the next read.
@@ -188,13 +199,14 @@ absl::Status DiarizeReactor::StartJob(const ValidatedConfig& config) {
   return absl::OkStatus();
 }
 
-absl::Status DiarizeReactor::JobSink::Append(std::span<const float> samples) {
-  return reactor_->job()->Append(samples);
+absl::Status DiarizeReactor::JobSink::Append(std::span<const float> samples,
+                                             const CropEdges& crop_edges) {
+  return reactor_->job()->Append(samples, crop_edges);
 }
 
-absl::Status DiarizeReactor::JobSink::AppendOwned(
-    std::vector<float>&& samples) {
-  return reactor_->job()->AppendOwned(std::move(samples));
+absl::Status DiarizeReactor::JobSink::AppendOwned(std::vector<float>&& samples,
+                                                  const CropEdges& crop_edges) {
+  return reactor_->job()->AppendOwned(std::move(samples), crop_edges);
 }
 
 absl::Status DiarizeReactor::JobSink::Finish() {

@@ -19,9 +19,18 @@
 // max_stream_duration_s or the client's deadline (the job carries the
 // earlier of them once it exists).
 //
+// Admission (ServiceState::AdmitCall) comes before this reactor: a refused
+// call gets a RefusedStream instead (refused_stream.h: no pool work at
+// all, which matters under a reset flood), so a DiarizeReactor always holds
+// an admitted CallSlot from its construction.
+//
 // The engine's on_partial / on_complete callbacks queue responses; a
 // finished write starts the next one. Partial responses are coalesced: only
-// the newest waits while a write is in flight. OnCancel cancels the job.
+// the newest waits while a write is in flight. OnCancel gives the call's
+// place under max_concurrent_streams back on the spot (on gRPC's thread,
+// CallSlot::ReleaseAdmissionOnCancel: thread-safe, no mu_) and cancels the
+// job from the pool. A message taken after the client left, before a job
+// exists (a reset stream's config), starts no job: the call just ends.
 // After the job is accepted, only its completion (exactly once,
 // engine/runtime/engine.h) finishes the call. A call that ends because the
 // client left is logged with the client's status (CANCELLED or
@@ -69,7 +78,8 @@ class DiarizeReactor
   void OnDone() override;
 
  private:
-  DiarizeReactor(ServiceState& state, grpc::CallbackServerContext* context);
+  DiarizeReactor(ServiceState& state, grpc::CallbackServerContext* context,
+                 CallSlot slot);
   ~DiarizeReactor() override = default;
 
   void Begin();
@@ -94,8 +104,10 @@ class DiarizeReactor
     absl::Status Start(const ValidatedConfig& config) override {
       return reactor_->StartJob(config);
     }
-    absl::Status Append(std::span<const float> samples) override;
-    absl::Status AppendOwned(std::vector<float>&& samples) override;
+    absl::Status Append(std::span<const float> samples,
+                        const CropEdges& crop_edges) override;
+    absl::Status AppendOwned(std::vector<float>&& samples,
+                             const CropEdges& crop_edges) override;
     absl::Status Finish() override;
 
    private:

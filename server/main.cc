@@ -281,8 +281,9 @@ absl::Status GuardConnections(int grpc_port, bool metrics_on,
   SetMaxResetsPerSecond(absl::GetFlag(FLAGS_max_resets_per_s),
                         [&state](const std::string& grpc_peer) {
                           const bool closed = CloseConnectionOf(grpc_peer);
-                          // Its calls end with it: their slots now.
-                          state.ReleaseConnection(grpc_peer);
+                          // Its calls end with it: their slots now, and
+                          // its calls not yet handled are refused.
+                          state.ReleaseConnection(grpc_peer, closed);
                           return closed;
                         });
   StartAcceptGuard({.port = grpc_port,

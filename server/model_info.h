@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "diarization/v1/diarization.pb.h"
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 
 namespace diarization::server {
 

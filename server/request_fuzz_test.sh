@@ -43,10 +43,11 @@ clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address \
   "$SRC/engine/audio/mp3_decoder.cc" \
   "$SRC/engine/audio/ogg_vorbis_headers.cc" \
   "$SRC/engine/audio/pcm_convert.cc" \
+  "$SRC/engine/common/crop_edges.cc" \
   "$SRC/engine/audio/resampler.cc" \
   "$SRC/engine/audio/sndfile_memory.cc" \
   "$WORK/gen/diarization/v1/diarization.pb.cc" \
-  -lprotobuf -lsndfile -lmpg123 -lvorbis -logg -lsoxr -Wl,--start-group "${ABSL_LIBS[@]}" \
+  -lprotobuf -lsndfile -lmpg123 -lvorbis -logg -Wl,--start-group "${ABSL_LIBS[@]}" \
   -Wl,--end-group -pthread -o "$WORK/request_fuzzer"
 
 # The committed corpus is read-only in the runfiles: fuzz into a copy.

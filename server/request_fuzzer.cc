@@ -58,9 +58,10 @@ class CheckingSink : public StreamJobSink {
     started_ = true;
     return Answer();
   }
-  absl::Status Append(std::span<const float> samples) override {
+  absl::Status Append(std::span<const float> samples,
+                      const diarization::CropEdges& crop_edges) override {
     Check(started_ && !finished_ && !refused_, "Append out of order");
-    Check(!samples.empty(), "empty Append");
+    Check(!samples.empty() || !crop_edges.empty(), "empty Append");
     for (float v : samples) Check(v == v, "NaN appended");
     absl::Status s = Answer();
     if (s.ok()) appended_ += samples.size();  // a refused chunk is not taken

@@ -36,7 +36,8 @@ void SortSegments(std::vector<Segment>& segments) {
 // The state shared by the per-channel jobs' completions and the handle.
 struct GroupState {
   explicit GroupState(size_t n, runtime::JobCallbacks callbacks)
-      : results(n), remaining(static_cast<int>(n)),
+      : results(n),
+        remaining(static_cast<int>(n)),
         callbacks(std::move(callbacks)) {}
 
   absl::Mutex mu;
@@ -100,7 +101,7 @@ class ChannelJobGroup final : public runtime::Job {
     jobs_ = state_->jobs;
   }
 
-  absl::Status Append(std::span<const float>) override {
+  absl::Status Append(std::span<const float>, const CropEdges&) override {
     return absl::FailedPreconditionError(
         "Append on a whole recording's per-channel jobs");
   }
@@ -202,11 +203,11 @@ std::string RttmWithChannelColumn(const std::string& rttm) {
   return out;
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> DecodeEachChannel(
+absl::StatusOr<std::vector<audio::Waveform>> DecodeEachChannel(
     std::span<const std::byte> bytes, bool encoded, audio::PcmFormat raw,
-    int channel_count, const audio::DecodeLimits& limits,
-    double max_duration_s, const audio::DecodeControl& control) {
-  std::vector<std::vector<float>> channels;
+    int channel_count, const audio::DecodeLimits& limits, double max_duration_s,
+    const audio::DecodeControl& control) {
+  std::vector<audio::Waveform> channels;
   for (int c = 0; c < channel_count; ++c) {
     audio::Waveform wave;
     if (encoded) {
@@ -218,20 +219,20 @@ absl::StatusOr<std::vector<std::vector<float>>> DecodeEachChannel(
       raw.channel_index = c;
       ASSIGN_OR_RETURN(wave, audio::DecodePcm(bytes, raw, limits, control));
     }
-    channels.push_back(std::move(wave.samples));
+    channels.push_back(std::move(wave));
   }
   return channels;
 }
 
 absl::StatusOr<std::unique_ptr<runtime::Job>> SubmitPerChannel(
     runtime::Engine& engine, const runtime::JobOptions& options,
-    std::vector<std::vector<float>> channels, runtime::JobCallbacks callbacks,
+    std::vector<audio::Waveform> channels, runtime::JobCallbacks callbacks,
     std::vector<runtime::Reservation> reservations) {
   if (channels.empty() || channels.size() != reservations.size()) {
     return absl::InternalError("SubmitPerChannel: one reservation a channel");
   }
-  auto state = std::make_shared<GroupState>(channels.size(),
-                                            std::move(callbacks));
+  auto state =
+      std::make_shared<GroupState>(channels.size(), std::move(callbacks));
   for (size_t c = 0; c < channels.size(); ++c) {
     runtime::JobCallbacks per_channel{
         .on_complete =
@@ -240,7 +241,8 @@ absl::StatusOr<std::unique_ptr<runtime::Job>> SubmitPerChannel(
             },
         .on_partial = nullptr};
     absl::StatusOr<std::unique_ptr<runtime::Job>> job =
-        engine.Submit(options, std::move(channels[c]), std::move(per_channel),
+        engine.Submit(options, std::move(channels[c].samples),
+                      std::move(channels[c].crop_edges), std::move(per_channel),
                       std::move(reservations[c]));
     if (!job.ok()) {
       // The jobs already accepted complete (CANCELLED) unreported: `armed`

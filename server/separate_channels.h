@@ -37,11 +37,12 @@ std::string RttmWithChannelColumn(const std::string& rttm);
 // Decodes each channel of `bytes` on its own: a container file (re-opened
 // per channel, FileDecoder::SelectChannel) when `encoded`, else raw audio in
 // `raw` (its channel_index set per channel). Each decode is bounded by
-// `max_duration_s`, `limits` and `control`.
-absl::StatusOr<std::vector<std::vector<float>>> DecodeEachChannel(
+// `max_duration_s`, `limits` and `control`. Each channel keeps its crop
+// edges (audio::Waveform).
+absl::StatusOr<std::vector<audio::Waveform>> DecodeEachChannel(
     std::span<const std::byte> bytes, bool encoded, audio::PcmFormat raw,
-    int channel_count, const audio::DecodeLimits& limits,
-    double max_duration_s, const audio::DecodeControl& control);
+    int channel_count, const audio::DecodeLimits& limits, double max_duration_s,
+    const audio::DecodeControl& control);
 
 // Submits one job per channel (channels[c] with reservations[c]) and
 // returns one handle over them: `callbacks.on_complete` is called once,
@@ -53,7 +54,7 @@ absl::StatusOr<std::vector<std::vector<float>>> DecodeEachChannel(
 // and their completions are swallowed).
 absl::StatusOr<std::unique_ptr<runtime::Job>> SubmitPerChannel(
     runtime::Engine& engine, const runtime::JobOptions& options,
-    std::vector<std::vector<float>> channels, runtime::JobCallbacks callbacks,
+    std::vector<audio::Waveform> channels, runtime::JobCallbacks callbacks,
     std::vector<runtime::Reservation> reservations);
 
 }  // namespace diarization::server

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace diarization::server {
 
@@ -153,6 +154,17 @@ absl::StatusOr<CallSlot> ServiceState::AdmitCall(
     }
     return absl::CancelledError("the client cancelled the call");
   }
+  // A call of a connection closed for resetting calls: its handler ran
+  // after the close (see ReleaseConnection); it must not take a slot again.
+  if (context != nullptr && !closed_connections_.empty()) {
+    auto it = closed_connections_.find(context->peer());
+    if (it != closed_connections_.end() &&
+        absl::Now() - it->second < kClosedConnectionMemory) {
+      return absl::CancelledError(
+          "the call's connection was closed: it reset calls faster than "
+          "--max_resets_per_s");
+    }
+  }
   if (admitted_calls_ >= limits_.max_concurrent_streams) {
     ReleaseCancelledLocked();
   }
@@ -191,8 +203,16 @@ absl::StatusOr<CallSlot> ServiceState::AdmitCall(
                   std::move(admitted));
 }
 
-void ServiceState::ReleaseConnection(const std::string& grpc_peer) {
+void ServiceState::ReleaseConnection(const std::string& grpc_peer,
+                                     bool closed) {
   absl::MutexLock lock(&mu_);
+  if (closed) {
+    const absl::Time now = absl::Now();
+    absl::erase_if(closed_connections_, [now](const auto& entry) {
+      return now - entry.second >= kClosedConnectionMemory;
+    });
+    closed_connections_[grpc_peer] = now;
+  }
   for (auto it = admitted_.begin(); it != admitted_.end();) {
     AdmittedCall& call = it->second;
     if (call.connection == grpc_peer && call.admitted->exchange(false)) {

@@ -144,7 +144,19 @@ class ServiceState {
 
   // The connection `grpc_peer` is being closed (reset_flood_guard.h): its
   // admitted calls give their slots back now; their cancellations follow.
-  void ReleaseConnection(const std::string& grpc_peer);
+  // With `closed` (its socket was shut down), calls of that connection whose
+  // handlers run later are refused without a slot (AdmitCall: CANCELLED):
+  // under a reset flood gRPC runs the handlers of the streams it had read
+  // before the close seconds later, behind its own callback queue, and
+  // before it reports them cancelled, so each closed connection took its
+  // max_calls_per_connection slots again (issue 39: the victim was refused,
+  // "32 are open", two closed connections holding 16 each). The peer is
+  // remembered for kClosedConnectionMemory.
+  void ReleaseConnection(const std::string& grpc_peer, bool closed);
+  // How long a closed connection's peer ("ipv4:1.2.3.4:5678") is refused:
+  // the server closed it, so its address and port pair stays in TIME_WAIT
+  // on this side for 60 s (Linux) and no new connection reuses it earlier.
+  static constexpr absl::Duration kClosedConnectionMemory = absl::Seconds(60);
   // Waits until no admitted call remains or `deadline` passes; true when
   // none remains.
   bool WaitForNoCalls(absl::Time deadline);
@@ -205,6 +217,9 @@ class ServiceState {
   uint64_t next_call_id_ ABSL_GUARDED_BY(mu_) = 1;
   // Admitted calls per connection (ServiceLimits::max_calls_per_connection).
   absl::flat_hash_map<std::string, int> calls_by_connection_
+      ABSL_GUARDED_BY(mu_);
+  // Connections closed by ReleaseConnection(…, closed=true) and when.
+  absl::flat_hash_map<std::string, absl::Time> closed_connections_
       ABSL_GUARDED_BY(mu_);
   std::shared_ptr<runtime::Engine> engine_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::ModelInfo> models_ ABSL_GUARDED_BY(mu_);

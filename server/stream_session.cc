@@ -65,17 +65,20 @@ absl::Status StreamSession::HandleConfig(const v1::DiarizationConfig& c) {
 
 absl::Status StreamSession::HandleAudio(const std::string& bytes) {
   samples_.clear();
+  crop_edges_.seconds.clear();
   absl::Status s = decoder_->Push(
       std::span<const std::byte>(
           reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()),
-      samples_);
+      samples_, &crop_edges_);
   if (!s.ok()) return Fail(s);
-  if (samples_.empty()) return absl::OkStatus();
+  if (samples_.empty() && crop_edges_.seconds.empty()) {
+    return absl::OkStatus();
+  }
   const int64_t n = static_cast<int64_t>(samples_.size());
   // The decoder's buffer goes to the job as it is when it is large
   // (runtime::Job::AppendOwned: no copy); a small one is copied and
   // samples_ is reused.
-  s = sink_->AppendOwned(std::move(samples_));
+  s = sink_->AppendOwned(std::move(samples_), crop_edges_);
   if (!s.ok()) return Fail(s);
   appended_samples_ += n;
   return absl::OkStatus();
@@ -91,11 +94,13 @@ absl::Status StreamSession::OnEndOfInput() {
         "the stream ended before its first DiarizeRequest (config)"));
   }
   samples_.clear();
-  absl::Status s = decoder_->Finish(samples_);
+  crop_edges_.seconds.clear();
+  absl::Status s = decoder_->Finish(samples_, &crop_edges_);
   if (!s.ok()) return Fail(s);
-  if (!samples_.empty()) {
+  // The last edges (past_end) come even without samples.
+  if (!samples_.empty() || !crop_edges_.empty()) {
     const int64_t n = static_cast<int64_t>(samples_.size());
-    s = sink_->AppendOwned(std::move(samples_));
+    s = sink_->AppendOwned(std::move(samples_), crop_edges_);
     if (!s.ok()) return Fail(s);
     appended_samples_ += n;
   }

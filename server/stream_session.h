@@ -32,12 +32,15 @@ class StreamJobSink {
  public:
   virtual ~StreamJobSink() = default;
   virtual absl::Status Start(const ValidatedConfig& config) = 0;
-  // 16 kHz mono samples; never empty.
-  virtual absl::Status Append(std::span<const float> samples) = 0;
+  // 16 kHz mono samples and, for audio at another rate, the crop edges
+  // that came with them (runtime::Job::Append); never both empty.
+  virtual absl::Status Append(std::span<const float> samples,
+                              const CropEdges& crop_edges) = 0;
   // The same, taking the decoder's buffer (runtime::Job::AppendOwned keeps
   // a large one without a copy).
-  virtual absl::Status AppendOwned(std::vector<float>&& samples) {
-    return Append(samples);
+  virtual absl::Status AppendOwned(std::vector<float>&& samples,
+                                   const CropEdges& crop_edges) {
+    return Append(samples, crop_edges);
   }
   virtual absl::Status Finish() = 0;
 };
@@ -75,6 +78,7 @@ class StreamSession {
   // The decoder's output per chunk: handed to the job when large, else
   // reused.
   std::vector<float> samples_;
+  CropEdges crop_edges_;  // reused per chunk
   int64_t appended_samples_ = 0;
   bool finished_ = false;
   absl::Status error_;

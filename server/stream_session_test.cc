@@ -19,7 +19,8 @@ class RecordingSink : public StreamJobSink {
     started_rate = config.sample_rate_hz;
     return start_status;
   }
-  absl::Status Append(std::span<const float> samples) override {
+  absl::Status Append(std::span<const float> samples,
+                      const CropEdges&) override {
     calls.push_back("append");
     appended += samples.size();
     return append_status;

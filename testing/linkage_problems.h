@@ -1,7 +1,8 @@
 // Random inputs of the clustering's centroid linkage and the bit-for-bit
 // comparison of two merge lists, shared by the tests of the GPU linkage
-// (engine/models/cuda_linkage_test on the device, kernels/
-// engine/models/centroid_linkage_emulation_test on host threads).
+// (engine/models/cuda/linkage/cuda_linkage_test on the device, kernels/
+// engine/models/cuda/linkage/centroid_linkage_emulation_test on host
+// threads).
 #ifndef DIARIZATION_TESTING_LINKAGE_PROBLEMS_H_
 #define DIARIZATION_TESTING_LINKAGE_PROBLEMS_H_
 

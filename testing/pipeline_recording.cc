@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 #include "testing/test_data.h"
 
 namespace diarization::testing {

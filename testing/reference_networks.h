@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/models/safetensors.h"
+#include "engine/models/format/safetensors.h"
 
 namespace diarization::testing {
 

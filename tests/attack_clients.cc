@@ -103,7 +103,16 @@ std::shared_ptr<grpc::Channel> OwnConnection(const ServerProcess& server,
 // 100 ms) on its own connection.
 VictimOutcome PacedStream(const ServerProcess& server, double seconds,
                           const std::string& id) {
-  auto stub = v1::Diarization::NewStub(OwnConnection(server, 1000));
+  return PacedStreamTo(server.address(), seconds, id);
+}
+
+VictimOutcome PacedStreamTo(const std::string& address, double seconds,
+                            const std::string& id) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt("diarization.test_connection", 1000);
+  auto stub = v1::Diarization::NewStub(grpc::CreateCustomChannel(
+      address, grpc::InsecureChannelCredentials(), args));
   grpc::ClientContext context;
   context.set_deadline(In(seconds + 60));
   auto stream = stub->Diarize(&context);

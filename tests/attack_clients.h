@@ -49,6 +49,9 @@ struct VictimOutcome {
 // 100 ms) on its own connection.
 VictimOutcome PacedStream(const ServerProcess& server, double seconds,
                           const std::string& id);
+// The same to another address (a proxy in front of the server).
+VictimOutcome PacedStreamTo(const std::string& address, double seconds,
+                            const std::string& id);
 
 // The victim's final result within (0.5 + share) × baseline_s + 1 s of its
 // end (ATTACK_VICTIM_BOUND_S: a flat bound instead).

@@ -4,7 +4,8 @@
 // failed: a live stream beside a bulk upload (finding 6), clients that never
 // read their responses (1), a connection flood that exhausts descriptors
 // (2), slowloris on the metrics port (3), oversized headers (4) and HTTP/2
-// rapid reset (5). Each test starts its own server, bounds every call and
+// rapid reset (5; from several connections at once through the proxy in
+// deploy/proxy, which the server alone does not survive). Each test starts its own server, bounds every call and
 // connection in time, and kills only the server it started;
 // DIARIZATION_SERVER_UNDER_TEST runs them against another build (the one
 // before the fixes, to see them fail: docs/reliability.md).
@@ -18,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -321,16 +323,21 @@ TEST_F(TransportAttack, MetricsSlowlorisIsCutAndScrapesGoOn) {
 // that resets more than --max_resets_per_s (default 100) calls in a second
 // must be closed; one connection holds at most --max_streams_per_connection
 // (16) of the --max_concurrent_streams (32) slots, however fast it resets,
-// and each reset call gives its slot back at once (a victim on another
-// connection is admitted and served within its bound); the cancels do not
-// each write a log line.
+// and each reset call gives its slot back at once: a victim on another
+// connection is admitted on its first try and served within the issue's
+// bound (2 s of its end, or 3 × its latency alone + 1 s on a loaded
+// machine), with the RTTM it gets alone; the cancels do not each write a
+// log line.
 TEST_F(TransportAttack, RapidResetNeitherLocksOthersOutNorFloodsTheLog) {
+  // Connections resetting at once (each reconnecting when closed).
+  constexpr int kAttackers = 1;
   StartServer({"--max_concurrent_streams=32"});
-  const VictimOutcome alone = PacedStream(*server_, 4, "alone");
+  const VictimOutcome alone = PacedStream(*server_, 4, "victim");
   ASSERT_TRUE(alone.status.ok()) << alone.status.error_message();
+  ASSERT_TRUE(alone.final_result.has_value());
   std::atomic<bool> stop{false};
   std::atomic<int> resets{0}, connections{0}, closed_by_server{0};
-  std::thread attacker([&] {
+  auto attack = [&] {
     const std::string config = ConfigMessage("reset", false);
     const absl::Time end = absl::Now() + absl::Seconds(4);
     while (!stop && absl::Now() < end) {
@@ -349,26 +356,44 @@ TEST_F(TransportAttack, RapidResetNeitherLocksOthersOutNorFloodsTheLog) {
       }
       if ((*c)->closed() || (*c)->goaway()) ++closed_by_server;
     }
-  });
+  };
+  std::vector<std::thread> attacker_threads;
+  for (int i = 0; i < kAttackers; ++i) attacker_threads.emplace_back(attack);
   absl::SleepFor(absl::Milliseconds(300));
-  // A legitimate client retries a refused call after the server's hint, as
-  // the CLI and the Python client do. On a loaded machine the victim was once
-  // refused while the reset calls' slots came back through the work pool
-  // ("32 are open", CI rehearsal of 90abbc5): one refusal is allowed, then
-  // the retry must be admitted during the attack and served within the
-  // bound; a second refusal fails the test.
-  VictimOutcome victim = PacedStream(*server_, 4, "victim");
-  int refusals = 0;
-  if (victim.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-    ++refusals;
-    std::fprintf(stderr, "victim refused once (%s); retrying after 1 s\n",
-                 victim.status.error_message().c_str());
-    absl::SleepFor(absl::Seconds(1));
-    victim = PacedStream(*server_, 4, "victim-retry");
-  }
+  // Beside the victim, every 50 ms a stream that sends nothing, on a third
+  // connection, for the whole attack: admitted, it ends INVALID_ARGUMENT
+  // ("ended before its first DiarizeRequest", no job); refused, it ends
+  // RESOURCE_EXHAUSTED. Each is a chance for the flood to hold every slot
+  // (the victim's admission is one instant).
+  std::atomic<int> probes{0}, probes_refused{0};
+  std::string probe_refusal;
+  std::thread prober([&] {
+    auto stub = v1::Diarization::NewStub(OwnConnection(*server_, 2000));
+    while (!stop) {
+      grpc::ClientContext context;
+      context.set_deadline(In(10));
+      auto stream = stub->Diarize(&context);
+      stream->WritesDone();
+      const grpc::Status s = stream->Finish();
+      ++probes;
+      if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+          probes_refused++ == 0) {
+        probe_refusal = s.error_message();
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  });
+  // One try: a refusal ("32 are open") fails the test.
+  const VictimOutcome victim = PacedStream(*server_, 4, "victim");
   stop = true;
   const absl::Time stopped = absl::Now();
-  attacker.join();
+  for (std::thread& t : attacker_threads) t.join();
+  prober.join();
+  std::fprintf(stderr, "probes: %d streams, %d refused %s\n", probes.load(),
+               probes_refused.load(), probe_refusal.c_str());
+  EXPECT_EQ(probes_refused.load(), 0)
+      << "a stream on another connection was refused during the attack: "
+      << probe_refusal;
   std::fprintf(stderr,
                "rapid reset: %d streams reset on %d connections, %d closed "
                "by the server; the attacker stopped in %.1f s\n",
@@ -376,8 +401,19 @@ TEST_F(TransportAttack, RapidResetNeitherLocksOthersOutNorFloodsTheLog) {
                absl::ToDoubleSeconds(absl::Now() - stopped));
   EXPECT_GE(closed_by_server.load(), 1)
       << "a connection resetting thousands of streams was kept open";
-  EXPECT_LE(refusals, 1);
-  ExpectVictimServed(victim, 4, *server_, alone.final_after_end_s, 2.0);
+  ASSERT_TRUE(victim.status.ok())
+      << "the victim was refused or failed during the attack: "
+      << victim.status.error_message();
+  ASSERT_TRUE(victim.final_result.has_value());
+  const double bound = std::max(2.0, 3 * alone.final_after_end_s + 1.0);
+  std::fprintf(stderr,
+               "victim: final result %.3f s after its end (alone: %.3f s, "
+               "bound %.3f s)\n",
+               victim.final_after_end_s, alone.final_after_end_s, bound);
+  EXPECT_LE(victim.final_after_end_s, bound)
+      << "the victim's final result came too late";
+  EXPECT_EQ(victim.final_result->rttm(), alone.final_result->rttm())
+      << "the victim's RTTM changed under the attack";
   const absl::Time idle_wait = absl::Now();
   EXPECT_TRUE(WaitFor(*server_, Idle, 10)) << "reset calls were left open";
   std::fprintf(stderr, "idle %.1f s after the attack\n",
@@ -512,6 +548,74 @@ TEST_F(TransportAttack, ProxyClosesOversizedHeaders) {
   // loopback: the proxy closed before all of it was sent.)
   EXPECT_LT(via_sent, kTotal);
   EXPECT_TRUE(HealthyOnNewConnection(*server_, 2.0));
+  ExpectOnlyJsonLines(*server_);
+}
+
+// Finding 5 from several connections at once, which the server alone does
+// not survive (docs/reliability.md: gRPC 1.51 spends its own threads on the
+// resets before the server's code sees them; victims refused or 10-16 s
+// late), with deploy/proxy/haproxy.cfg in front as docs/operations.md
+// prescribes: three connections from another address (127.0.0.3) open and
+// reset streams through the proxy as fast as they can for 4 s; a victim
+// through the proxy is served within the same bound as without the proxy,
+// with the RTTM it gets alone.
+TEST_F(TransportAttack, RapidResetFromSeveralConnectionsStopsAtTheProxy) {
+  constexpr int kAttackers = 3;
+  StartServer({"--max_concurrent_streams=32"});
+  std::unique_ptr<Proxy> proxy = Proxy::Start(server_->grpc_port());
+  ASSERT_NE(proxy, nullptr) << "haproxy did not start (scripts/install_deps.sh "
+                               "installs it)";
+  const std::string via = absl::StrCat("127.0.0.1:", proxy->port());
+  const VictimOutcome alone = PacedStreamTo(via, 4, "victim");
+  ASSERT_TRUE(alone.status.ok()) << alone.status.error_message();
+  ASSERT_TRUE(alone.final_result.has_value());
+  std::atomic<bool> stop{false};
+  std::atomic<int> resets{0}, connections{0};
+  auto attack = [&] {
+    const std::string config = ConfigMessage("reset", false);
+    const absl::Time end = absl::Now() + absl::Seconds(4);
+    while (!stop && absl::Now() < end) {
+      auto c = RawHttp2Connection::Connect("127.0.0.1", proxy->port(), 65535,
+                                           "127.0.0.3");
+      if (!c.ok()) {
+        absl::SleepFor(absl::Milliseconds(10));
+        continue;
+      }
+      ++connections;
+      while (!stop && absl::Now() < end && !(*c)->closed()) {
+        const int s = (*c)->StartCall(kDiarize);
+        (*c)->SendMessage(s, config, false);
+        if (!(*c)->Reset(s)) break;
+        ++resets;
+      }
+    }
+  };
+  std::vector<std::thread> attackers;
+  for (int i = 0; i < kAttackers; ++i) attackers.emplace_back(attack);
+  absl::SleepFor(absl::Milliseconds(300));
+  const VictimOutcome victim = PacedStreamTo(via, 4, "victim");
+  stop = true;
+  for (std::thread& t : attackers) t.join();
+  const std::string log = server_->Log();
+  std::fprintf(stderr,
+               "rapid reset through the proxy: %d streams reset on %d "
+               "connections; the server logged %d Diarize lines, %d "
+               "reset_flood\n",
+               resets.load(), connections.load(), CountLines(log, "Diarize"),
+               CountLines(log, "reset_flood"));
+  ASSERT_TRUE(victim.status.ok())
+      << "the victim was refused or failed during the attack: "
+      << victim.status.error_message();
+  ASSERT_TRUE(victim.final_result.has_value());
+  const double bound = std::max(2.0, 3 * alone.final_after_end_s + 1.0);
+  std::fprintf(stderr,
+               "victim through the proxy: final result %.3f s after its end "
+               "(alone: %.3f s, bound %.3f s)\n",
+               victim.final_after_end_s, alone.final_after_end_s, bound);
+  EXPECT_LE(victim.final_after_end_s, bound)
+      << "the victim's final result came too late";
+  EXPECT_EQ(victim.final_result->rttm(), alone.final_result->rttm());
+  EXPECT_TRUE(WaitFor(*server_, Idle, 10)) << "reset calls were left open";
   ExpectOnlyJsonLines(*server_);
 }
 

@@ -21,9 +21,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "engine/audio/audio.h"
-#include "engine/models/cpu_backend.h"
-#include "engine/models/model_dir.h"
-#include "engine/models/random_model.h"
+#include "engine/models/cpu/cpu_backend.h"
+#include "engine/models/format/model_dir.h"
+#include "engine/models/format/random_model.h"
 
 ABSL_FLAG(std::string, models, "",
           "Model directory; empty = random weights written to a temp dir.");

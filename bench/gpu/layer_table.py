@@ -2,11 +2,12 @@
 """The per-layer table of the embedding trunk (issue 11) from rtfx_main logs.
 
 rtfx_main --conv_api=graph|fastest prints one "graph conv ..." line per trunk
-convolution and batch shape (GraphConv2d::Describe, engine/models/
-cudnn_graph_conv.cc). This script reads the timed lines of one or more runs
-and prints a markdown table: per layer its milliseconds, TFLOP/s and share
-of the GPU's dense peak (H200: TF32 494.7, FP16 989.4 TFLOP/s), one group of
-columns per run, and a total row (summed time; total FLOP over it).
+convolution and batch shape (GraphConv2d::Describe,
+engine/models/cuda/embedding/cudnn_graph_conv.cc). This script reads the
+timed lines of one or more runs and prints a markdown table: per layer its
+milliseconds, TFLOP/s and share of the GPU's dense peak (H200: TF32 494.7,
+FP16 989.4 TFLOP/s), one group of columns per run, and a total row (summed
+time; total FLOP over it).
 
     /usr/bin/python3 bench/gpu/layer_table.py [--batch N] [--peak TFLOPS]
         [LABEL=]LOG [[LABEL=]LOG ...]

@@ -41,7 +41,7 @@
 #include "engine/audio/audio.h"
 #include "engine/common/status_macros.h"
 #include "engine/common/user_path.h"
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/rttm.h"
 #include "engine/runtime/backend_flags.h"

@@ -132,8 +132,11 @@ class PcmStreamDecoder final : public StreamDecoder {
         limits_(limits),
         resampler_(std::move(resampler)) {}
 
-  absl::Status Push(std::span<const std::byte> bytes,
-                    std::vector<float>& out) override {
+  using StreamDecoder::Finish;
+  using StreamDecoder::Push;
+
+  absl::Status Push(std::span<const std::byte> bytes, std::vector<float>& out,
+                    CropEdges* edges) override {
     if (finished_) {
       return absl::FailedPreconditionError("Push() after Finish()");
     }
@@ -153,10 +156,9 @@ class PcmStreamDecoder final : public StreamDecoder {
       if (pending_.size() + fill == frame_bytes_) {
         std::vector<std::byte> frame(pending_);
         frame.insert(frame.end(), bytes.begin(), bytes.begin() + fill);
-        RETURN_IF_ERROR(AppendMonoFromPcm(frame, format_.encoding,
-                                          format_.channel_count,
-                                          format_.channel_index, frames_,
-                                          mono));
+        RETURN_IF_ERROR(
+            AppendMonoFromPcm(frame, format_.encoding, format_.channel_count,
+                              format_.channel_index, frames_, mono));
         used = fill;
       } else {
         // Still not a whole frame.
@@ -165,17 +167,17 @@ class PcmStreamDecoder final : public StreamDecoder {
       }
     }
     const size_t whole = (bytes.size() - used) / frame_bytes_ * frame_bytes_;
-    RETURN_IF_ERROR(AppendMonoFromPcm(
-        bytes.subspan(used, whole), format_.encoding, format_.channel_count,
-        format_.channel_index, frames_ + static_cast<int64_t>(mono.size()),
-        mono));
+    RETURN_IF_ERROR(
+        AppendMonoFromPcm(bytes.subspan(used, whole), format_.encoding,
+                          format_.channel_count, format_.channel_index,
+                          frames_ + static_cast<int64_t>(mono.size()), mono));
     used += whole;
     pending_.assign(bytes.begin() + used, bytes.end());
     frames_ += static_cast<int64_t>(mono.size());
-    return resampler_->Process(mono, out);
+    return resampler_->Process(mono, out, edges);
   }
 
-  absl::Status Finish(std::vector<float>& out) override {
+  absl::Status Finish(std::vector<float>& out, CropEdges* edges) override {
     if (finished_) {
       return absl::FailedPreconditionError("Finish() called twice");
     }
@@ -187,7 +189,7 @@ class PcmStreamDecoder final : public StreamDecoder {
           format_.channel_count, " channel(s) of ",
           BytesPerSample(format_.encoding), "-byte samples)"));
     }
-    return resampler_->Flush(out);
+    return resampler_->Flush(out, edges);
   }
 
  private:
@@ -247,9 +249,9 @@ absl::StatusOr<Waveform> DecodePcm(std::span<const std::byte> bytes,
     RETURN_IF_ERROR(CheckDecodeControl(control, cpu_start));
     RETURN_IF_ERROR(decoder->Push(
         bytes.subspan(at, std::min(kBlockBytes, bytes.size() - at)),
-        waveform.samples));
+        waveform.samples, &waveform.crop_edges));
   }
-  RETURN_IF_ERROR(decoder->Finish(waveform.samples));
+  RETURN_IF_ERROR(decoder->Finish(waveform.samples, &waveform.crop_edges));
   return waveform;
 }
 

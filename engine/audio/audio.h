@@ -2,7 +2,8 @@
 //
 // Every decoder returns float32 samples in [-1, 1] (int16 / 32768, as
 // pyannote and torchaudio load them), mono (channels averaged), at 16 kHz
-// (soxr, very-high quality, when the input rate differs). Errors are
+// (torchaudio's windowed-sinc kernel, as pyannote, when the input rate
+// differs: resampler.h). Errors are
 // InvalidArgument with a reason a client can act on (empty, truncated,
 // unsupported encoding, absurd sample rate, NaN/Inf samples, too long).
 #ifndef DIARIZATION_ENGINE_AUDIO_AUDIO_H_
@@ -19,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/common/crop_edges.h"
 #include "engine/common/shapes.h"
 
 namespace diarization::audio {
@@ -68,6 +70,9 @@ struct DecodeLimits {
 // Mono float32 samples at kSampleRateHz.
 struct Waveform {
   std::vector<float> samples;
+  // For input at another rate: what pyannote's embedding crops see near
+  // their ends (crop_edges.h); empty at 16 kHz.
+  CropEdges crop_edges;
   // What the input was, for logs and results.
   int source_sample_rate_hz = kSampleRateHz;
   int source_channel_count = 1;
@@ -108,9 +113,9 @@ struct FileHeader {
 
 // A container file held in memory, opened and its header checked (sniffed
 // as WAV/FLAC/OGG first: nothing else reaches libsndfile; MP3 goes to
-// libmpg123's own API, mp3_decoder.h), not yet decoded. The bytes must outlive the decoder.
-// Lets a caller check the announced duration against admission before
-// spending any decode time (server/diarize_file_reactor.cc).
+// libmpg123's own API, mp3_decoder.h), not yet decoded. The bytes must outlive
+// the decoder. Lets a caller check the announced duration against admission
+// before spending any decode time (server/diarize_file_reactor.cc).
 class FileDecoder {
  public:
   static absl::StatusOr<std::unique_ptr<FileDecoder>> Open(
@@ -175,12 +180,19 @@ class StreamDecoder {
       const PcmFormat& format, const DecodeLimits& limits = {});
   virtual ~StreamDecoder() = default;
 
-  // Appends decoded 16 kHz mono samples to `out`. Fails on NaN/Inf or when the
-  // total would exceed limits.max_duration_s.
+  // Appends decoded 16 kHz mono samples to `out`, and for input at another
+  // rate the crop edges that come with them to `edges` (crop_edges.h; when
+  // not null). Fails on NaN/Inf or when the total would exceed
+  // limits.max_duration_s.
   virtual absl::Status Push(std::span<const std::byte> bytes,
-                            std::vector<float>& out) = 0;
-  // Flushes; fails if a partial frame is left over.
-  virtual absl::Status Finish(std::vector<float>& out) = 0;
+                            std::vector<float>& out, CropEdges* edges) = 0;
+  absl::Status Push(std::span<const std::byte> bytes, std::vector<float>& out) {
+    return Push(bytes, out, nullptr);
+  }
+  // Flushes, with the last crop edges; fails if a partial frame is left
+  // over.
+  virtual absl::Status Finish(std::vector<float>& out, CropEdges* edges) = 0;
+  absl::Status Finish(std::vector<float>& out) { return Finish(out, nullptr); }
 };
 
 }  // namespace diarization::audio

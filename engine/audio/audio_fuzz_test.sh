@@ -21,7 +21,9 @@ ABSL_LIBS=(-labsl_status -labsl_statusor -labsl_strings -labsl_strings_internal
            -labsl_cordz_info -labsl_cordz_functions -labsl_cordz_handle
            -labsl_int128 -labsl_raw_logging_internal -labsl_throw_delegate
            -labsl_base -labsl_spinlock_wait -labsl_strerror -labsl_time
-           -labsl_time_zone)
+           -labsl_time_zone -labsl_synchronization -labsl_graphcycles_internal
+           -labsl_stacktrace -labsl_symbolize -labsl_malloc_internal
+           -labsl_debugging_internal -labsl_demangle_internal)
 
 echo "== building the fuzzer"
 clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address \
@@ -33,9 +35,10 @@ clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address \
   "$SRC/engine/audio/mp3_decoder.cc" \
   "$SRC/engine/audio/ogg_vorbis_headers.cc" \
   "$SRC/engine/audio/pcm_convert.cc" \
+  "$SRC/engine/common/crop_edges.cc" \
   "$SRC/engine/audio/resampler.cc" \
   "$SRC/engine/audio/sndfile_memory.cc" \
-  -lsndfile -lmpg123 -lvorbis -logg -lsoxr "${ABSL_LIBS[@]}" -pthread \
+  -lsndfile -lmpg123 -lvorbis -logg "${ABSL_LIBS[@]}" -pthread \
   -o "$WORK/audio_fuzzer"
 
 echo "== seed corpus"

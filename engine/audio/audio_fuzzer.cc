@@ -26,8 +26,8 @@ constexpr DecodeLimits kLimits{.max_duration_s = 30.0};
 // Picks a format from two bytes: mostly valid rates and channel counts,
 // sometimes absurd ones (the validation must refuse them).
 PcmFormat PickFormat(uint8_t a, uint8_t b) {
-  static constexpr int kRates[] = {16000, 8000, 44100, 48000, 22050,
-                                   192000, 11025, 0,   7999,  200000};
+  static constexpr int kRates[] = {16000,  8000,  44100, 48000, 22050,
+                                   192000, 11025, 0,     7999,  200000};
   static constexpr PcmEncoding kEncodings[] = {
       PcmEncoding::kLinear16, PcmEncoding::kFloat32, PcmEncoding::kMulaw,
       PcmEncoding::kAlaw};

@@ -363,12 +363,18 @@ TEST_P(ResampleTest, SineKeepsFrequencyAndAmplitude) {
   absl::StatusOr<Waveform> waveform = DecodeFile(bytes);
   ASSERT_TRUE(waveform.ok()) << waveform.status();
   EXPECT_EQ(waveform->source_sample_rate_hz, rate);
-  // 3 s in, 3 s out (soxr's output length is the exact ratio, rounded).
-  EXPECT_NEAR(static_cast<double>(waveform->samples.size()), 48000.0, 1.0);
-  EXPECT_NEAR(AmplitudeAt(waveform->samples, 1000.0, 16000), 0.4, 1e-3);
-  EXPECT_NEAR(AmplitudeAt(waveform->samples, 3000.0, 16000), 0.2, 1e-3);
+  // 3 s in, 3 s out (torchaudio's count, ceil(16000 · N / rate)).
+  EXPECT_EQ(waveform->samples.size(), 48000u);
+  // torchaudio's kernel (6 zero crossings, Hann, rolloff 0.99) is short: from
+  // 8 kHz its transition band starts below 3 kHz, which costs the 3 kHz tone
+  // 1.5 % of its amplitude; from the higher rates both tones are in the
+  // passband.
+  const double tolerance = rate == 8000 ? 5e-3 : 1e-3;
+  EXPECT_NEAR(AmplitudeAt(waveform->samples, 1000.0, 16000), 0.4, tolerance);
+  EXPECT_NEAR(AmplitudeAt(waveform->samples, 3000.0, 16000), 0.2, tolerance);
   // Nothing else: the total power is the two tones'.
-  EXPECT_NEAR(Rms(waveform->samples), std::sqrt((0.16 + 0.04) / 2.0), 1e-3);
+  EXPECT_NEAR(Rms(waveform->samples), std::sqrt((0.16 + 0.04) / 2.0),
+              tolerance);
   // Aligned in time (linear phase, delay removed): sample-wise close to the
   // ideal 16 kHz signal in the middle.
   double max_error = 0.0;
@@ -378,7 +384,7 @@ TEST_P(ResampleTest, SineKeepsFrequencyAndAmplitude) {
                          0.2 * std::sin(2.0 * std::numbers::pi * 3000.0 * t);
     max_error = std::max(max_error, std::abs(waveform->samples[i] - ideal));
   }
-  EXPECT_LT(max_error, 1e-3);
+  EXPECT_LT(max_error, tolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(Rates, ResampleTest,
@@ -487,17 +493,12 @@ TEST(StreamDecoderTest, ResampledStreamMatchesWhole) {
   const std::vector<std::byte> bytes = Linear16Bytes(samples);
   absl::StatusOr<Waveform> whole = DecodePcm(bytes, format);
   ASSERT_TRUE(whole.ok()) << whole.status();
-  EXPECT_NEAR(static_cast<double>(whole->samples.size()), 64000.0, 1.0);
+  EXPECT_EQ(whole->samples.size(), 64000u);
   const std::vector<float> streamed = DecodeInChunks(bytes, format, 4);
   ASSERT_EQ(streamed.size(), whole->samples.size());
-  // soxr's output does not depend on how input is cut up, up to float
-  // rounding in its internal block processing.
-  double max_difference = 0.0;
-  for (size_t i = 0; i < streamed.size(); ++i) {
-    max_difference = std::max(
-        max_difference, std::abs(double{streamed[i]} - whole->samples[i]));
-  }
-  EXPECT_LT(max_difference, 1e-5);
+  // The resampler's output does not depend on how the input is cut up: each
+  // output sample is one sum over the same inputs in the same order.
+  EXPECT_EQ(streamed, whole->samples);
 }
 
 // ---------------------------------------------------------------------------
@@ -540,12 +541,11 @@ TEST(AudioErrorTest, TruncatedContainers) {
 
 TEST(AudioErrorTest, UnsupportedEncodings) {
   const std::vector<double> frames = Sine(300.0, 0.3, 16000, 1600);
-  ExpectInvalid(
-      DecodeFile(WriteWithSndfile("adpcm.wav",
-                                  SF_FORMAT_WAV | SF_FORMAT_IMA_ADPCM, 16000,
-                                  1, frames))
-          .status(),
-      "unsupported audio encoding");
+  ExpectInvalid(DecodeFile(WriteWithSndfile("adpcm.wav",
+                                            SF_FORMAT_WAV | SF_FORMAT_IMA_ADPCM,
+                                            16000, 1, frames))
+                    .status(),
+                "unsupported audio encoding");
   ExpectInvalid(
       DecodeFile(WriteWithSndfile("u8.wav", SF_FORMAT_WAV | SF_FORMAT_PCM_U8,
                                   16000, 1, frames))

@@ -179,16 +179,15 @@ class SndfileDecoder final : public FileDecoder {
     file_.reset(sf_open_virtual(&io, SFM_READ, &info_, &memory_));
     if (file_ == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "cannot decode audio file (", memory_.bytes.size(),
-          " bytes): ", sf_strerror(nullptr), "; supported files: ",
-          kAcceptedContainers, "; or raw audio with its format: ",
-          kAcceptedRawEncodings));
+          "cannot decode audio file (", memory_.bytes.size(), " bytes): ",
+          sf_strerror(nullptr), "; supported files: ", kAcceptedContainers,
+          "; or raw audio with its format: ", kAcceptedRawEncodings));
     }
     std::string container;
     if (!IsSupported(info_.format, &container)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unsupported audio encoding: ", FormatName(info_.format),
-          "; supported files: ", kAcceptedContainers));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported audio encoding: ", FormatName(info_.format),
+                       "; supported files: ", kAcceptedContainers));
     }
     RETURN_IF_ERROR(
         ValidateRateAndChannels(info_.samplerate, info_.channels, limits_));
@@ -261,7 +260,8 @@ class SndfileDecoder final : public FileDecoder {
           std::span<const float>(interleaved.data(), n * info_.channels),
           info_.channels, channel_index_, frames_read, mono));
       frames_read += n;
-      RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
+      RETURN_IF_ERROR(
+          resampler->Process(mono, waveform.samples, &waveform.crop_edges));
     }
     const int error = sf_error(file_.get());
     if (known_frames_ && frames_read < info_.frames) {
@@ -282,7 +282,7 @@ class SndfileDecoder final : public FileDecoder {
       return absl::InvalidArgumentError(
           absl::StrCat(container, " file contains no audio samples"));
     }
-    RETURN_IF_ERROR(resampler->Flush(waveform.samples));
+    RETURN_IF_ERROR(resampler->Flush(waveform.samples, &waveform.crop_edges));
     return waveform;
   }
 

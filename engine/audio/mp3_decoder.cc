@@ -84,8 +84,8 @@ class Mp3Decoder final : public FileDecoder {
     int error = MPG123_OK;
     handle_.reset(mpg123_new(nullptr, &error));
     if (handle_ == nullptr) {
-      return absl::InternalError(absl::StrCat("mpg123_new failed: ",
-                                              mpg123_plain_strerror(error)));
+      return absl::InternalError(
+          absl::StrCat("mpg123_new failed: ", mpg123_plain_strerror(error)));
     }
     mpg123_handle* h = handle_.get();
     // Quiet; float output at the stream's own rate (the resampler, not
@@ -121,14 +121,13 @@ class Mp3Decoder final : public FileDecoder {
     if (encoding != MPG123_ENC_FLOAT_32) {
       return absl::InternalError("libmpg123 did not give float32 output");
     }
-    RETURN_IF_ERROR(ValidateRateAndChannels(static_cast<int>(rate), channels,
-                                            limits_));
+    RETURN_IF_ERROR(
+        ValidateRateAndChannels(static_cast<int>(rate), channels, limits_));
     // The real length, from every frame header, not a tag's claim.
     if (mpg123_scan(h) != MPG123_OK) return Mp3Error("cannot be scanned", h);
     const off_t length = mpg123_length(h);
     if (length <= 0) {
-      return absl::InvalidArgumentError(
-          "MP3 file contains no audio samples");
+      return absl::InvalidArgumentError("MP3 file contains no audio samples");
     }
     rate_ = static_cast<int>(rate);
     channels_ = channels;
@@ -186,7 +185,8 @@ class Mp3Decoder final : public FileDecoder {
             std::span<const float>(interleaved.data(), n * channels_),
             channels_, channel_index_, frames_read, mono));
         frames_read += n;
-        RETURN_IF_ERROR(resampler->Process(mono, waveform.samples));
+        RETURN_IF_ERROR(
+            resampler->Process(mono, waveform.samples, &waveform.crop_edges));
       }
       if (result == MPG123_DONE) break;
       if (result == MPG123_NEW_FORMAT) {
@@ -209,14 +209,14 @@ class Mp3Decoder final : public FileDecoder {
     }
     RETURN_IF_ERROR(CheckLastFrameComplete());
     if (frames_read < frames_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "MP3 audio is truncated: its frames announce ", frames_,
-          " samples, only ", frames_read, " could be decoded"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("MP3 audio is truncated: its frames announce ", frames_,
+                       " samples, only ", frames_read, " could be decoded"));
     }
     if (frames_read == 0) {
       return absl::InvalidArgumentError("MP3 file contains no audio samples");
     }
-    RETURN_IF_ERROR(resampler->Flush(waveform.samples));
+    RETURN_IF_ERROR(resampler->Flush(waveform.samples, &waveform.crop_edges));
     return waveform;
   }
 
@@ -234,10 +234,10 @@ class Mp3Decoder final : public FileDecoder {
     if (end <= 0 || end >= size) return absl::OkStatus();
     if (LooksLikeMp3(memory_.bytes.subspan(static_cast<size_t>(end))) &&
         std::to_integer<int>(memory_.bytes[end]) == 0xff) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "MP3 audio is truncated: the file (", size,
-          " bytes) ends inside the frame that starts at byte ", end,
-          "; upload the whole file"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("MP3 audio is truncated: the file (", size,
+                       " bytes) ends inside the frame that starts at byte ",
+                       end, "; upload the whole file"));
     }
     return absl::OkStatus();
   }

@@ -69,10 +69,10 @@ absl::Status AppendMonoFromPcm(std::span<const std::byte> bytes,
     double sum = 0.0;
     float chosen = 0.0f;
     for (int c = 0; c < channel_count; ++c, p += sample_bytes) {
-      const float value =
-          g711 != nullptr ? (*g711)[std::to_integer<uint8_t>(*p)]
-          : encoding == PcmEncoding::kLinear16 ? LoadLinear16(p)
-                                               : LoadFloat32(p);
+      const float value = g711 != nullptr
+                              ? (*g711)[std::to_integer<uint8_t>(*p)]
+                          : encoding == PcmEncoding::kLinear16 ? LoadLinear16(p)
+                                                               : LoadFloat32(p);
       if (!std::isfinite(value)) {
         mono.resize(old_size);
         return NonFiniteError(first_frame + static_cast<int64_t>(f), c, value);

@@ -2,8 +2,8 @@
 // (segmentation-3.0 + WeSpeaker ResNet34; ../shared/specs/models.md,
 // pipeline.md §0). One home for each number; the modules that hold a second
 // copy because they may not include this file (kernels/) or because the
-// number is a network hyper-parameter (engine/models/model_specs.h) are tied
-// to it by static_asserts there (ADR 0069).
+// number is a network hyper-parameter (engine/models/format/model_specs.h) are
+// tied to it by static_asserts there (ADR 0069).
 #ifndef DIARIZATION_ENGINE_COMMON_SHAPES_H_
 #define DIARIZATION_ENGINE_COMMON_SHAPES_H_
 

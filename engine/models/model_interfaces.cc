@@ -39,6 +39,15 @@ std::vector<float> MaterializeWindows(const WindowSpans& spans) {
   return windows;
 }
 
+ContiguousWindowSpans::ContiguousWindowSpans(std::span<const float> windows,
+                                             int first, int count)
+    : windows_(windows), starts_(count), ends_(count) {
+  for (int i = 0; i < count; ++i) {
+    starts_[i] = int64_t{first + i} * kWindowSamples;
+    ends_[i] = starts_[i] + kWindowSamples;
+  }
+}
+
 absl::Status SegmentationModel::RunSpans(const WindowSpans& spans,
                                          std::span<float> log_probs) {
   if (absl::Status s = ValidateWindowSpans(spans); !s.ok()) return s;

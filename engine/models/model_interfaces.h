@@ -49,6 +49,26 @@ absl::Status ValidateWindowSpans(const WindowSpans& spans);
 // host path; device backends gather on the device instead).
 std::vector<float> MaterializeWindows(const WindowSpans& spans);
 
+// Contiguous windows (batch × kWindowSamples, as Run takes them) as the
+// spans that touch end to end, for a backend whose Run forwards to its
+// RunSpans: window i of spans() is window first + i of `windows`, for
+// 0 <= i < count. Holds the starts and ends that spans() points into, so it
+// is neither copied nor moved; `windows` must outlive it.
+class ContiguousWindowSpans {
+ public:
+  ContiguousWindowSpans(std::span<const float> windows, int first, int count);
+  ContiguousWindowSpans(const ContiguousWindowSpans&) = delete;
+  ContiguousWindowSpans& operator=(const ContiguousWindowSpans&) = delete;
+
+  WindowSpans spans() const {
+    return {.audio = windows_, .starts = starts_, .ends = ends_};
+  }
+
+ private:
+  std::span<const float> windows_;
+  std::vector<int64_t> starts_, ends_;
+};
+
 // Thread-compatible: one caller at a time per instance (a device worker owns
 // its models). Implementations may use internal thread pools.
 class SegmentationModel {

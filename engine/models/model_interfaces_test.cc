@@ -1,7 +1,9 @@
 // EmbeddingModel's default StartSpans / FinishSpans (model_interfaces.h):
 // the batch runs inside StartSpans, its status comes from its FinishSpans,
 // oldest first, and the contract's misuses are refused without running
-// anything. Fresh random windows and failures each run.
+// anything. Fresh random windows and failures each run. And
+// ContiguousWindowSpans, Run's windows as spans, against hand-computed
+// offsets.
 #include "engine/models/model_interfaces.h"
 
 #include <random>
@@ -40,6 +42,30 @@ class CountingEmbedding : public EmbeddingModel {
   int runs = 0;
   std::vector<bool> fail;
 };
+
+TEST(ContiguousWindowSpansTest, WindowsFromFirstTouchEndToEnd) {
+  ASSERT_EQ(kWindowSamples, 160000);
+  std::vector<float> windows(3 * 160000);
+  for (size_t i = 0; i < windows.size(); ++i) windows[i] = float(i % 1000);
+  const ContiguousWindowSpans contiguous(windows, 1, 2);
+  const WindowSpans spans = contiguous.spans();
+  EXPECT_EQ(spans.audio.data(), windows.data());
+  EXPECT_EQ(spans.audio.size(), windows.size());
+  ASSERT_EQ(spans.batch(), 2);
+  ASSERT_EQ(spans.ends.size(), 2u);
+  EXPECT_EQ(spans.starts[0], 160000);
+  EXPECT_EQ(spans.ends[0], 320000);
+  EXPECT_EQ(spans.starts[1], 320000);
+  EXPECT_EQ(spans.ends[1], 480000);
+  EXPECT_TRUE(ValidateWindowSpans(spans).ok());
+  // Materialised, they are the last two windows as given.
+  EXPECT_EQ(MaterializeWindows(spans),
+            std::vector<float>(windows.begin() + 160000, windows.end()));
+  // No windows: empty spans over the same audio.
+  const ContiguousWindowSpans none(windows, 0, 0);
+  EXPECT_EQ(none.spans().batch(), 0);
+  EXPECT_TRUE(ValidateWindowSpans(none.spans()).ok());
+}
 
 TEST(EmbeddingModelTest, DefaultStartRunsTheBatchAndFinishReturnsItsStatus) {
   std::mt19937 rng(std::random_device{}());

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/models/model_specs.h"
+#include "engine/models/format/model_specs.h"
 
 namespace diarization::models {
 

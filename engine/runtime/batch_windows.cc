@@ -36,14 +36,59 @@ void BatchWindows::Clear() {
   run_id_ = nullptr;
 }
 
-void BatchWindows::Add(const JobState& job, int w) {
-  Add(Recording{.id = &job,
-                .job = &job,
-                .offset = job.audio_offset_locked(),
-                .num_samples = job.num_samples_locked(),
-                .step_samples = job.options().config.step_samples,
-                .gone = job.terminal()},
-      w);
+BatchWindows::Recording BatchWindows::RecordingOf(const JobState& job) {
+  return Recording{.id = &job,
+                   .job = &job,
+                   .offset = job.audio_offset_locked(),
+                   .num_samples = job.num_samples_locked(),
+                   .step_samples = job.options().config.step_samples,
+                   .gone = job.terminal(),
+                   .crop_edges = &job.crop_edges_locked()};
+}
+
+void BatchWindows::Add(const JobState& job, int w) { Add(RecordingOf(job), w); }
+
+void BatchWindows::AddCrop(const JobState& job, int w) {
+  AddCrop(RecordingOf(job), w);
+}
+
+void BatchWindows::AddCrop(const Recording& recording, int w) {
+  const pipeline::WindowRange range = pipeline::WindowSampleRange(
+      recording.step_samples, recording.num_samples, w);
+  if (recording.crop_edges == nullptr || recording.crop_edges->empty() ||
+      recording.gone || range.end <= range.begin ||
+      range.begin < recording.offset || range.begin % kSampleRateHz != 0) {
+    // No edges (16 kHz audio), or silence, or a window that does not start
+    // on a whole second (pyannote's crops all do): as any window.
+    Add(recording, w);
+    return;
+  }
+  // The whole window: its samples, zeros past the audio, then the edges.
+  const int64_t base = size_;
+  const int64_t available = std::min(range.end, range.begin + kWindowSamples);
+  AppendRange(recording, range.begin, available);
+  AppendZeros(kWindowSamples - (available - range.begin));
+  // False only when the edges lag the samples, which the decoders never
+  // let happen (audio::Resampler hands a second's edges out with its last
+  // sample); the window then stays as the resampled recording has it.
+  ApplyCropEdges(*recording.crop_edges, recording.num_samples,
+                 range.begin / kSampleRateHz,
+                 std::span<float>(mutable_audio_data() + base, kWindowSamples));
+  starts_.push_back(base);
+  ends_.push_back(base + kWindowSamples);
+  run_id_ = nullptr;  // the next window starts a span of its own
+}
+
+void BatchWindows::AppendRange(const Recording& recording, int64_t from,
+                               int64_t to) {
+  if (recording.job != nullptr) {
+    recording.job->ForEachAudioPieceLocked(
+        from, to, [this](std::span<const float> piece) {
+          Append(piece.data(), static_cast<int64_t>(piece.size()));
+        });
+    return;
+  }
+  Append(recording.audio.data() + (from - recording.offset), to - from);
 }
 
 void BatchWindows::Add(const Recording& recording, int w) {
@@ -60,14 +105,7 @@ void BatchWindows::Add(const Recording& recording, int w) {
     return;
   }
   auto copy = [&](int64_t from, int64_t to) {
-    if (recording.job != nullptr) {
-      recording.job->ForEachAudioPieceLocked(
-          from, to, [this](std::span<const float> piece) {
-            Append(piece.data(), static_cast<int64_t>(piece.size()));
-          });
-      return;
-    }
-    Append(recording.audio.data() + (from - recording.offset), to - from);
+    AppendRange(recording, from, to);
   };
   const bool extends = run_id_ == recording.id && start >= run_lo_ &&
                        start <= run_hi_ && run_hi_ >= recording.offset;
@@ -99,6 +137,25 @@ void BatchWindows::Append(const float* src, int64_t count) {
   }
   own_.insert(own_.end(), src, src + count);  // own_.size() == size_
   size_ += count;
+}
+
+void BatchWindows::AppendZeros(int64_t count) {
+  if (count <= 0) return;
+  if (buffer_ != nullptr && !spilled_) {
+    if (static_cast<size_t>(size_ + count) <= buffer_floats_) {
+      std::fill(buffer_.get() + size_, buffer_.get() + size_ + count, 0.0f);
+      size_ += count;
+      return;
+    }
+    own_.assign(buffer_.get(), buffer_.get() + size_);
+    spilled_ = true;
+  }
+  own_.resize(static_cast<size_t>(size_ + count), 0.0f);
+  size_ += count;
+}
+
+float* BatchWindows::mutable_audio_data() {
+  return buffer_ != nullptr && !spilled_ ? buffer_.get() : own_.data();
 }
 
 const float* BatchWindows::audio_data() const {

@@ -21,6 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/common/crop_edges.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/runtime/job_state.h"
 
@@ -44,6 +45,9 @@ class BatchWindows {
     int64_t num_samples = 0;
     int64_t step_samples = 0;
     bool gone = false;
+    // For audio resampled from another rate: its crop edges, for AddCrop
+    // (null or empty: none).
+    const CropEdges* crop_edges = nullptr;
   };
 
   // Gathers the batches' audio into `buffer` (`floats` floats, e.g.
@@ -65,6 +69,13 @@ class BatchWindows {
   void Add(const Recording& recording, int w);
   // The same for window `w` of `job`.
   void Add(const JobState& job, int w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu());
+  // Window `w` as an embedding window: for a recording with crop edges,
+  // pyannote's crop of the original audio resampled alone (the window's
+  // samples, zero past the audio, with ApplyCropEdges), copied on its own
+  // (it shares no span with its neighbours); else as Add.
+  void AddCrop(const Recording& recording, int w);
+  void AddCrop(const JobState& job, int w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu());
   // Valid until the next Clear/Add.
   models::WindowSpans spans() const;
   int size() const { return static_cast<int>(starts_.size()); }
@@ -75,7 +86,14 @@ class BatchWindows {
  private:
   // Appends [src, src + count) to the batch's audio.
   void Append(const float* src, int64_t count);
+  // Appends `count` zeros.
+  void AppendZeros(int64_t count);
+  // Appends the recording's samples [from, to).
+  void AppendRange(const Recording& recording, int64_t from, int64_t to);
+  static Recording RecordingOf(const JobState& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu());
   const float* audio_data() const;
+  float* mutable_audio_data();
 
   // The batch's audio is buffer_[0, size_) while it fits and `spilled_` is
   // false, else own_[0, size_).

@@ -411,7 +411,7 @@ void DeviceWorker::StartEmbedding(std::vector<Task> batch) {
   for (int i = 0; i < n; ++i) {
     JobState& job = *batch[i].job;
     absl::MutexLock lock(&job.mu());
-    windows.Add(job, batch[i].window);
+    windows.AddCrop(job, batch[i].window);
     // Written at FinishEmbedding, outside the lock
     // (JobState::WindowOutputsLocked).
     started.data[i] = job.WindowOutputsLocked(batch[i].window);

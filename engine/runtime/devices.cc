@@ -5,7 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/common/status_macros.h"
 #include "engine/io/plda_files.h"
-#include "engine/models/cpu_backend.h"
+#include "engine/models/cpu/cpu_backend.h"
 #include "engine/pipeline/plda.h"
 
 namespace diarization::runtime {

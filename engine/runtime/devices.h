@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/models/cpu_backend.h"
-#include "engine/models/cuda_options.h"
-#include "engine/models/model_dir.h"
+#include "engine/models/cpu/cpu_backend.h"
+#include "engine/models/cuda/cuda_options.h"
+#include "engine/models/format/model_dir.h"
 #include "engine/pipeline/plda.h"
 #include "engine/runtime/device.h"
 

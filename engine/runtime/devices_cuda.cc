@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/common/status_macros.h"
-#include "engine/models/cuda_backend.h"
-#include "engine/models/cuda_buffers.h"
-#include "engine/models/cuda_linkage.h"
-#include "engine/models/cuda_status.h"
+#include "engine/models/cuda/cuda_backend.h"
+#include "engine/models/cuda/cuda_buffers.h"
+#include "engine/models/cuda/cuda_status.h"
+#include "engine/models/cuda/linkage/cuda_linkage.h"
 #include "engine/runtime/devices.h"
 
 namespace diarization::runtime {

@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/models/cuda_backend.h"
-#include "engine/models/model_dir.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/cuda/cuda_backend.h"
+#include "engine/models/format/model_dir.h"
+#include "engine/models/format/safetensors.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/devices.h"
 

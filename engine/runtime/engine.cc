@@ -126,7 +126,7 @@ absl::StatusOr<Reservation> EngineImpl::Reserve(
 
 absl::StatusOr<std::shared_ptr<JobState>> EngineImpl::Submit(
     const JobOptions& options, std::vector<float>& samples,
-    JobCallbacks callbacks, Reservation reservation) {
+    CropEdges& crop_edges, JobCallbacks callbacks, Reservation reservation) {
   RETURN_IF_ERROR(ValidateJobOptions(options, callbacks));
   if (samples.empty()) {
     return absl::InvalidArgumentError("Submit: no audio samples");
@@ -149,7 +149,8 @@ absl::StatusOr<std::shared_ptr<JobState>> EngineImpl::Submit(
   {
     absl::MutexLock lock(&job->mu());
     if (job->terminal()) return job;
-    error = job->TakeRecordingLocked(std::move(audio), &windows);
+    error = job->TakeRecordingLocked(std::move(audio), std::move(crop_edges),
+                                     &windows);
     if (error.ok()) workers_[job->device()]->EnqueueSegmentation(job, windows);
   }
   if (!error.ok()) Complete(job, error);
@@ -173,6 +174,7 @@ absl::StatusOr<std::shared_ptr<JobState>> EngineImpl::StartJob(
 
 absl::Status EngineImpl::Append(const std::shared_ptr<JobState>& job,
                                 std::span<const float> samples,
+                                const CropEdges& crop_edges,
                                 std::vector<float>* owned) {
   absl::Status error;
   {
@@ -183,6 +185,8 @@ absl::Status EngineImpl::Append(const std::shared_ptr<JobState>& job,
           "Append after the end of the job's audio (Finish, or a job from "
           "Submit)");
     }
+    // The edges first: the windows these samples complete need them.
+    job->AppendCropEdgesLocked(crop_edges);
     if (samples.empty()) return absl::OkStatus();
     std::vector<int> windows;
     error = owned != nullptr ? job->AppendLocked(std::move(*owned), &windows)

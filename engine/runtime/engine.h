@@ -104,6 +104,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engine/common/crop_edges.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/device_status.h"
@@ -131,13 +132,27 @@ class Job {
   // after Finish (always for a Submit job); after the job has completed
   // (cancelled, deadline, error), its final status. An error return never
   // means a second completion.
-  virtual absl::Status Append(std::span<const float> samples) = 0;
+  //
+  // For audio resampled from another rate, `crop_edges` are the crop edges
+  // the decoder produced with these samples (audio::StreamDecoder::Push; the
+  // last ones, with past_end, come with the samples of its Finish): the
+  // embedding windows are then pyannote's crops of the original audio,
+  // resampled alone (engine/common/crop_edges.h). Empty for 16 kHz audio.
+  virtual absl::Status Append(std::span<const float> samples,
+                              const CropEdges& crop_edges) = 0;
+  absl::Status Append(std::span<const float> samples) {
+    return Append(samples, CropEdges{});
+  }
   // Append, taking the buffer: one of at least a second of audio becomes
   // part of the job's audio as it is, without a copy (a decoder's output
   // buffer, say); a shorter one is copied as by Append. The same errors;
   // `samples` is left empty or unchanged either way.
-  virtual absl::Status AppendOwned(std::vector<float>&& samples) {
-    return Append(samples);
+  virtual absl::Status AppendOwned(std::vector<float>&& samples,
+                                   const CropEdges& crop_edges) {
+    return Append(samples, crop_edges);
+  }
+  absl::Status AppendOwned(std::vector<float>&& samples) {
+    return AppendOwned(std::move(samples), CropEdges{});
   }
 
   // End of audio: schedules the remaining (zero-padded) window; clustering
@@ -213,9 +228,19 @@ class Engine {
   // they do not fit); fewer give the rest back. Errors: as Reserve, plus
   // INVALID_ARGUMENT (no samples, bad config or speaker hints, invalid
   // reservation), DEADLINE_EXCEEDED (deadline already past).
+  // `crop_edges`: for audio resampled from another rate, the decoder's
+  // (audio::Waveform::crop_edges; see Job::Append); empty otherwise.
   virtual absl::StatusOr<std::unique_ptr<Job>> Submit(
       const JobOptions& options, std::vector<float>&& samples,
-      JobCallbacks callbacks, Reservation reservation) = 0;
+      CropEdges&& crop_edges, JobCallbacks callbacks,
+      Reservation reservation) = 0;
+  absl::StatusOr<std::unique_ptr<Job>> Submit(const JobOptions& options,
+                                              std::vector<float>&& samples,
+                                              JobCallbacks callbacks,
+                                              Reservation reservation) {
+    return Submit(options, std::move(samples), CropEdges{},
+                  std::move(callbacks), std::move(reservation));
+  }
   // Reserve({samples' duration, options.peer}) and Submit.
   absl::StatusOr<std::unique_ptr<Job>> Submit(const JobOptions& options,
                                               std::vector<float>&& samples,

@@ -52,12 +52,17 @@ class JobHandle : public Job {
     if (!finished_.load()) engine_->Cancel(job_);
   }
 
-  absl::Status Append(std::span<const float> samples) override {
-    return engine_->Append(job_, samples);
+  using Job::Append;
+  using Job::AppendOwned;
+
+  absl::Status Append(std::span<const float> samples,
+                      const CropEdges& crop_edges) override {
+    return engine_->Append(job_, samples, crop_edges);
   }
 
-  absl::Status AppendOwned(std::vector<float>&& samples) override {
-    return engine_->Append(job_, samples, &samples);
+  absl::Status AppendOwned(std::vector<float>&& samples,
+                           const CropEdges& crop_edges) override {
+    return engine_->Append(job_, samples, crop_edges, &samples);
   }
 
   absl::Status Finish() override {
@@ -107,10 +112,12 @@ class EngineFacade : public Engine {
   }
   absl::StatusOr<std::unique_ptr<Job>> Submit(
       const JobOptions& options, std::vector<float>&& samples,
-      JobCallbacks callbacks, Reservation reservation) override {
-    ASSIGN_OR_RETURN(std::shared_ptr<JobState> job,
-                     impl_->Submit(options, samples, std::move(callbacks),
-                                   std::move(reservation)));
+      CropEdges&& crop_edges, JobCallbacks callbacks,
+      Reservation reservation) override {
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<JobState> job,
+        impl_->Submit(options, samples, crop_edges, std::move(callbacks),
+                      std::move(reservation)));
     return std::unique_ptr<Job>(
         new JobHandle(impl_, std::move(job), /*finished=*/true));
   }

@@ -61,6 +61,7 @@ class EngineImpl : public WorkerListener {
   // On error `samples` is untouched.
   absl::StatusOr<std::shared_ptr<JobState>> Submit(const JobOptions& options,
                                                    std::vector<float>& samples,
+                                                   CropEdges& crop_edges,
                                                    JobCallbacks callbacks,
                                                    Reservation reservation);
   absl::StatusOr<std::shared_ptr<JobState>> StartJob(const JobOptions& options,
@@ -69,6 +70,7 @@ class EngineImpl : public WorkerListener {
   // `owned`, when set, holds `samples` and may be taken.
   absl::Status Append(const std::shared_ptr<JobState>& job,
                       std::span<const float> samples,
+                      const CropEdges& crop_edges,
                       std::vector<float>* owned = nullptr);
   absl::Status Finish(const std::shared_ptr<JobState>& job);
   void Cancel(const std::shared_ptr<JobState>& job);

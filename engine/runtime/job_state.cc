@@ -36,8 +36,10 @@ JobState::JobState(uint64_t id, JobOptions options, JobCallbacks callbacks,
 // ------------------------------------------------------------- intake --
 
 absl::Status JobState::TakeRecordingLocked(std::vector<float> audio,
+                                           CropEdges crop_edges,
                                            std::vector<int>* added) {
   const int64_t n = static_cast<int64_t>(audio.size());
+  crop_edges_ = std::move(crop_edges);
   const pipeline::WindowLayout layout =
       pipeline::ComputeWindows(n, options_.config);
   PushPieceLocked(std::move(audio));
@@ -48,6 +50,12 @@ absl::Status JobState::TakeRecordingLocked(std::vector<float> audio,
   if (error.ok()) num_windows_ = layout.num_windows;
   UpdateBytesLocked();
   return error;
+}
+
+void JobState::AppendCropEdgesLocked(const CropEdges& crop_edges) {
+  if (crop_edges.empty()) return;
+  crop_edges_.Append(crop_edges);
+  UpdateBytesLocked();
 }
 
 absl::Status JobState::AppendLocked(std::span<const float> samples,
@@ -211,6 +219,7 @@ void JobState::FreeAudioLocked() {
   audio_.clear();
   audio_.shrink_to_fit();
   audio_capacity_ = 0;
+  crop_edges_ = CropEdges{};
 }
 
 // ---------------------------------------------------------------- end --
@@ -307,6 +316,7 @@ void JobState::NotifyWhenBacklogAtMost(int64_t at_samples,
 
 int64_t JobState::HeldBytesLocked() const {
   return static_cast<int64_t>(audio_capacity_ * sizeof(float) +
+                              crop_edges_.bytes() +
                               windows_.size() * sizeof(WindowData) +
                               windows_.capacity() * sizeof(windows_[0]) +
                               window_done_.capacity()) +

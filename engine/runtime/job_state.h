@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/common/crop_edges.h"
 #include "engine/common/shapes.h"
 #include "engine/runtime/cluster_input.h"
 #include "engine/runtime/job_options.h"
@@ -99,9 +100,23 @@ class JobState {
   // --- Intake: the job's audio and its windows ---
   // A whole recording (Submit): its audio ends on acceptance. Its windows
   // (pipeline::ComputeWindows) are appended to `added`.
+  // `crop_edges`: the recording's, for audio resampled from another rate
+  // (engine/common/crop_edges.h); empty otherwise.
   absl::Status TakeRecordingLocked(std::vector<float> audio,
+                                   CropEdges crop_edges,
                                    std::vector<int>* added)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A stream's next crop edges, before the samples they came with (the
+  // windows those samples complete need them). Nothing for empty edges.
+  void AppendCropEdgesLocked(const CropEdges& crop_edges)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What the embedding windows of audio resampled from another rate see
+  // near their ends (BatchWindows::AddCrop); empty for 16 kHz audio. Kept
+  // whole (tens of bytes a second) until the audio is freed.
+  const CropEdges& crop_edges_locked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return crop_edges_;
+  }
   // A stream's next samples, booked as backlog; the windows they complete
   // are appended to `added`. Copied into the job's audio.
   absl::Status AppendLocked(std::span<const float> samples,
@@ -294,6 +309,7 @@ class JobState {
     std::vector<float> samples;
   };
   std::deque<AudioPiece> audio_ ABSL_GUARDED_BY(mu_);
+  CropEdges crop_edges_ ABSL_GUARDED_BY(mu_);
   // The pieces' capacities, floats.
   int64_t audio_capacity_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t audio_offset_ ABSL_GUARDED_BY(mu_) = 0;

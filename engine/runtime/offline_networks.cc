@@ -29,16 +29,18 @@ double SecondsSince(absl::Time start) {
 }  // namespace
 
 RecordingWindows::RecordingWindows(std::span<const float> audio,
-                                   const pipeline::WindowLayout& layout)
+                                   const pipeline::WindowLayout& layout,
+                                   const CropEdges* crop_edges)
     : recording_{.id = this,
                  .audio = audio,
                  .offset = 0,
                  .num_samples = static_cast<int64_t>(audio.size()),
-                 .step_samples = layout.step_samples} {}
+                 .step_samples = layout.step_samples,
+                 .crop_edges = crop_edges} {}
 
 models::WindowSpans RecordingWindows::Batch(int first, int count) {
   windows_.Clear();
-  for (int c = first; c < first + count; ++c) windows_.Add(recording_, c);
+  for (int c = first; c < first + count; ++c) windows_.AddCrop(recording_, c);
   return windows_.spans();
 }
 
@@ -110,8 +112,9 @@ absl::StatusOr<OfflineNetworksOutput> RunOfflineNetworks(
   // device while the host waits for the current one. Each of the two
   // batches in flight has its own window buffer (its audio must stay
   // unchanged until it is finished).
-  RecordingWindows emb_windows[2] = {RecordingWindows(audio, layout),
-                                     RecordingWindows(audio, layout)};
+  RecordingWindows emb_windows[2] = {
+      RecordingWindows(audio, layout, options.crop_edges),
+      RecordingWindows(audio, layout, options.crop_edges)};
   // As the device worker does (device_worker.cc).
   for (auto [windows, batch] : {std::pair{&seg_windows, seg_batch},
                                 std::pair{&emb_windows[0], emb_batch},

@@ -46,6 +46,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/common/crop_edges.h"
 #include "engine/models/model_interfaces.h"
 #include "engine/pipeline/config.h"
 #include "engine/pipeline/segmentation_summary.h"
@@ -59,9 +60,14 @@ namespace diarization::runtime {
 // `audio`, which must outlive it; not thread-safe (one per stage thread).
 class RecordingWindows {
  public:
+  // `crop_edges` (may be null): the recording's, for embedding batches
+  // (BatchWindows::AddCrop).
   RecordingWindows(std::span<const float> audio,
-                   const pipeline::WindowLayout& layout);
+                   const pipeline::WindowLayout& layout,
+                   const CropEdges* crop_edges = nullptr);
   // Windows [first, first + count) as one batch; valid until the next call.
+  // Embedding windows are pyannote's crops when the recording has crop
+  // edges.
   models::WindowSpans Batch(int first, int count);
   // Gathers the batches in page-locked memory from the device
   // (BatchWindows::UsePinnedBuffer).
@@ -82,6 +88,10 @@ struct OfflineNetworksOptions {
   // Segment on a second thread while the calling thread embeds the windows
   // already segmented, as the engine runs a Device with concurrent_stages.
   bool concurrent_stages = false;
+  // For audio resampled from another rate: its crop edges
+  // (audio::Waveform::crop_edges), so that the embedding windows are
+  // pyannote's crops; must outlive the call. Null: none (16 kHz audio).
+  const CropEdges* crop_edges = nullptr;
 };
 
 struct OfflineNetworksOutput {

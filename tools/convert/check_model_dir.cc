@@ -1,12 +1,12 @@
 // Opens a model directory with the service's own checks
-// (engine/models/model_dir.h) and prints its summary, or the error.
+// (engine/models/format/model_dir.h) and prints its summary, or the error.
 //
 //   bazel run //tools/convert:check_model_dir -- DIR
 #include <cstdio>
 #include <string>
 
 #include "engine/common/user_path.h"
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 
 namespace {
 

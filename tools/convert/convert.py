@@ -2,7 +2,7 @@
 """Turns pyannote checkpoints into the service's model directory.
 
     <out>/manifest.json, segmentation.safetensors, embedding.safetensors,
-    plda/xvec_transform.npz, plda/plda.npz        (engine/models/model_dir.h)
+    plda/xvec_transform.npz, plda/plda.npz        (engine/models/format/model_dir.h)
 
 Sources:
   --community-1 DIR   a download of pyannote/speaker-diarization-community-1

@@ -34,12 +34,13 @@ FIXTURE_FILES=(
 )
 
 declare -A KIT_TARGETS KIT_DATA KIT_EXTRAS
-KIT_TARGETS[tests]="//engine/models:device_arena_test
-  //engine/models:device_arena_cuda_test //kernels:kernels_test
+KIT_TARGETS[tests]="//engine/models/cuda:device_arena_test
+  //engine/models/cuda:device_arena_cuda_test //kernels:kernels_test
   //kernels:window_gather_test
   //kernels:conv1d_pool_test //kernels:conv3x3_c32_test
-  //engine/models:cuda_models_test //engine/models:cuda_reference_test
-  //engine/models:cuda_linkage_test"
+  //engine/models/cuda:cuda_models_test
+  //engine/models/cuda:cuda_reference_test
+  //engine/models/cuda/linkage:cuda_linkage_test"
 KIT_DATA[tests]="${FIXTURE_FILES[*]} pyannote-audio/tests-data/dev00.wav"
 KIT_EXTRAS[tests]="plda real"
 

@@ -16,7 +16,7 @@
 # the checkout's own); SKIP_BUILD=1 stages what is built. The GPU machine
 # (Ubuntu 24.04, driver 580) has glibc, libstdc++, CUDA 13 and cuDNN 9 but
 # none of the Debian libraries the binaries link (Abseil, gRPC, oneDNN,
-# OpenBLAS, FFTW, libsndfile, soxr, ...): those travel in lib/.
+# OpenBLAS, FFTW, libsndfile, ...): those travel in lib/.
 # The archive: bin/ lib/ data/ plda/ real/ [wheels/] kits commit dirty.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -32,7 +32,7 @@
 #include "engine/common/status_macros.h"
 #include "engine/common/user_path.h"
 #include "engine/io/plda_files.h"
-#include "engine/models/model_dir.h"
+#include "engine/models/format/model_dir.h"
 #include "engine/pipeline/diarization.h"
 #include "engine/pipeline/plda.h"
 #include "engine/pipeline/rttm.h"
@@ -42,7 +42,7 @@
 
 ABSL_FLAG(std::string, audio, "", "Audio file (WAV, FLAC, OGG; any rate).");
 ABSL_FLAG(std::string, models, "",
-          "Model directory (engine/models/model_dir.h).");
+          "Model directory (engine/models/format/model_dir.h).");
 ABSL_FLAG(std::string, out, "", "RTTM file to write.");
 ABSL_FLAG(int, num_speakers, 0, "Exact number of speakers (0 = unknown).");
 ABSL_FLAG(int, min_speakers, 0, "Lower bound on speakers (0 = none).");
@@ -144,7 +144,8 @@ absl::Status Run() {
       runtime::RunOfflineNetworks(
           device, wave.samples, config,
           {.segmentation_batch_size = backend.segmentation_batch_size,
-           .embedding_batch_size = backend.embedding_batch_size}));
+           .embedding_batch_size = backend.embedding_batch_size,
+           .crop_edges = &wave.crop_edges}));
   const int num_windows = nets.num_windows;
   const std::vector<float>& segmentations = nets.segmentations;
   const std::vector<float>& embeddings = nets.embeddings;

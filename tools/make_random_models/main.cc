@@ -1,6 +1,6 @@
 // Writes a complete model directory with deterministic random weights and
-// the real community-1 PLDA (engine/models/random_model.h), for tests, CI and
-// the demo. No Python or torch needed.
+// the real community-1 PLDA (engine/models/format/random_model.h), for tests,
+// CI and the demo. No Python or torch needed.
 //
 //   bazel run //tools:make_random_models -- --out DIR [--seed N]
 //       [--plda-from DIR] [--segmentation_from FILE]
@@ -13,8 +13,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "engine/common/user_path.h"
-#include "engine/models/model_dir.h"
-#include "engine/models/random_model.h"
+#include "engine/models/format/model_dir.h"
+#include "engine/models/format/random_model.h"
 
 ABSL_FLAG(std::string, out, "", "Model directory to write (created).");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the random weights.");

@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "engine/io/npy.h"
-#include "engine/models/cpu_segmentation_model.h"
-#include "engine/models/manifest.h"
-#include "engine/models/model_dir.h"
-#include "engine/models/safetensors.h"
+#include "engine/models/cpu/cpu_segmentation_model.h"
+#include "engine/models/format/manifest.h"
+#include "engine/models/format/model_dir.h"
+#include "engine/models/format/safetensors.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testing/test_data.h"
