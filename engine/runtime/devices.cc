@@ -102,11 +102,23 @@ absl::StatusOr<LoadedDevices> LoadDevices(const std::string& dir,
   ASSIGN_OR_RETURN(std::unique_ptr<models::ModelDirectory> models,
                    models::ModelDirectory::Open(dir));
   LoadedDevices loaded;
-  loaded.models = models->summary();
-  const models::ModelDirectorySummary& summary = loaded.models;
-  loaded.random_weights = summary.segmentation.random_weights ||
-                          summary.embedding.random_weights ||
-                          summary.plda.random_weights;
+  const models::ModelDirectorySummary summary = models->summary();
+  for (const auto& [role, model] :
+       {std::pair{"segmentation", &summary.segmentation},
+        std::pair{"embedding", &summary.embedding},
+        std::pair{"plda", &summary.plda}}) {
+    LoadedModel& m = loaded.models.emplace_back();
+    m.role = role;
+    m.name = model->name;
+    m.architecture = model->architecture;
+    m.precision = model->precision;
+    m.random_weights = model->random_weights;
+    m.source = model->source;
+    for (const models::ManifestFile& f : model->files) {
+      m.files.push_back({.path = f.path, .sha256 = f.sha256, .bytes = f.bytes});
+    }
+    loaded.random_weights = loaded.random_weights || m.random_weights;
+  }
   ASSIGN_OR_RETURN(pipeline::PldaModel plda, io::LoadPlda(models->plda_dir()));
   loaded.plda = std::make_shared<const pipeline::PldaModel>(std::move(plda));
 

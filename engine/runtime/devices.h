@@ -29,6 +29,7 @@
 #include "engine/models/format/model_dir.h"
 #include "engine/pipeline/plda.h"
 #include "engine/runtime/device.h"
+#include "engine/runtime/loaded_model.h"
 
 namespace diarization::runtime {
 
@@ -96,8 +97,9 @@ BatchSizes DefaultBatchSizes(const DeviceSpec& spec);
 struct LoadedDevices {
   std::vector<Device> devices;
   std::shared_ptr<const pipeline::PldaModel> plda;
-  // What the directory holds (names, sources, file hashes), for GetInfo.
-  models::ModelDirectorySummary models;
+  // What the directory holds (names, sources, file hashes), for GetInfo:
+  // segmentation, embedding and PLDA, in that order.
+  std::vector<LoadedModel> models;
   // Any model carries random weights (results are not diarization).
   bool random_weights = false;
 };

@@ -21,8 +21,14 @@ with the one allowance of docs/conventions.md: they may also use engine/io
 allowed). Other test edges that break a never must be listed, each with its
 reason, in --test_exceptions ("//from:target -> //to:target  # why").
 
-Prints each offending edge with the never it breaks and exits 1 when there is
-one; exits 2 when an input cannot be read. A copy that differs from the
+When the layout also has "arrows" ([from, to] pairs, as the whiteboard
+draws them), an edge of non-test code from one part to another that no arrow
+draws fails too ("undrawn"): a new dependency between parts is drawn on the
+whiteboard (and in the copy) before it lands. Test code is not held to the
+arrows, only to the nevers.
+
+Prints each offending edge with the never it breaks, or as undrawn, and exits
+1 when there is one; exits 2 when an input cannot be read. A copy that differs from the
 layout and exceptions that match no edge are reported as warnings.
 """
 import argparse
@@ -39,6 +45,14 @@ def load_layout(path):
     with open(path) as f:
         layout = json.load(f)
     parts = {name: list(part["is"]) for name, part in layout["parts"].items()}
+    arrows = None
+    if "arrows" in layout:
+        arrows = set()
+        for entry in layout["arrows"]:
+            for name in entry[:2]:
+                if name not in parts:
+                    raise ValueError(f"{path}: arrow {entry} names no part '{name}'")
+            arrows.add((entry[0], entry[1]))
     nevers = {}
     for entry in layout["never"]:
         src, dst = entry[0], entry[1]
@@ -47,7 +61,7 @@ def load_layout(path):
             if name not in parts:
                 raise ValueError(f"{path}: never {entry} names no part '{name}'")
         nevers[(src, dst)] = why
-    return parts, nevers
+    return parts, nevers, arrows
 
 
 def load_test_exceptions(path):
@@ -105,7 +119,7 @@ def is_test_code(rule):
                for b in rule.findall("boolean"))
 
 
-def check(parts, nevers, exceptions, root):
+def check(parts, nevers, exceptions, root, arrows=None):
     violations, used_exceptions, checked = [], set(), 0
     for rule in root.iter("rule"):
         name = rule.get("name")
@@ -121,6 +135,10 @@ def check(parts, nevers, exceptions, root):
                 continue
             why = nevers.get((src_part, dst_part))
             if why is None:
+                if arrows is not None and not test_code and (src_part, dst_part) not in arrows:
+                    violations.append(
+                        f"undrawn [{src_part}, {dst_part}] (no arrow on the whiteboard): {name} "
+                        f"[{rule.get('class')}] -> {label} ({attribute_of(rule, label)})")
                 continue
             if test_code and dst_part in PARTS_A_TEST_MAY_ALSO_USE:
                 continue
@@ -142,7 +160,7 @@ def main():
     parser.add_argument("query_xml")
     args = parser.parse_args()
     try:
-        parts, nevers = load_layout(args.layout)
+        parts, nevers, arrows = load_layout(args.layout)
         exceptions = load_test_exceptions(args.test_exceptions)
         root = ET.parse(args.query_xml).getroot()
         copy = load_layout(args.copy) if args.copy and args.copy != args.layout else None
@@ -150,11 +168,11 @@ def main():
         print(f"layout check: cannot read its inputs: {e}", file=sys.stderr)
         return 2
 
-    if copy is not None and copy != (parts, nevers):
-        print(f"layout check: WARNING: {args.copy} differs from {args.layout} in its parts "
-              f"or nevers; copy them over so that checkouts without it check the same layout")
+    if copy is not None and copy != (parts, nevers, arrows):
+        print(f"layout check: WARNING: {args.copy} differs from {args.layout} in its parts, "
+              f"nevers or arrows; copy them over so that checkouts without it check the same layout")
 
-    violations, used, checked = check(parts, nevers, exceptions, root)
+    violations, used, checked = check(parts, nevers, exceptions, root, arrows)
     for stale in sorted(set(exceptions) - used):
         print(f"layout check: WARNING: test exception {stale[0]} -> {stale[1]} matches no edge; "
               f"remove it from {args.test_exceptions}")
@@ -163,8 +181,9 @@ def main():
         return 2
     for line in violations:
         print(f"layout check: {line}")
-    print(f"layout check: {checked} targets in {len(parts)} parts against {len(nevers)} nevers "
-          f"({args.layout}): {len(violations)} broken edge(s)")
+    drawn = f" and {len(arrows)} arrows" if arrows is not None else ""
+    print(f"layout check: {checked} targets in {len(parts)} parts against {len(nevers)} nevers"
+          f"{drawn} ({args.layout}): {len(violations)} broken edge(s)")
     return 1 if violations else 0
 
 

@@ -102,6 +102,22 @@ cat >"$WORK/copy.json" <<'JSON'
 JSON
 expect "a copy that differs from the layout warns" 0 "differs from" -- "${L[@]}" --copy "$WORK/copy.json" "$WORK/clean.xml"
 
+# Arrows: with them in the layout, an edge between parts that no arrow
+# draws fails for a library, not for test code.
+cat >"$WORK/arrows.json" <<'JSON'
+{"parts": {"Outer": {"is": ["x/"]}, "Inner": {"is": ["x/y/"]}, "Io": {"is": ["io/"]},
+           "Low": {"is": ["low/"]}},
+ "arrows": [["Inner", "Outer"], ["Inner", "Low"], ["Outer", "Low"], ["Low", "Inner"]],
+ "never": [["Outer", "Inner", "outer knows no inner"]]}
+JSON
+expect "drawn arrows pass" 0 "0 broken edge(s)" -- --layout "$WORK/arrows.json" "$WORK/clean.xml"
+query "$WORK/undrawn.xml" \
+  "$(rule cc_library //low:base -- //x:outer)" \
+  "$(rule cc_test //low:base_test -- //x:outer //io:npy)"
+expect "an undrawn edge of a library fails, a test's passes" 1 \
+  "undrawn [Low, Outer] (no arrow on the whiteboard): //low:base [cc_library] -> //x:outer (deps)" -- --layout "$WORK/arrows.json" "$WORK/undrawn.xml"
+expect "one undrawn edge" 1 "1 broken edge(s)" -- --layout "$WORK/arrows.json" "$WORK/undrawn.xml"
+
 # The committed copy: its nevers are the ones CI enforces.
 query "$WORK/repo.xml" \
   "$(rule cc_binary //bench/service_overhead:engine_direct -- //engine/runtime:devices //server:backends)" \
