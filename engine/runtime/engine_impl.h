@@ -9,7 +9,8 @@
 //   HostTasks       (host_tasks.h)        final and partial clustering
 //   PartialResults  (partial_results.h)   a stream's provisional results
 //   DeadlineTimer   (deadline_timer.h)    job deadlines, the gauge tick
-// The handles the caller holds (JobHandle, EngineFacade) are in engine.cc.
+// The handles the caller holds (JobHandle, EngineFacade) are in
+// engine_facade.cc.
 //
 // Locks, in the only orders they nest: JobState::mu → DeviceWorker::mu_,
 // JobState::mu → AdmissionLedger (its mutexes) and Engine mu_ →
