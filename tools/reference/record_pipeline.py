@@ -58,6 +58,25 @@ PARAMS = {"segmentation": {"min_duration_off": 0.0},
           "clustering": {"threshold": 0.6, "Fa": 0.07, "Fb": 0.8}}
 
 
+def build_pipeline(models: Path):
+    """pyannote's SpeakerDiarization with community-1's configuration around
+    pyannote's modules holding the model directory's weights and PLDA
+    (deterministic torch); record_rates.py builds its pipeline here too."""
+    torch.manual_seed(0)
+    torch.use_deterministic_algorithms(True)
+    from pyannote.audio.core.plda import PLDA
+    from pyannote.audio.pipelines import SpeakerDiarization
+
+    seg = pyannote_models.build_pyannet()
+    seg.load_state_dict(load_file(str(models / "segmentation.safetensors")), strict=True)
+    emb = pyannote_models.build_resnet34()
+    emb.load_state_dict(load_file(str(models / "embedding.safetensors")), strict=True)
+    plda = PLDA.from_pretrained(str(models / "plda"))
+    pipeline = SpeakerDiarization(segmentation=seg, embedding=emb, plda=plda, **CONFIG)
+    pipeline.instantiate(PARAMS)
+    return pipeline
+
+
 def main() -> None:
     root = Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser(description=__doc__,
@@ -80,19 +99,7 @@ def main() -> None:
         np.argsort = lambda a, axis=-1, kind=None, order=None, **kw: argsort(
             a, axis=axis, kind="stable", order=order, **kw)
 
-    torch.manual_seed(0)
-    torch.use_deterministic_algorithms(True)
-    from pyannote.audio.core.plda import PLDA
-    from pyannote.audio.pipelines import SpeakerDiarization
-
-    seg = pyannote_models.build_pyannet()
-    seg.load_state_dict(load_file(str(args.models / "segmentation.safetensors")), strict=True)
-    emb = pyannote_models.build_resnet34()
-    emb.load_state_dict(load_file(str(args.models / "embedding.safetensors")), strict=True)
-    plda = PLDA.from_pretrained(str(args.models / "plda"))
-
-    pipeline = SpeakerDiarization(segmentation=seg, embedding=emb, plda=plda, **CONFIG)
-    pipeline.instantiate(PARAMS)
+    pipeline = build_pipeline(args.models)
 
     args.out.mkdir(parents=True, exist_ok=True)
     if args.hints is not None:

@@ -44,11 +44,9 @@ warnings.filterwarnings("ignore")
 import numpy as np  # noqa: E402
 import soundfile as sf  # noqa: E402
 import torch  # noqa: E402
-from safetensors.torch import load_file  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pyannote_models  # noqa: E402
-from record_pipeline import CONFIG, PARAMS, hint_suffix  # noqa: E402
+from record_pipeline import build_pipeline, hint_suffix  # noqa: E402
 
 CLIPS = ["02_pyannote_sample", "03_dual_speaker", "04_three_speaker", "05_four_speaker"]
 RATES = [8000, 22050, 44100, 48000]
@@ -86,18 +84,7 @@ def main() -> None:
     argsort = np.argsort
     np.argsort = lambda a, axis=-1, kind=None, order=None, **kw: argsort(
         a, axis=axis, kind="stable", order=order, **kw)
-    torch.manual_seed(0)
-    torch.use_deterministic_algorithms(True)
-    from pyannote.audio.core.plda import PLDA
-    from pyannote.audio.pipelines import SpeakerDiarization
-
-    seg = pyannote_models.build_pyannet()
-    seg.load_state_dict(load_file(str(args.models / "segmentation.safetensors")), strict=True)
-    emb = pyannote_models.build_resnet34()
-    emb.load_state_dict(load_file(str(args.models / "embedding.safetensors")), strict=True)
-    plda = PLDA.from_pretrained(str(args.models / "plda"))
-    pipeline = SpeakerDiarization(segmentation=seg, embedding=emb, plda=plda, **CONFIG)
-    pipeline.instantiate(PARAMS)
+    pipeline = build_pipeline(args.models)
     # Networks once per file: hints change only the clustering.
     for name in ("get_segmentations", "get_embeddings"):
         original = getattr(pipeline, name)
