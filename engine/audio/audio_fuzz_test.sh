@@ -32,6 +32,7 @@ clang++-14 -std=c++20 -O1 -g -fsanitize=fuzzer,address \
   "$SRC/engine/audio/audio.cc" \
   "$SRC/engine/audio/file_decoder.cc" \
   "$SRC/engine/audio/g711.cc" \
+  "$SRC/engine/audio/memory_reader.cc" \
   "$SRC/engine/audio/mp3_decoder.cc" \
   "$SRC/engine/audio/ogg_vorbis_headers.cc" \
   "$SRC/engine/audio/pcm_convert.cc" \

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "engine/audio/limits.h"
+#include "engine/audio/memory_reader.h"
 #include "engine/audio/pcm_convert.h"
 #include "engine/audio/resampler.h"
 #include "engine/common/status_macros.h"
@@ -27,44 +28,15 @@ struct Mpg123Deleter {
   }
 };
 
-// Read-only memory for mpg123_replace_reader_handle (POSIX read/lseek
-// semantics).
-struct Mp3Memory {
-  std::span<const std::byte> bytes;
-  off_t position = 0;
-};
-
+// libmpg123's reader callbacks over a MemoryReader (POSIX read/lseek).
 mpg123_ssize_t MemoryRead(void* user, void* destination, size_t count) {
-  auto* memory = static_cast<Mp3Memory*>(user);
-  const off_t size = static_cast<off_t>(memory->bytes.size());
-  if (memory->position >= size) return 0;
-  const size_t n =
-      std::min(count, static_cast<size_t>(size - memory->position));
-  std::memcpy(destination, memory->bytes.data() + memory->position, n);
-  memory->position += static_cast<off_t>(n);
-  return static_cast<mpg123_ssize_t>(n);
+  return static_cast<mpg123_ssize_t>(static_cast<MemoryReader*>(user)->Read(
+      destination, static_cast<int64_t>(count)));
 }
 
 off_t MemorySeek(void* user, off_t offset, int whence) {
-  auto* memory = static_cast<Mp3Memory*>(user);
-  const off_t size = static_cast<off_t>(memory->bytes.size());
-  off_t base = 0;
-  switch (whence) {
-    case SEEK_SET:
-      base = 0;
-      break;
-    case SEEK_CUR:
-      base = memory->position;
-      break;
-    case SEEK_END:
-      base = size;
-      break;
-    default:
-      return -1;
-  }
-  if ((offset > 0 && base > size - offset) || base + offset < 0) return -1;
-  memory->position = base + offset;
-  return memory->position;
+  return static_cast<off_t>(
+      static_cast<MemoryReader*>(user)->Seek(offset, whence));
 }
 
 absl::Status Mp3Error(const char* what, mpg123_handle* handle) {
@@ -242,7 +214,7 @@ class Mp3Decoder final : public FileDecoder {
     return absl::OkStatus();
   }
 
-  Mp3Memory memory_;
+  MemoryReader memory_;
   const DecodeLimits limits_;
   std::unique_ptr<mpg123_handle, Mpg123Deleter> handle_;
   FileHeader header_;

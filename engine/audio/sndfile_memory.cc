@@ -12,38 +12,11 @@ sf_count_t MemoryLength(void* user) {
 }
 
 sf_count_t MemorySeek(sf_count_t offset, int whence, void* user) {
-  auto* file = static_cast<MemoryFile*>(user);
-  const sf_count_t size = static_cast<sf_count_t>(file->bytes.size());
-  sf_count_t base = 0;
-  switch (whence) {
-    case SEEK_SET:
-      base = 0;
-      break;
-    case SEEK_CUR:
-      base = file->position;
-      break;
-    case SEEK_END:
-      base = size;
-      break;
-    default:
-      return -1;
-  }
-  // Refuse positions outside [0, size] (and overflow) instead of trusting
-  // offsets read from a possibly hostile header.
-  if ((offset > 0 && base > size - offset) || base + offset < 0) return -1;
-  file->position = base + offset;
-  return file->position;
+  return static_cast<MemoryFile*>(user)->Seek(offset, whence);
 }
 
 sf_count_t MemoryRead(void* destination, sf_count_t count, void* user) {
-  auto* file = static_cast<MemoryFile*>(user);
-  const sf_count_t size = static_cast<sf_count_t>(file->bytes.size());
-  if (count <= 0 || file->position >= size) return 0;
-  const sf_count_t n = std::min(count, size - file->position);
-  std::memcpy(destination, file->bytes.data() + file->position,
-              static_cast<size_t>(n));
-  file->position += n;
-  return n;
+  return static_cast<MemoryFile*>(user)->Read(destination, count);
 }
 
 sf_count_t MemoryWrite(const void*, sf_count_t, void*) { return 0; }

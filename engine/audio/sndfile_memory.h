@@ -9,13 +9,12 @@
 #include <cstddef>
 #include <span>
 
+#include "engine/audio/memory_reader.h"
+
 namespace diarization::audio {
 
-// A read-only file in memory; `position` is the read offset.
-struct MemoryFile {
-  std::span<const std::byte> bytes;
-  sf_count_t position = 0;
-};
+// A read-only file in memory (bounded seeks: memory_reader.h).
+using MemoryFile = MemoryReader;
 
 // Callbacks for sf_open_virtual with a MemoryFile* as the user data. Seeks
 // outside [0, size] fail, whatever offset a hostile header asks for; writes
