@@ -115,6 +115,17 @@ absl::StatusOr<SincKernel> SincKernel::Create(int input_rate_hz,
     kernel.first_[p] = std::max(first, 0);
     kernel.count_[p] = count;
   }
+  // The outputs around the first whole second (input `input_rate_hz`,
+  // output `output_rate_hz`) whose taps straddle it.
+  const int64_t boundary = input_rate_hz;
+  for (int64_t j = std::max(output_rate_hz - 1000, 0);
+       j < output_rate_hz + 1000; ++j) {
+    if (kernel.FirstInput(j) < boundary && kernel.LastInput(j) >= boundary) {
+      kernel.crop_margin_ = std::max<int>(
+          kernel.crop_margin_,
+          j < output_rate_hz ? output_rate_hz - j : j - output_rate_hz + 1);
+    }
+  }
   return kernel;
 }
 
@@ -163,10 +174,7 @@ float SincKernel::Output(std::span<const float> x, int64_t begin,
 
 absl::StatusOr<std::unique_ptr<Resampler>> Resampler::Create(
     int input_rate_hz) {
-  if (input_rate_hz <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resampler input rate must be positive, got ", input_rate_hz, " Hz"));
-  }
+  // A bad rate is refused by SincKernel::Create.
   if (input_rate_hz == kSampleRateHz) {
     return std::unique_ptr<Resampler>(new Resampler(input_rate_hz, nullptr));
   }
@@ -179,20 +187,9 @@ absl::StatusOr<std::unique_ptr<Resampler>> Resampler::Create(
 
 Resampler::Resampler(int input_rate_hz,
                      std::shared_ptr<const SincKernel> kernel)
-    : kernel_(std::move(kernel)), input_rate_hz_(input_rate_hz) {
-  if (kernel_ == nullptr) return;
-  // The outputs whose taps straddle a whole second (input rate, output
-  // 16000: the same for every second, the kernel's period divides both).
-  const int64_t boundary = input_rate_hz_;
-  for (int64_t j = kSampleRateHz - 1000; j < kSampleRateHz + 1000; ++j) {
-    if (kernel_->FirstInput(j) < boundary &&
-        kernel_->LastInput(j) >= boundary) {
-      margin_ =
-          std::max<int>(margin_, j < kSampleRateHz ? kSampleRateHz - j
-                                                   : j - kSampleRateHz + 1);
-    }
-  }
-}
+    : kernel_(std::move(kernel)),
+      input_rate_hz_(input_rate_hz),
+      margin_(kernel_ == nullptr ? 0 : kernel_->crop_margin()) {}
 
 Resampler::~Resampler() = default;
 

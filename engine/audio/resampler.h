@@ -68,6 +68,10 @@ class SincKernel {
   // The input samples output j reads: [FirstInput(j), LastInput(j)].
   int64_t FirstInput(int64_t j) const;
   int64_t LastInput(int64_t j) const;
+  // How many outputs on each side of a whole second read inputs on both
+  // sides of it (the same for every second: the kernel's period divides
+  // both rates): CropEdges::margin.
+  int crop_margin() const { return crop_margin_; }
 
   // Output j of the signal whose samples [begin, begin + x.size()) are `x`
   // and which is zero before `zero_before` and from `zero_from` on. The
@@ -83,6 +87,7 @@ class SincKernel {
   int input_step_ = 0;
   int output_step_ = 0;
   int width_ = 0;
+  int crop_margin_ = 0;
   // Phase p's non-zero taps are taps_[offset_[p], offset_[p] + count_[p])
   // and apply to x[b·o − w + first_[p] + i].
   std::vector<float> taps_;
@@ -126,7 +131,7 @@ class Resampler {
 
   std::shared_ptr<const SincKernel> kernel_;  // null: pass-through
   int64_t input_rate_hz_ = kSampleRateHz;
-  int margin_ = 0;
+  const int margin_;         // kernel_->crop_margin(), 0 for the pass-through
   int64_t next_second_ = 0;  // the next second whose edges are due
   // Input samples [buffer_begin_, received_).
   std::vector<float> buffer_;

@@ -104,9 +104,6 @@ void BatchWindows::Add(const Recording& recording, int w) {
     run_id_ = nullptr;
     return;
   }
-  auto copy = [&](int64_t from, int64_t to) {
-    AppendRange(recording, from, to);
-  };
   const bool extends = run_id_ == recording.id && start >= run_lo_ &&
                        start <= run_hi_ && run_hi_ >= recording.offset;
   if (!extends) {
@@ -116,42 +113,36 @@ void BatchWindows::Add(const Recording& recording, int w) {
     run_base_ = base;
   }
   if (end > run_hi_) {
-    copy(run_hi_, end);
+    AppendRange(recording, run_hi_, end);
     run_hi_ = end;
   }
   starts_.push_back(run_base_ + (start - run_lo_));
   ends_.push_back(run_base_ + (end - run_lo_));
 }
 
-void BatchWindows::Append(const float* src, int64_t count) {
-  if (count <= 0) return;
-  if (buffer_ != nullptr && !spilled_) {
-    if (static_cast<size_t>(size_ + count) <= buffer_floats_) {
-      std::copy(src, src + count, buffer_.get() + size_);
-      size_ += count;
-      return;
-    }
+float* BatchWindows::Grow(int64_t count) {
+  if (buffer_ != nullptr && !spilled_ &&
+      static_cast<size_t>(size_ + count) > buffer_floats_) {
     // Outgrew the buffer: memory of its own for the rest of this batch.
     own_.assign(buffer_.get(), buffer_.get() + size_);
     spilled_ = true;
   }
-  own_.insert(own_.end(), src, src + count);  // own_.size() == size_
+  if (buffer_ == nullptr || spilled_) {
+    own_.resize(static_cast<size_t>(size_ + count));  // own_.size() == size_
+  }
+  float* at = mutable_audio_data() + size_;
   size_ += count;
+  return at;
+}
+
+void BatchWindows::Append(const float* src, int64_t count) {
+  if (count <= 0) return;
+  std::copy(src, src + count, Grow(count));
 }
 
 void BatchWindows::AppendZeros(int64_t count) {
   if (count <= 0) return;
-  if (buffer_ != nullptr && !spilled_) {
-    if (static_cast<size_t>(size_ + count) <= buffer_floats_) {
-      std::fill(buffer_.get() + size_, buffer_.get() + size_ + count, 0.0f);
-      size_ += count;
-      return;
-    }
-    own_.assign(buffer_.get(), buffer_.get() + size_);
-    spilled_ = true;
-  }
-  own_.resize(static_cast<size_t>(size_ + count), 0.0f);
-  size_ += count;
+  std::fill_n(Grow(count), count, 0.0f);
 }
 
 float* BatchWindows::mutable_audio_data() {

@@ -84,6 +84,10 @@ class BatchWindows {
   int64_t audio_samples() const { return size_; }
 
  private:
+  // Makes room for `count` more floats at the end of the batch's audio
+  // (moving to memory of its own when `buffer_` is outgrown) and returns
+  // where they start.
+  float* Grow(int64_t count);
   // Appends [src, src + count) to the batch's audio.
   void Append(const float* src, int64_t count);
   // Appends `count` zeros.

@@ -58,6 +58,31 @@ PARAMS = {"segmentation": {"min_duration_off": 0.0},
           "clustering": {"threshold": 0.6, "Fa": 0.07, "Fb": 0.8}}
 
 
+def make_argsort_stable() -> None:
+    """np.argsort(kind='stable') for the rest of the run: the service keeps
+    equal activations in index order (the module docstring says why)."""
+    argsort = np.argsort
+    np.argsort = lambda a, axis=-1, kind=None, order=None, **kw: argsort(
+        a, axis=axis, kind="stable", order=order, **kw)
+
+
+def memoise_networks(pipeline) -> None:
+    """get_segmentations and get_embeddings computed once per file uri
+    (copies handed out): speaker-count hints change only the clustering."""
+    import copy
+    import functools
+    for name in ("get_segmentations", "get_embeddings"):
+        original = getattr(pipeline, name)
+        cache = {}
+
+        def memoised(file, *rest, _original=original, _cache=cache, **kwargs):
+            key = file["uri"]
+            if key not in _cache:
+                _cache[key] = _original(file, *rest, **kwargs)
+            return copy.deepcopy(_cache[key])
+        setattr(pipeline, name, functools.wraps(original)(memoised))
+
+
 def build_pipeline(models: Path):
     """pyannote's SpeakerDiarization with community-1's configuration around
     pyannote's modules holding the model directory's weights and PLDA
@@ -95,9 +120,7 @@ def main() -> None:
     if args.stable_argsort:
         if args.hints is None:
             sys.exit("--stable-argsort goes with --hints")
-        argsort = np.argsort
-        np.argsort = lambda a, axis=-1, kind=None, order=None, **kw: argsort(
-            a, axis=axis, kind="stable", order=order, **kw)
+        make_argsort_stable()
 
     pipeline = build_pipeline(args.models)
 
@@ -169,20 +192,9 @@ def record_hints(pipeline, args) -> None:
     """Runs pyannote's pipeline once per clip and hint; the networks' outputs
     are computed once per clip (get_segmentations and get_embeddings are
     memoised, copies handed out) since hints only change the clustering."""
-    import copy
-    import functools
     import pyannote.audio
     import sklearn
-    for name in ("get_segmentations", "get_embeddings"):
-        original = getattr(pipeline, name)
-        cache = {}
-
-        def memoised(file, *rest, _original=original, _cache=cache, **kwargs):
-            key = file["uri"]
-            if key not in _cache:
-                _cache[key] = _original(file, *rest, **kwargs)
-            return copy.deepcopy(_cache[key])
-        setattr(pipeline, name, functools.wraps(original)(memoised))
+    memoise_networks(pipeline)
     recorded = []
     for clip in args.clips:
         wav = args.data / "findit-dia-parity" / clip / "clip_16k.wav"

@@ -28,8 +28,6 @@ different audio).
 """
 
 import argparse
-import copy
-import functools
 import hashlib
 import json
 import os
@@ -46,7 +44,8 @@ import soundfile as sf  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record_pipeline import build_pipeline, hint_suffix  # noqa: E402
+from record_pipeline import (build_pipeline, hint_suffix,  # noqa: E402
+                             make_argsort_stable, memoise_networks)
 
 CLIPS = ["02_pyannote_sample", "03_dual_speaker", "04_three_speaker", "05_four_speaker"]
 RATES = [8000, 22050, 44100, 48000]
@@ -81,21 +80,9 @@ def main() -> None:
     parser.add_argument("--hints", nargs="*", default=HINTS)
     args = parser.parse_args()
 
-    argsort = np.argsort
-    np.argsort = lambda a, axis=-1, kind=None, order=None, **kw: argsort(
-        a, axis=axis, kind="stable", order=order, **kw)
+    make_argsort_stable()
     pipeline = build_pipeline(args.models)
-    # Networks once per file: hints change only the clustering.
-    for name in ("get_segmentations", "get_embeddings"):
-        original = getattr(pipeline, name)
-        cache = {}
-
-        def memoised(file, *rest, _original=original, _cache=cache, **kwargs):
-            key = file["uri"]
-            if key not in _cache:
-                _cache[key] = _original(file, *rest, **kwargs)
-            return copy.deepcopy(_cache[key])
-        setattr(pipeline, name, functools.wraps(original)(memoised))
+    memoise_networks(pipeline)  # networks once per file
 
     args.out.mkdir(parents=True, exist_ok=True)
     files = []
